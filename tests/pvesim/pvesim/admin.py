@@ -1,0 +1,379 @@
+"""The /_sim admin API (loopback only, no auth), the request log, fault injection and seeds.
+
+    POST   /_sim/reset        {"seed": "default" | "/abs/path.json"}
+    GET    /_sim/requests     the request log; DELETE clears it
+    POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
+    GET    /_sim/faults       the active faults; DELETE clears them
+    POST   /_sim/time-scale   {"scale": X}
+    GET    /_sim/state        a summary (vmids, time scale) for debugging
+"""
+
+import asyncio
+import ipaddress
+import json
+import logging
+import os
+import re
+import time
+import urllib.parse
+
+from aiohttp import web
+
+from fakepve.model import FakeVm, PveError
+from fakepve.server import EXTJS, USER, FakePve, error
+
+from . import drives as d
+
+LOG = logging.getLogger('pvesim')
+SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
+DEFAULT_SEED = os.path.join(SEEDS, 'default.json')
+API_PREFIXES = ('/api2/json', '/api2/extjs')
+# Parameter names whose values never reach the request log.
+SECRET_NAME = re.compile(r'(password|secret|ticket|otp|tfa-challenge|token|key$|keyring)', re.I)
+MASK = '**********'
+FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency')
+
+
+def seed_path(name):
+    """'default' (or another name in seeds/) or an absolute path."""
+    if not name:
+        return DEFAULT_SEED
+    if os.path.isabs(name):
+        return name
+    candidate = os.path.join(SEEDS, name if name.endswith('.json') else name + '.json')
+    return candidate
+
+
+def mask(values):
+    out = {}
+    for key, value in values.items():
+        if SECRET_NAME.search(key) and key not in ('sshkeys',):
+            out[key] = MASK
+        else:
+            out[key] = value
+    return out
+
+
+def _is_loopback(remote):
+    try:
+        return ipaddress.ip_address((remote or '').split('%')[0]).is_loopback
+    except ValueError:
+        return False
+
+
+class AdminMixin(object):
+    """Mixin for Pvesim (in front of FakePve)."""
+
+    def _sim_init(self):
+        self.request_log = []
+        self.faults = []
+        self.generation = 0
+        self.bridges = ['vmbr0']
+        self.datacenter = {}
+        self.task_secs = {}
+        self.repoid = '14a22df35955'
+        self._fault_ids = 0
+
+    # ------------------------------------------------------------------ seed
+
+    def load_seed(self, path=None):
+        """Replace the whole state with the seed's (nodes, storages, users, VMs)."""
+        from .server import TASK_SECS
+        path = seed_path(path)
+        with open(path, encoding='utf-8') as fh:
+            seed = json.load(fh)
+        runner, host, port, scale = self.runner, self.host, self.port, self.time_scale
+        request_log = getattr(self, 'request_log', [])
+        generation = getattr(self, 'generation', 0)
+        FakePve.__init__(self, user='root@pam', password='secret', host=host, port=port)
+        self.runner, self.time_scale = runner, scale
+        self._sim_init()
+        self.request_log = request_log
+        self.generation = generation + 1
+        self.task_secs = dict(TASK_SECS, **seed.get('task_secs', {}))
+        self.seed_file = path
+        self.version = seed.get('version', '9.2.11')
+        self.release_version = seed.get('release', '9.2')
+        self.cluster_name = seed.get('cluster_name', 'pvesim')
+        self.nodes = dict((name, {'online': True}) for name in seed.get('nodes', ['pve1']))
+        self.bridges = list(seed.get('bridges', ['vmbr0']))
+        self.datacenter = dict(seed.get('datacenter', {}))
+        self.storages = {}
+        for name, spec in seed.get('storages', {}).items():
+            store = dict((k, v) for k, v in spec.items() if k != 'files')
+            store.setdefault('active', 1)
+            store['files'] = set()
+            store['volumes'] = {}
+            for volname, size in (spec.get('files') or {}).items():
+                content = volname.split('/', 1)[0]
+                store['volumes'][volname] = {'content': content, 'format': 'iso' if content == 'iso' else 'raw',
+                                             'size': int(size), 'ctime': 1767225600}
+            self.storages[name] = store
+        for userid, info in seed.get('users', {}).items():
+            if info.get('password') is not None:
+                if userid == self.user:
+                    self.password = info['password']
+                else:
+                    self.users[userid] = info['password']
+            for tokenid, secret in (info.get('tokens') or {}).items():
+                self.apitokens['{0}!{1}'.format(userid, tokenid)] = secret
+            for acl_path, privs in (info.get('acl') or {}).items():
+                self.grant(userid, acl_path, *privs)
+        for spec in seed.get('vms', []):
+            self._seed_vm(spec)
+        return path
+
+    def _seed_vm(self, spec):
+        config = dict(spec.get('config', {}))
+        vm = FakeVm(int(spec['vmid']), spec.get('name') or config.get('name'), node=spec.get('node', 'pve1'),
+                    status=spec.get('status', 'stopped'), config=config, template=bool(spec.get('template')))
+        if spec.get('name'):
+            vm.config['name'] = spec['name']
+        if vm.template:
+            vm.config['template'] = 1
+        vm.pending = dict(spec.get('pending', {}))
+        vm.lock = vm.config.get('lock')
+        if spec.get('agent_running') is False:
+            vm.agent_down = True
+        self.vms.append(vm)
+        self.nodes.setdefault(vm.node, {'online': True})
+        # Register every volume the config names, with its size= and owner.
+        for key, value in list(vm.config.items()) + list(vm.pending.items()):
+            if value is None or not (d.is_drive(key) or d.UNUSED_KEY.match(key)):
+                continue
+            volume, props = d.parse_drive(value)
+            if not volume or ':' not in volume or d.is_cdrom(value) and not d.is_cloudinit(value):
+                continue
+            sid, name = volume.split(':', 1)
+            store = self.storages.get(sid)
+            if store is None:
+                raise ValueError('seed: VM {0} uses unknown storage {1}'.format(vm.vmid, sid))
+            fmt = name.rsplit('.', 1)[1] if '.' in name.rsplit('/', 1)[-1] else 'raw'
+            store['volumes'].setdefault(name, {
+                'content': 'images', 'format': fmt, 'size': d.parse_size(props.get('size')) or 0,
+                'vmid': d.volume_owner(volume) or vm.vmid, 'ctime': 1767225600})
+
+    # ------------------------------------------------------------------ app
+
+    def _build_app(self):
+        app = super()._build_app()
+        app.middlewares.insert(0, self._sim_middleware)
+        app.router.add_route('*', '/_sim/{tail:.*}', self._sim_admin)
+        return app
+
+    # ------------------------------------------------------------- faults
+
+    def _fault_matches(self, fault, request, rel):
+        if fault.get('method') and fault['method'].upper() != request.method:
+            return False
+        if fault.get('path') and not re.search(fault['path'], rel):
+            return False
+        return True
+
+    def _consume(self, fault):
+        if fault.get('count') is not None:
+            fault['count'] -= 1
+            if fault['count'] <= 0 and fault in self.faults:
+                self.faults.remove(fault)
+
+    def take_task_fault(self, ttype):
+        for fault in list(self.faults):
+            if fault['kind'] == 'task' and fault['type'] == ttype:
+                self._consume(fault)
+                return fault['exitstatus']
+        return None
+
+    def take_slow_fault(self, ttype):
+        for fault in list(self.faults):
+            if fault['kind'] == 'task-slow' and fault['type'] == ttype:
+                self._consume(fault)
+                return float(fault['seconds'])
+        return None
+
+    def add_fault(self, spec):
+        """Validate and register a fault; returns it (with an id)."""
+        kind = spec.get('kind')
+        if kind not in FAULT_KINDS:
+            raise PveError(400, 'Parameter verification failed.',
+                           {'kind': 'value must be one of {0}'.format(', '.join(FAULT_KINDS))})
+        need = {'http': ('status',), 'reset': (), 'task': ('type', 'exitstatus'), 'task-slow': ('type', 'seconds'),
+                'lock': ('vmid', 'lock', 'seconds'), 'latency': ('ms',)}[kind]
+        missing = dict((k, 'property is missing and it is not optional') for k in need if spec.get(k) is None)
+        if missing:
+            raise PveError(400, 'Parameter verification failed.', missing)
+        fault = dict(spec)
+        if fault.get('path'):
+            try:
+                re.compile(fault['path'])
+            except re.error as e:
+                raise PveError(400, 'Parameter verification failed.', {'path': 'invalid regex: {0}'.format(e)})
+        if kind in ('http', 'reset', 'task', 'task-slow') and fault.get('count') is None:
+            fault['count'] = 1
+        self._fault_ids += 1
+        fault['id'] = self._fault_ids
+        if kind == 'lock':
+            vm = self.vm(int(fault['vmid']))
+            if vm is None:
+                raise PveError(500, "Configuration file 'nodes/pve1/qemu-server/{0}.conf' does not exist".format(
+                    fault['vmid']))
+            vm.config['lock'] = fault['lock']
+            vm.lock = fault['lock']
+            generation = self.generation
+
+            async def later():
+                await asyncio.sleep(float(fault['seconds']))
+                if generation == self.generation and vm.config.get('lock') == fault['lock']:
+                    vm.config.pop('lock', None)
+                    vm.lock = None
+                if fault in self.faults:
+                    self.faults.remove(fault)
+            fault['until'] = time.time() + float(fault['seconds'])
+            asyncio.ensure_future(later())
+        self.faults.append(fault)
+        return fault
+
+    # --------------------------------------------------------- middleware
+
+    @web.middleware
+    async def _sim_middleware(self, request, handler):
+        if request.path.startswith('/_sim/') or request.path == '/_sim':
+            return await self._sim_admin(request)
+        started = time.monotonic()
+        entry = {'method': request.method, 'path': request.path, 'query': mask(dict(request.query)), 'body': {},
+                 'status': 0, 'duration_ms': 0.0, 'user': None}
+        try:
+            raw = await request.read()
+        except Exception:  # noqa: BLE001 - a broken body is logged as empty
+            raw = b''
+        entry['body'] = mask(self._body_dict(request, raw))
+        self.request_log.append(entry)
+        rel = request.path
+        for prefix in API_PREFIXES:
+            if rel.startswith(prefix):
+                rel = rel[len(prefix):] or '/'
+        try:
+            for fault in list(self.faults):
+                if fault['kind'] == 'latency' and self._fault_matches(fault, request, rel):
+                    self._consume(fault)
+                    await asyncio.sleep(float(fault['ms']) / 1000.0)
+            for fault in list(self.faults):
+                if fault['kind'] not in ('http', 'reset') or not self._fault_matches(fault, request, rel):
+                    continue
+                self._consume(fault)
+                if fault['kind'] == 'reset':
+                    entry['status'] = 0
+                    if request.transport is not None:
+                        request.transport.abort()
+                    raise ConnectionResetError('pvesim: connection dropped by fault')
+                status = int(fault['status'])
+                message = fault.get('message') or {401: 'authentication failure', 403: 'Permission check failed',
+                                                   400: 'Parameter verification failed.'}.get(status, 'internal error')
+                response = error(status, message, fault.get('errors'))
+                entry['status'] = status
+                return response
+            try:
+                response = await handler(request)
+            except web.HTTPException as exc:
+                if request.path.startswith(EXTJS + '/'):
+                    raise
+                response = error(exc.status, exc.reason or 'error')
+            except (ConnectionResetError, asyncio.CancelledError):
+                raise
+            except PveError as e:
+                response = error(e.status, e.message, e.errors)
+            except Exception as e:  # noqa: BLE001 - never a traceback to the client
+                LOG.exception('unhandled error in %s %s', request.method, request.path)
+                response = error(500, 'internal error: {0}'.format(e))
+            entry['status'] = getattr(response, 'status', 0)
+            return response
+        finally:
+            entry['user'] = request.get(USER)
+            entry['duration_ms'] = round((time.monotonic() - started) * 1000.0, 3)
+
+    @staticmethod
+    def _body_dict(request, raw):
+        if not raw:
+            return {}
+        if request.content_type == 'application/json':
+            try:
+                data = json.loads(raw)
+                return data if isinstance(data, dict) else {'_': data}
+            except ValueError:
+                return {'_unparsed': True}
+        if request.content_type == 'multipart/form-data':
+            return {'_multipart': len(raw)}
+        try:
+            return dict(urllib.parse.parse_qsl(raw.decode(), keep_blank_values=True))
+        except UnicodeDecodeError:
+            return {'_unparsed': True}
+
+    # ------------------------------------------------------------ handlers
+
+    async def _sim_admin(self, request):
+        if not _is_loopback(request.remote):
+            return error(403, 'pvesim admin API is loopback only')
+        try:
+            return await self._sim_dispatch(request)
+        except PveError as e:
+            return error(e.status, e.message, e.errors)
+        except Exception as e:  # noqa: BLE001
+            LOG.exception('admin error')
+            return error(500, 'internal error: {0}'.format(e))
+
+    async def _sim_dispatch(self, request):
+        route = request.match_info['tail'].strip('/')
+        method = request.method
+        body = {}
+        raw = await request.read()
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise PveError(400, 'Parameter verification failed.', {'body': 'request body is not JSON'}) from None
+            if not isinstance(body, dict):
+                raise PveError(400, 'Parameter verification failed.', {'body': 'request body is not a JSON object'})
+        answer = web.json_response
+        if route == 'reset' and method == 'POST':
+            path = seed_path(body.get('seed') or 'default')
+            if not os.path.exists(path):
+                raise PveError(400, 'Parameter verification failed.', {'seed': 'no such seed: {0}'.format(path)})
+            self.load_seed(path)
+            self.request_log.clear()
+            return answer({'data': {'seed': path}})
+        if route == 'requests':
+            if method == 'GET':
+                return answer({'data': list(self.request_log)})
+            if method == 'DELETE':
+                self.request_log.clear()
+                return answer({'data': None})
+        if route == 'faults':
+            if method == 'GET':
+                return answer({'data': list(self.faults)})
+            if method == 'POST':
+                return answer({'data': self.add_fault(body)})
+            if method == 'DELETE':
+                for fault in self.faults:
+                    if fault['kind'] == 'lock':
+                        vm = self.vm(int(fault['vmid']))
+                        if vm is not None and vm.config.get('lock') == fault['lock']:
+                            vm.config.pop('lock', None)
+                            vm.lock = None
+                self.faults.clear()
+                return answer({'data': None})
+        if route == 'time-scale':
+            if method == 'POST':
+                try:
+                    scale = float(body['scale'])
+                except (KeyError, TypeError, ValueError):
+                    raise PveError(400, 'Parameter verification failed.', {'scale': 'a number is required'}) from None
+                if scale < 0:
+                    raise PveError(400, 'Parameter verification failed.', {'scale': 'must be >= 0'})
+                self.time_scale = scale
+                return answer({'data': {'scale': scale}})
+            if method == 'GET':
+                return answer({'data': {'scale': self.time_scale}})
+        if route == 'state' and method == 'GET':
+            return answer({'data': {'seed': self.seed_file, 'time_scale': self.time_scale,
+                                    'vms': sorted(vm.vmid for vm in self.vms), 'faults': len(self.faults),
+                                    'requests': len(self.request_log)}})
+        return error(404, 'no such admin call: {0} /_sim/{1}'.format(method, route))

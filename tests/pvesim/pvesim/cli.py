@@ -1,0 +1,65 @@
+"""pvesim --host 127.0.0.1 --port PORT [--seed FILE] [--time-scale X] [--tls-dir DIR]
+
+Serves the simulated PVE API on https://HOST:PORT/api2/json and the admin API on /_sim/, then
+prints `pvesim listening on https://HOST:PORT` (the real port with --port 0). SIGTERM or SIGINT stop it.
+"""
+
+import argparse
+import asyncio
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+
+from .admin import DEFAULT_SEED
+from .certs import make_tls
+from .server import Pvesim
+
+# Real seconds per PVE second: a 2 PVE-second task (most of them) takes 0.1 s; clone and move_disk 0.4 s.
+DEFAULT_TIME_SCALE = 0.05
+
+
+async def serve(args):
+    tmp = None
+    tls_dir = args.tls_dir
+    if not tls_dir:
+        tmp = tls_dir = tempfile.mkdtemp(prefix='pvesim-')
+    try:
+        _ca, cert, key = make_tls(tls_dir, hosts=(args.host,))
+        sim = Pvesim(host=args.host, port=args.port, seed=args.seed, time_scale=args.time_scale)
+        await sim.start(cert, key)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print('pvesim listening on https://{0}:{1}'.format(args.host, sim.port), flush=True)
+    await stop.wait()
+    await sim.stop()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='pvesim', description='A simulated Proxmox VE 9.2 API for tests.')
+    parser.add_argument('--host', default='127.0.0.1')
+    parser.add_argument('--port', type=int, default=8006, help='0 picks a free port (default 8006)')
+    parser.add_argument('--seed', default=DEFAULT_SEED, help='seed JSON file (default: seeds/default.json)')
+    parser.add_argument('--time-scale', type=float, default=DEFAULT_TIME_SCALE,
+                        help='real seconds per simulated PVE second; 0 ends tasks before the call returns '
+                             '(default {0})'.format(DEFAULT_TIME_SCALE))
+    parser.add_argument('--tls-dir', help='write ca.pem (and cert.pem, key.pem) here')
+    parser.add_argument('--log-level', default='WARNING')
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format='pvesim %(levelname)s %(name)s: %(message)s')
+    try:
+        asyncio.run(serve(args))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1054 @@
+"""Pvesim: fakepve's FakePve with the qemu config, disk and power paths made faithful to PVE 9.2.
+
+Everything here overrides or extends fakepve 0.5.0 (never copies it). The references in the
+docstrings are to /work/shared/reference/pve-semantics.md (§N) and to the PVE sources it cites:
+qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) and src/PVE/QemuServer.pm (QemuServer.pm),
+pve-guest-common 6.0.2 src/PVE/AbstractConfig.pm, pve-manager 9.2.11 PVE/API2/Cluster.pm and
+PVE/API2/Tasks.pm.
+"""
+
+import asyncio
+import hashlib
+import re
+import time
+
+from fakepve import schema as pve_schema
+from fakepve.model import PveError, TaskError
+from fakepve.qemu import NEW_DISK, volume_ref, with_mac
+from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
+from fakepve.server import USER, FakePve, ok, params
+from fakepve.storage import _is_file, spec_of
+
+from . import drives as d
+from .admin import AdminMixin
+
+CHECKSUM_MISMATCH = 'checksum mismatch (file change by other user?)'
+# PVE seconds each task type runs before its effect lands (scaled by time_scale). The default
+# time scale (see cli.py) turns 2 PVE seconds into 0.1 real seconds.
+TASK_SECS = {'qmcreate': 3, 'qmconfig': 2, 'qmstart': 3, 'qmstop': 2, 'qmshutdown': 3, 'qmreboot': 5,
+             'qmreset': 2, 'qmpause': 2, 'qmsuspend': 2, 'qmresume': 2, 'qmdestroy': 3, 'qmclone': 8,
+             'qmmove': 8, 'resize': 2, 'qmtemplate': 3, 'qmigrate': 8, 'qmsnapshot': 3}
+DEFAULT_TASK_SECS = 2
+# Options a running VM takes at once (QemuServer.pm $fast_plug_option, and the cloud-init keys; §6).
+FASTPLUG = ('description', 'hookscript', 'lock', 'migrate_downtime', 'migrate_speed', 'name', 'onboot',
+            'protection', 'shares', 'startup', 'tags', 'vmstatestorage', 'citype', 'ciuser', 'cipassword',
+            'ciupgrade', 'cicustom', 'searchdomain', 'nameserver', 'sshkeys')
+# Request parameters of update_vm that are not config keys.
+UPDATE_ONLY = ('node', 'vmid', 'delete', 'revert', 'digest', 'force', 'skiplock', 'background_delay',
+               'import-working-storage')
+CONFIG_PATH = '/nodes/{node}/qemu/{vmid}/config'
+
+
+def _is_fastplug(key):
+    return key in FASTPLUG or bool(re.fullmatch(r'ipconfig\d+', key))
+
+
+def _agent_enabled(conf):
+    value = conf.get('agent')
+    if value is None:
+        return False
+    first = str(value).split(',')[0]
+    if first.startswith('enabled='):
+        first = first[len('enabled='):]
+    return pve_schema.parse_boolean(first) == '1'
+
+
+def _config_schema():
+    return pve_schema.load().paths[CONFIG_PATH]['PUT']['parameters']['properties']
+
+
+def _key_type(key):
+    sch = pve_schema._prop(_config_schema(), key)
+    return (sch or {}).get('type')
+
+
+def option_exists(key):
+    """QemuServer.pm option_exists: a config key of the schema (numbered keys within their range)."""
+    return key not in UPDATE_ONLY and pve_schema._prop(_config_schema(), key) is not None
+
+
+def wire_value(key, value):
+    """How GET .../config encodes a value (§3): integers/booleans as numbers, `number` keys and memory
+    as strings."""
+    kind = _key_type(key)
+    if key == 'memory':
+        return str(value)
+    if kind in ('integer', 'boolean'):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return value
+    if kind == 'number':
+        return str(value)
+    return value
+
+
+class Pvesim(AdminMixin, FakePve):
+    """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics and the /_sim admin API."""
+
+    def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05):
+        super().__init__(user='root@pam', password='secret', host=host, port=port)
+        self.time_scale = time_scale
+        self._sim_init()
+        self.load_seed(seed)
+
+    # ------------------------------------------------------------------ tasks
+
+    async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
+        """fakepve's task, made to take visible time and to honour the task faults of the admin API.
+
+        A task runs TASK_SECS[type] PVE seconds before its effect lands. A clone also holds the
+        source's config lock while it runs and shows only `lock: clone` on the target until its disks
+        are copied (Qemu.pm clone_vm; §15).
+        """
+        fault = self.take_task_fault(ttype)
+        slow = self.take_slow_fault(ttype)
+        generation = self.generation
+        source = None
+        saved = None
+        if ttype == 'qmclone' and vm is not None:
+            source = self.vm(int(tid)) if str(tid).isdigit() else None
+            saved = dict(vm.config)
+            vm.config = {'lock': 'clone'}
+
+        async def wrapped():
+            holder = ('clone', id(vm))
+            held = False
+            try:
+                if source is not None:
+                    await self.acquire(source, holder)
+                    held = True
+                if slow is not None:
+                    await asyncio.sleep(slow)
+                else:
+                    await self.pause(self.task_secs.get(ttype, DEFAULT_TASK_SECS))
+                if generation != self.generation:
+                    raise TaskError('simulator state was reset')
+                if saved is not None:
+                    vm.config = saved
+                if fault is not None:
+                    raise TaskError(fault)
+                note = await body()
+                self._after_task(ttype, vm)
+                return note
+            except TaskError:
+                if ttype in ('qmcreate', 'qmclone') and vm is not None and generation == self.generation \
+                        and vm.lock in ('create', 'clone') and vm in self.vms:
+                    # create/clone failed before or inside the worker: the new config goes (§13, §15)
+                    self._free_all_volumes(vm)
+                    self.vms.remove(vm)
+                raise
+            finally:
+                if held:
+                    self.release(source, holder)
+        return await super().task(node, ttype, tid, user, wrapped, vm=vm, lock=lock, log=log)
+
+    def _after_task(self, ttype, vm):
+        if ttype == 'qmclone' and vm is not None:
+            # The clone gets its own cloud-init drive (Qemu.pm clone_vm → clone_disk).
+            for key in sorted(vm.config):
+                if d.is_drive(key) and d.is_cloudinit(vm.config[key]):
+                    volume, props = d.parse_drive(vm.config[key])
+                    sid = volume_ref(volume)[0]
+                    volid = self._alloc_cloudinit(sid, vm.vmid)
+                    props['size'] = props.get('size', '4M')
+                    vm.config[key] = d.print_drive(volid, props)
+        if ttype == 'qmdestroy' and vm is not None and vm not in self.vms:
+            for value in list(vm.pending.values()):
+                if value is not None and d.volume_owner(d.parse_drive(value)[0]) == vm.vmid:
+                    self._qm_free(d.parse_drive(value)[0])
+
+    def _free_all_volumes(self, vm):
+        for key, value in list(vm.config.items()) + list(vm.pending.items()):
+            if value is None or not (d.is_drive(key) or d.UNUSED_KEY.match(key)):
+                continue
+            volume = d.parse_drive(value)[0]
+            if d.volume_owner(volume) == vm.vmid:
+                self._qm_free(volume)
+
+    def _get_task(self, request):
+        """Tasks.pm: a malformed UPID or an unknown one is a 400 on `upid` (§17)."""
+        upid = request.match_info['upid']
+        task = self.tasks.get(upid)
+        if task is None or task['node'] != request.match_info['node']:
+            if not re.fullmatch(r'UPID:[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?:[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8,9}:'
+                                r'[0-9A-Fa-f]{8}:[^:\s]+:[^:\s]*:[^:\s]+:', upid):
+                raise param_error(upid='unable to parse worker upid')
+            raise param_error(upid='no such task')
+        user = request[USER]
+        if not self._task_owner(user, task):
+            self.require(user, '/nodes/' + task['node'], 'Sys.Audit')
+        return task
+
+    async def _task_log(self, request):
+        """Tasks.pm read_task_log: [{n, t}] from 1, `limit` default 50, and the line count as `total`."""
+        p = self._verify(request, await params(request))
+        task = self._get_task(request)
+        lines = []
+        for entry in task['log']:
+            lines.extend(str(entry).split('\n'))
+        start, limit = p.get('start', 0), p.get('limit', 50)
+        data = [{'n': n + 1, 't': t} for n, t in enumerate(lines)][start:start + limit]
+        response = ok(data)
+        import json
+        response.text = json.dumps({'data': data, 'total': len(lines)})
+        return response
+
+    # ---------------------------------------------------------- config state
+
+    @staticmethod
+    def _forced(vm):
+        if not hasattr(vm, 'pending_force'):
+            vm.pending_force = set()
+        return vm.pending_force
+
+    def _digest(self, vm):
+        """SHA1 of the whole config file: main section, [PENDING] and snapshots (§7, D14)."""
+        lines = ['{0}: {1}'.format(k, vm.config[k]) for k in sorted(vm.config)]
+        if vm.pending:
+            lines.append('[PENDING]')
+            lines += ['{0}: {1}'.format(k, v) for k, v in sorted(vm.pending.items()) if v is not None]
+            dels = ['!' + k if k in self._forced(vm) else k for k, v in sorted(vm.pending.items()) if v is None]
+            if dels:
+                lines.append('delete: ' + ','.join(dels))
+        for name in sorted(vm.snapshots):
+            lines.append('[{0}]'.format(name))
+            lines += ['{0}: {1}'.format(k, v) for k, v in sorted(vm.snapshots[name].items())]
+        return hashlib.sha1(('\n'.join(lines) + '\n').encode()).hexdigest()
+
+    def _sync_vm(self, vm):
+        """Keep fakepve's VM attributes in step with the config (D17: `lock` in the config locks)."""
+        vm.lock = vm.config.get('lock') or None
+        vm.name = vm.config.get('name') or 'VM {0}'.format(vm.vmid)
+
+    def _add_unused(self, vm, volid):
+        """AbstractConfig.pm add_unused_volume: lowest free unusedN, no duplicates, at most 256."""
+        for key, value in vm.config.items():
+            if d.UNUSED_KEY.match(key) and d.parse_drive(value)[0] == volid:
+                return key
+        for n in range(256):
+            key = 'unused{0}'.format(n)
+            if key not in vm.config:
+                vm.config[key] = volid
+                return key
+        raise die('Too many unused volumes - please delete them first.')
+
+    def _register_unused(self, vm, value):
+        """QemuServer.pm vmconfig_register_unused_drive: cloud-init is freed, owned disks become unusedN."""
+        volume, _props = d.parse_drive(value)
+        if d.is_cloudinit(value):
+            self._qm_free(volume)
+            return None
+        if d.is_cdrom(value):
+            return None
+        if d.volume_owner(volume) == vm.vmid and volume_ref(volume)[0] in self.storages:
+            return self._add_unused(vm, volume)
+        return None
+
+    def _delete_or_detach(self, vm, value, force):
+        """QemuServer.pm vmconfig_delete_or_detach_drive: free with force, else register as unused."""
+        if value is None or d.is_cdrom(value) and not d.is_cloudinit(value):
+            return
+        volume = d.parse_drive(value)[0]
+        if force:
+            if d.volume_owner(volume) == vm.vmid:
+                self._qm_free(volume)
+        else:
+            self._register_unused(vm, value)
+
+    def _apply_pending(self, vm, errors=None):
+        """QemuServer.pm vmconfig_apply_pending: every pending delete and value goes to the config (§6)."""
+        conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        for key in sorted(pend, key=d.natural):
+            value = pend[key]
+            if value is None:
+                if d.is_drive(key):
+                    self._delete_or_detach(vm, conf.get(key), key in forced)
+                conf.pop(key, None)
+            else:
+                old = conf.get(key)
+                if d.is_drive(key) and old is not None and not d.is_cdrom(old) \
+                        and d.parse_drive(old)[0] != d.parse_drive(value)[0]:
+                    self._register_unused(vm, old)
+                conf[key] = value
+        pend.clear()
+        forced.clear()
+        self._sync_vm(vm)
+
+    def _cleanup_pending(self, vm):
+        """AbstractConfig.pm cleanup_pending: drop values equal to the current ones and deletes of unset keys."""
+        conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        for key in list(pend):
+            if pend[key] is not None and key in conf and str(conf[key]) == str(pend[key]):
+                del pend[key]
+            elif pend[key] is None and key not in conf:
+                del pend[key]
+                forced.discard(key)
+
+    # ------------------------------------------------------------- GET config
+
+    async def _config_get(self, request):
+        """Qemu.pm vm_config: pending overlaid unless current=1; digest of the whole file (§7, D3)."""
+        vm = self._vm(request, 'VM.Audit')
+        v = self._verify(request, await params(request))
+        if v.get('current') and v.get('snapshot'):
+            msg = "cannot use 'snapshot' parameter with 'current'"
+            raise param_error(snapshot=msg, current=msg)
+        if v.get('snapshot'):
+            snap = vm.snapshots.get(v['snapshot'])
+            if snap is None:
+                raise die("snapshot '{0}' does not exist".format(v['snapshot']))
+            cfg = dict(snap)
+        else:
+            cfg = dict(vm.config)
+            if not v.get('current'):
+                for key, value in vm.pending.items():
+                    if value is None:
+                        cfg.pop(key, None)
+                    else:
+                        cfg[key] = value
+        out = dict((k, wire_value(k, x)) for k, x in cfg.items())
+        if 'cipassword' in out:
+            out['cipassword'] = '**********'
+        out['digest'] = self._digest(vm)
+        return ok(out)
+
+    async def _pending(self, request):
+        """GuestHelpers.pm config_with_pending_array, with the digest row and `delete: 2` (§7, D12)."""
+        vm = self._vm(request, 'VM.Audit')
+        forced = self._forced(vm)
+        conf = dict(vm.config, digest=self._digest(vm))
+        data = []
+        for key in sorted(conf):
+            item = {'key': key, 'value': wire_value(key, conf[key])}
+            if key in vm.pending:
+                if vm.pending[key] is None:
+                    item['delete'] = 2 if key in forced else 1
+                else:
+                    item['pending'] = wire_value(key, vm.pending[key])
+            data.append(item)
+        for key in sorted(vm.pending):
+            if key in conf:
+                continue
+            if vm.pending[key] is None:
+                data.append({'key': key, 'delete': 2 if key in forced else 1})
+            else:
+                data.append({'key': key, 'pending': wire_value(key, vm.pending[key])})
+        for item in data:
+            if item['key'] == 'cipassword':
+                for field in ('value', 'pending'):
+                    if field in item:
+                        item[field] = '**********'
+        return ok(data)
+
+    # ---------------------------------------------------------- update config
+
+    def _check_config_perms(self, user, vm, keys, values):
+        for key in keys:
+            priv = self._config_priv(key)
+            if priv == 'root':
+                if user != 'root@pam':
+                    raise PveError(403, "only root can set '{0}' config".format(key))
+            elif key.startswith(('ide', 'sata', 'scsi')) and 'media=cdrom' in str(values.get(key, '')):
+                self.require(user, '/vms/{0}'.format(vm.vmid), 'VM.Config.CDROM')
+            elif _is_fastplug(key) and key.startswith(('ci', 'ipconfig', 'searchdomain', 'nameserver', 'sshkeys')):
+                self.require(user, '/vms/{0}'.format(vm.vmid), 'VM.Config.Cloudinit')
+            else:
+                self.require(user, '/vms/{0}'.format(vm.vmid), priv)
+
+    def _update_prepare(self, vm, user, v):
+        """Qemu.pm update_vm_api, the checks before the config is written (§5), in PVE's order."""
+        p = dict((k, x) for k, x in v.items() if k not in ('node', 'vmid'))
+        digest = p.pop('digest', None)
+        p.pop('background_delay', None)
+        p.pop('import-working-storage', None)
+        skiplock = p.pop('skiplock', None)
+        if skiplock and user != 'root@pam':
+            raise param_error(skiplock='Only root may use this option.')
+        delete_str = p.pop('delete', None)
+        revert_str = p.pop('revert', None)
+        force = p.pop('force', None)
+        if not delete_str and not revert_str and not p:
+            raise die('no options specified')
+        if p.get('cdrom') is not None:
+            # resolve_cdrom_alias
+            value = str(p.pop('cdrom'))
+            p['ide2'] = value if 'media=' in value else value + ',media=cdrom'
+        revert = []
+        for opt in split_list(revert_str):
+            if not option_exists(opt):
+                raise param_error(revert="unknown option '{0}'".format(opt))
+            if opt in p:
+                raise param_error(delete="you can't use '-{0}' and -revert {0}' at the same time".format(opt))
+            revert.append(opt)
+        deletes = []
+        for opt in split_list(delete_str):
+            if opt == 'cdrom':
+                opt = 'ide2'
+            if opt in p:
+                raise param_error(delete="you can't use '-{0}' and -delete {0}' at the same time".format(opt))
+            if opt in revert:
+                raise param_error(revert="you can't use '-delete {0}' and -revert {0}' at the same time".format(opt))
+            if not option_exists(opt):
+                raise param_error(delete="unknown option '{0}'".format(opt))
+            deletes.append(opt)
+        for key in sorted(p):
+            if d.is_drive(key):
+                self._qm_check_drive(user, vm.vmid, None, key, str(p[key]), None)
+            elif d.NET_KEY.match(key):
+                # parse_net + print_net: a NIC without a MAC gets a new one, also on update (§9, D2)
+                p[key] = with_mac(p[key])
+            elif key == 'tags':
+                p[key] = d.normalise_tags(p[key])
+            elif _key_type(key) == 'number':
+                p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
+        self._check_config_perms(user, vm, list(p) + deletes + revert, p)
+        if 'boot' in p and str(p['boot']).startswith('order='):
+            known = set(vm.devices({**vm.config, **{k: x for k, x in vm.pending.items() if x is not None}, **p}))
+            for dev in str(p['boot'])[len('order='):].split(';'):
+                if dev and dev not in known:
+                    raise param_error(boot="invalid bootorder: device '{0}' does not exist'".format(dev))
+        return {'p': p, 'deletes': deletes, 'revert': revert, 'force': bool(force), 'digest': digest,
+                'skiplock': bool(skiplock)}
+
+    def _update_check_state(self, vm, plan):
+        """The checks on the loaded config: digest, lock, balloon (§5 step 8, D10)."""
+        if plan['digest'] and plan['digest'] != self._digest(vm):
+            raise die(CHECKSUM_MISMATCH)
+        if vm.lock and not plan['skiplock']:
+            raise die('VM is locked ({0})'.format(vm.lock))
+        p = plan['p']
+        if p.get('balloon') is not None:
+            memory = p.get('memory') or vm.pending.get('memory') or vm.config.get('memory') or 512
+            memory = int(str(memory).split('=')[-1].split(',')[0]) if str(memory).strip() else 512
+            if int(p['balloon']) > memory:
+                raise die('balloon value too large (must be smaller than assigned memory)')
+
+    def _update_apply(self, vm, plan):
+        """Qemu.pm update_vm_api $updatefn: deletes, sets, cleanup_pending, then hotplug or apply (§5, §6).
+
+        Returns the warnings. Raises a 400 PveError for hotplug/apply problems (after writing)."""
+        conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        p, deletes, force = dict(plan['p']), list(plan['deletes']), plan['force']
+        warnings = []
+        for opt in plan['revert']:
+            if opt in conf:
+                p[opt] = conf[opt]
+            elif pend.get(opt) is not None:
+                deletes.append(opt)
+        modified = set()
+        for opt in deletes:
+            if opt not in conf and pend.get(opt) is None:
+                warnings.append("cannot delete '{0}' - not set in current configuration!".format(opt))
+                continue
+            modified.add(opt)
+            if d.UNUSED_KEY.match(opt):
+                volume = d.parse_drive(conf.get(opt))[0]
+                if conf.get('protection') in (1, '1'):
+                    raise die("can't remove unused disk '{0}' - protection mode enabled".format(volume))
+                if volume and d.volume_owner(volume) == vm.vmid:
+                    self._qm_free(volume)
+                conf.pop(opt, None)
+                pend.pop(opt, None)
+            elif opt == 'tags':
+                conf.pop(opt, None)
+                pend.pop(opt, None)
+            elif d.is_drive(opt):
+                if conf.get('protection') in (1, '1'):
+                    raise die("can't remove drive '{0}' - protection mode enabled".format(opt))
+                if pend.get(opt) is not None:
+                    self._register_unused(vm, pend[opt])
+                pend[opt] = None
+                (forced.add if force else forced.discard)(opt)
+            else:
+                pend[opt] = None
+                (forced.add if force else forced.discard)(opt)
+        made = []
+        try:
+            for opt in sorted(p, key=d.natural):
+                modified.add(opt)
+                value = p[opt]
+                if pend.get(opt) is not None and str(pend[opt]) == str(value):
+                    continue
+                if d.is_drive(opt):
+                    # create_disks: STORAGE:N is allocated now, even if the change stays pending (§8.9, D1)
+                    new_value, volids = self._qm_new_drive(vm.vmid, opt, str(value), None)
+                    made.extend(volids)
+                    old_pending = pend.get(opt)
+                    if old_pending is not None and d.parse_drive(old_pending)[0] != d.parse_drive(new_value)[0]:
+                        self._register_unused(vm, old_pending)
+                    pend[opt] = new_value
+                elif opt == 'cipassword':
+                    conf[opt] = '$5$pvesim$' + hashlib.sha256(str(value).encode()).hexdigest()[:43]
+                    continue
+                else:
+                    pend[opt] = value
+                pend_del = opt in pend and pend[opt] is None
+                if pend_del:
+                    del pend[opt]
+                forced.discard(opt)
+        except PveError:
+            for volid in made:
+                self._qm_free(volid)
+            raise
+        self._cleanup_pending(vm)
+        errors = {}
+        if pend:
+            if vm.status == 'running':
+                self._hotplug_pending(vm, modified, errors)
+            else:
+                self._apply_pending(vm, errors)
+        self._sync_vm(vm)
+        if errors:
+            raise PveError(400, 'Parameter verification failed.', errors)
+        return warnings
+
+    def _usb_hotplug_ok(self, vm, feats):
+        ostype = str(vm.config.get('ostype', 'other'))
+        return 'usb' in feats and (ostype == 'l26' or ostype in ('win8', 'win10', 'win11'))
+
+    def _hotplug_pending(self, vm, modified, errors):
+        """QemuServer.pm vmconfig_hotplug_pending: only the keys of this request, by `hotplug` (§6, D4)."""
+        conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        feats = d.hotplug_features(conf.get('hotplug'))
+        for opt in sorted(modified, key=d.natural):
+            if opt not in pend:
+                continue
+            value = pend[opt]
+            applied = False
+            try:
+                if value is None:
+                    applied = self._hot_delete_ok(vm, opt, feats)
+                    if applied and d.is_drive(opt):
+                        self._delete_or_detach(vm, conf.get(opt), opt in forced)
+                else:
+                    applied = self._hot_set_ok(vm, opt, value, feats)
+            except PveError as e:
+                errors[opt] = 'hotplug problem - {0}'.format(e.message)
+                continue
+            if applied:
+                if value is None:
+                    conf.pop(opt, None)
+                    forced.discard(opt)
+                else:
+                    conf[opt] = value
+                del pend[opt]
+
+    def _hot_delete_ok(self, vm, opt, feats):
+        conf = vm.config
+        if _is_fastplug(opt):
+            return True
+        if opt == 'hotplug':
+            return not re.search(r'cpu|memory', str(conf.get('hotplug', '')))
+        if opt == 'tablet':
+            return 'usb' in feats
+        if d.USB_KEY.match(opt):
+            return self._usb_hotplug_ok(vm, feats)
+        if opt == 'vcpus':
+            return 'cpu' in feats
+        if opt == 'balloon':
+            return str(conf.get('balloon', '')) != '0'
+        if d.NET_KEY.match(opt):
+            return 'network' in feats
+        if d.is_drive(opt):
+            return 'disk' in feats and opt.startswith(('scsi', 'virtio'))
+        if opt == 'memory':
+            return 'memory' in feats
+        return opt in ('cpuunits', 'cpulimit')
+
+    def _hot_set_ok(self, vm, opt, value, feats):
+        conf = vm.config
+        if _is_fastplug(opt):
+            return True
+        if opt == 'hotplug':
+            return not (re.search(r'cpu|memory', str(conf.get('hotplug', ''))) or re.search(r'cpu|memory', str(value)))
+        if opt == 'tablet':
+            return 'usb' in feats
+        if d.USB_KEY.match(opt):
+            return self._usb_hotplug_ok(vm, feats)
+        if opt == 'vcpus':
+            return 'cpu' in feats
+        if opt == 'balloon':
+            old = conf.get('balloon')
+            return not ((old is None or str(old) != '0') and str(value) == '0') and not (str(old) == '0' and str(value) != '0')
+        if opt in ('cpuunits', 'cpulimit'):
+            return True
+        if opt == 'agent':
+            strip = lambda text: dict((k, x) for k, x in (part.partition('=')[::2] for part in str(text or '').split(','))
+                                      if k != 'fstrim_cloned_disks')
+            return strip(conf.get('agent')) == strip(value)
+        if d.NET_KEY.match(opt):
+            old = conf.get(opt)
+            if old is None:
+                return 'network' in feats
+            before, after = d.parse_net(old), d.parse_net(value)
+            replug = any(before.get(k) != after.get(k) for k in d.NET_REPLUG_OPTS) \
+                or (('bridge' in before) != ('bridge' in after))
+            return 'network' in feats if replug else True
+        if d.is_drive(opt):
+            if opt in ('efidisk0', 'tpmstate0') or d.is_cloudinit(value):
+                return False
+            old = conf.get(opt)
+            if old is not None:
+                old_vol, old_props = d.parse_drive(old)
+                new_vol, new_props = d.parse_drive(value)
+                if (old_props.get('media') or 'disk') != (new_props.get('media') or 'disk'):
+                    raise die('unable to change media type')
+                if d.is_cdrom(old):
+                    return True
+                if new_vol != old_vol:
+                    if 'disk' not in feats:
+                        return False
+                    self._register_unused(vm, old)
+                    return True
+                return not any(old_props.get(k) != new_props.get(k) for k in d.DISK_COLD_OPTS)
+            return 'disk' in feats and not opt.startswith(('ide', 'sata'))
+        if opt == 'memory':
+            return 'memory' in feats
+        return False
+
+    async def _lock_config(self, vm):
+        try:
+            await self.acquire(vm, 'config')
+        except TaskError as e:
+            raise PveError(500, str(e)) from e
+
+    async def _config_put(self, request):
+        """Qemu.pm update_vm (PUT): synchronous, returns null (§5)."""
+        p = await params(request)
+        v = self._verify(request, p)
+        vm = self._vm(request)
+        user = request[USER]
+        self.need_quorum()
+        plan = self._update_prepare(vm, user, v)
+        await self._lock_config(vm)
+        try:
+            self._update_check_state(vm, plan)
+            self._update_apply(vm, plan)
+        finally:
+            self.release(vm, 'config')
+        return ok()
+
+    async def _config_post(self, request):
+        """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10)."""
+        p = await params(request)
+        v = self._verify(request, p)
+        vm = self._vm(request)
+        user = request[USER]
+        self.need_quorum()
+        plan = self._update_prepare(vm, user, v)
+        await self._lock_config(vm)
+        try:
+            self._update_check_state(vm, plan)
+        finally:
+            self.release(vm, 'config')
+
+        async def body():
+            try:
+                self._update_apply(vm, plan)
+            except PveError as e:
+                text = '{0}'.format(e.message)
+                if e.errors:
+                    text = '{0} {1}\n'.format(e.status, e.message) + ''.join(
+                        '{0}: {1}\n'.format(k, str(x).rstrip('\n')) for k, x in sorted(e.errors.items()))
+                raise TaskError(' '.join(text.rstrip('\n').split('\n'))) from e
+        upid = await self.task(vm.node, 'qmconfig', vm.vmid, user, body, vm=vm)
+        delay = v.get('background_delay')
+        if delay:
+            deadline = time.monotonic() + float(delay) * (self.time_scale or 0)
+            task = self.tasks[upid]
+            while task['status'] == 'running' and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            if task['status'] != 'running':
+                if task['exitstatus'] == 'OK':
+                    return ok(None)
+                raise die('failed to update VM {0}: {1}'.format(vm.vmid, task['exitstatus']))
+        return ok(upid)
+
+    # ----------------------------------------------------------- disk calls
+
+    def _routes_pvesim(self):
+        one = '/nodes/{node}/qemu/{vmid}'
+        return [('PUT', one + '/resize', self._sim_resize), ('POST', one + '/move_disk', self._sim_move_disk),
+                ('PUT', one + '/unlink', self._sim_unlink), ('GET', '/nodes/{node}/network', self._sim_network)]
+
+    def _vm_on(self, node, vmid):
+        vm = self.vm(int(vmid))
+        return vm if vm is not None and vm.node == node else None
+
+    async def _sim_unlink(self, v, user):
+        """Qemu.pm unlink: update_vm_api with delete=<idlist>, force, synchronous; null (§11)."""
+        vm = self.find(v['node'], v['vmid'])
+        values = {'delete': v['idlist']}
+        if v.get('force'):
+            values['force'] = 1
+        plan = self._update_prepare(vm, user, values)
+        await self._lock_config(vm)
+        try:
+            self._update_check_state(vm, plan)
+            self._update_apply(vm, plan)
+        finally:
+            self.release(vm, 'config')
+        return None
+
+    async def _sim_resize(self, v, user):
+        """Qemu.pm resize_vm: a `resize` task; every check runs inside it (§10, D7)."""
+        node, vmid = v['node'], int(v['vmid'])
+        if v.get('skiplock') and user != 'root@pam':
+            raise param_error(skiplock='Only root may use this option.')
+        self.need_quorum()
+        disk, sizestr, digest = v['disk'], str(v['size']), v.get('digest')
+
+        async def body():
+            try:
+                vm = self.find(node, vmid)
+            except PveError as e:
+                raise TaskError(e.message) from e
+            if digest and digest != self._digest(vm):
+                raise TaskError(CHECKSUM_MISMATCH)
+            if vm.lock and not v.get('skiplock'):
+                raise TaskError('VM is locked ({0})'.format(vm.lock))
+            value = vm.config.get(disk)
+            if value is None:
+                raise TaskError("disk '{0}' does not exist".format(disk))
+            volume, props = d.parse_drive(value)
+            if not volume:
+                raise TaskError("disk '{0}' has no associated volume".format(disk))
+            if d.is_cdrom(value):
+                raise TaskError("you can't resize a cdrom")
+            sid = volume_ref(volume)[0]
+            if sid:
+                try:
+                    self.require(user, '/storage/' + sid, 'Datastore.AllocateSpace')
+                except PveError as e:
+                    raise TaskError(e.message) from e
+            vol = self._qm_volume(volume)
+            size = int(vol['size']) if vol and vol.get('size') is not None else d.parse_size(props.get('size'))
+            if size is None:
+                raise TaskError("Could not determine current size of volume '{0}'".format(volume))
+            found = re.fullmatch(r'(\+)?(\d+(?:\.\d+)?)([KMGT])?', sizestr)
+            amount = float(found.group(2)) * d.SIZE_UNITS.get(found.group(3) or '', 1)
+            newsize = int(size + amount if found.group(1) else amount)
+            if newsize < size:
+                raise TaskError('shrinking disks is not supported')
+            if newsize == size:
+                return None
+            if vol is not None:
+                store = self.storages.get(sid, {})
+                if 'avail' in store:
+                    store['avail'] -= newsize - size
+                vol['size'] = newsize
+            props['size'] = d.format_size(newsize)
+            vm.config[disk] = d.print_drive(volume, props)
+            return 'Image resized.'
+        return await self.task(node, 'resize', vmid, user, body, vm=self._vm_on(node, vmid))
+
+    def _target_format(self, sid, want, current):
+        store = self.storages[sid]
+        spec = spec_of(store) or {}
+        supported = spec.get('formats') or ['raw']
+        if want:
+            return want
+        if current in supported:
+            return current
+        return store.get('format') or spec.get('format') or 'raw'
+
+    async def _sim_move_disk(self, v, user):
+        """Qemu.pm move_vm_disk: checks before the fork, then a `qmmove` task (§12, D7, D16)."""
+        node, vmid, disk = v['node'], int(v['vmid']), v['disk']
+        storage, target_vmid = v.get('storage'), v.get('target-vmid')
+        if storage is None and target_vmid is None:
+            msg = "both 'storage' and 'target-vmid' missing, either needs to be set"
+            raise param_error(**{'storage': msg, 'target-vmid': msg})
+        if storage is not None and target_vmid is not None:
+            msg = "either set 'storage' or 'target-vmid', but not both"
+            raise param_error(**{'storage': msg, 'target-vmid': msg})
+        self.need_quorum()
+        if target_vmid is not None:
+            return await self._sim_reassign(v, user)
+        vm = self.find(node, vmid)
+        self._check_lock(vm)
+        if v.get('digest') and v['digest'] != self._digest(vm):
+            raise die(DIGEST_CHANGED)
+        value = vm.config.get(disk)
+        if value is None:
+            raise die("disk '{0}' does not exist".format(disk))
+        volume, props = d.parse_drive(value)
+        if not volume:
+            raise die("disk '{0}' has no associated volume".format(disk))
+        if d.is_cdrom(value):
+            raise die("you can't move a cdrom")
+        old_sid = volume_ref(volume)[0]
+        old_vol = self._qm_volume(volume) or {}
+        fmt = v.get('format')
+        if old_sid == storage and (not fmt or fmt == old_vol.get('format')):
+            raise die("you can't move to the same storage with same format")
+        if storage not in self.storages:
+            raise die("storage '{0}' does not exist".format(storage))
+        store = self.storages[storage]
+        if 'images' not in split_list(store.get('content')) or str(store.get('disable', 0)) == '1':
+            raise param_error(storage="storage '{0}' does not support vm images".format(storage))
+        self.require(user, '/storage/' + storage, 'Datastore.AllocateSpace')
+        delete = bool(v.get('delete'))
+        if delete and any(volume == d.parse_drive(s.get(k))[0] for s in vm.snapshots.values() for k in s
+                          if d.is_drive(k)):
+            raise die("you can't move a disk with snapshots and delete the source")
+
+        async def body():
+            current = vm.config.get(disk)
+            cur_volume, cur_props = d.parse_drive(current)
+            src = self._qm_volume(cur_volume) or {}
+            size = int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
+            target_fmt = self._target_format(storage, fmt, src.get('format'))
+            try:
+                newvol, _ = self._qm_alloc(storage, vmid, target_fmt, size)
+            except PveError as e:
+                raise TaskError('storage migration failed: {0}'.format(e.message)) from e
+            lines = ["create full clone of drive {0} ({1})".format(disk, cur_volume)]
+            cur_props.pop('format', None)
+            cur_props['size'] = d.format_size(size)
+            vm.config[disk] = d.print_drive(newvol, cur_props)
+            if delete:
+                lines.append("removing source volume '{0}' after successful copy".format(cur_volume))
+                if d.volume_owner(cur_volume) == vmid:
+                    self._qm_free(cur_volume)
+            else:
+                key = self._add_unused(vm, cur_volume)
+                lines.append("adding source volume '{0}' as '{1}' to config".format(cur_volume, key))
+            return '\n'.join(lines)
+        return await self.task(node, 'qmmove', vmid, user, body, vm=vm)
+
+    async def _sim_reassign(self, v, user):
+        """Qemu.pm move_vm_disk with target-vmid: the volume is renamed and moves to the other VM (§12)."""
+        node, vmid, disk = v['node'], int(v['vmid']), v['disk']
+        target = int(v['target-vmid'])
+        if target == vmid:
+            raise param_error(**{'target-vmid': 'must be different than source VMID to reassign disk'})
+        target_disk = v.get('target-disk') or disk
+        src = self.find(node, vmid)
+        dst = self.find(node, target)
+        self._check_lock(src)
+        self._check_lock(dst)
+        if v.get('digest') and v['digest'] != self._digest(src):
+            raise die(DIGEST_CHANGED)
+        if v.get('target-digest') and v['target-digest'] != self._digest(dst):
+            raise die(DIGEST_CHANGED)
+        value = src.config.get(disk)
+        if value is None:
+            raise die("disk '{0}' does not exist".format(disk))
+        if d.is_cdrom(value):
+            raise die("you can't move a cdrom")
+        if target_disk in dst.config:
+            raise die("target drive '{0}' already exists in VM {1}".format(target_disk, target))
+        tid = '{0}-{1}>{2}-{3}'.format(vmid, disk, target, target_disk)
+
+        async def body():
+            volume, props = d.parse_drive(src.config.get(disk))
+            sid, name = volume_ref(volume)
+            vol = self.storages[sid].setdefault('volumes', {}).pop(name, None) or {}
+            fmt = vol.get('format') or 'raw'
+            newname = self._qm_free_name(sid, target, fmt)
+            if _is_file(self.storages[sid]):
+                newname = '{0}/{1}'.format(target, newname)
+            vol['vmid'] = target
+            self.storages[sid]['volumes'][newname] = vol
+            newvol = '{0}:{1}'.format(sid, newname)
+            del src.config[disk]
+            dst.config[target_disk] = newvol if d.UNUSED_KEY.match(target_disk) else d.print_drive(newvol, props)
+            return "move disk '{0}' of VM {1} to '{2}' of VM {3} as '{4}'".format(disk, vmid, target_disk, target,
+                                                                                 newvol)
+        return await self.task(node, 'qmmove', tid, user, body, vm=src)
+
+    async def _sim_network(self, v, user):
+        """GET /nodes/{node}/network: the seed's bridges."""
+        out = []
+        for n, name in enumerate(self.bridges):
+            item = {'iface': name, 'type': 'bridge', 'method': 'manual', 'families': ['inet'], 'active': 1,
+                    'autostart': 1, 'bridge_ports': 'eno{0}'.format(n + 1), 'bridge_stp': 'off', 'bridge_fd': '0',
+                    'priority': n + 3}
+            if v.get('type') in (None, 'bridge', 'any_bridge'):
+                out.append(item)
+        return out
+
+    # ---------------------------------------------------------------- disks
+
+    def _alloc_cloudinit(self, sid, vmid):
+        """A cloud-init volume: vm-<vmid>-cloudinit, qcow2 on file storages, 4 MiB (§8.5)."""
+        store = self.storages[sid]
+        if _is_file(store):
+            name, fmt = '{0}/vm-{0}-cloudinit.qcow2'.format(vmid), 'qcow2'
+        else:
+            name, fmt = 'vm-{0}-cloudinit'.format(vmid), 'raw'
+        volumes = store.setdefault('volumes', {})
+        if name in volumes:
+            raise die("volume '{0}:{1}' already exists".format(sid, name))
+        volumes[name] = {'content': 'images', 'format': fmt, 'size': 4 * 1024 ** 2, 'vmid': vmid,
+                         'ctime': int(time.time())}
+        return '{0}:{1}'.format(sid, name)
+
+    def _qm_new_drive(self, vmid, key, value, default):
+        """fakepve's drive allocation with PVE's cloud-init volume name and EFI disk sizes (§8.5, D15)."""
+        volume, props = d.parse_drive(value)
+        found = re.fullmatch(r'(?:([^/:\s]+):)?cloudinit', volume or '')
+        if found:
+            sid = found.group(1) or default
+            if sid not in self.storages:
+                raise die("storage '{0}' does not exist".format(sid))
+            volid = self._alloc_cloudinit(sid, vmid)
+            props.pop('format', None)
+            props.update(media='cdrom', size='4M')
+            return d.print_drive(volid, props), [volid]
+        out, made = super()._qm_new_drive(vmid, key, value, default)
+        if key == 'efidisk0' and NEW_DISK.match(volume or ''):
+            newvol, newprops = d.parse_drive(out)
+            sid = volume_ref(newvol)[0]
+            size = 528 * 1024 if props.get('efitype') == '4m' else 128 * 1024
+            if self.storages[sid].get('type') in ('lvm', 'lvmthin'):
+                size = 4 * 1024 ** 2
+            vol = self._qm_volume(newvol)
+            if vol is not None:
+                vol['size'] = size
+            newprops['size'] = d.format_size(size)
+            out = d.print_drive(newvol, newprops)
+        return out, made
+
+    # ---------------------------------------------------------------- power
+
+    def _skiplock(self, user, p):
+        if p.get('skiplock') and str(p.get('skiplock')) not in ('0', 'false') and user != 'root@pam':
+            raise param_error(skiplock='Only root may use this option.')
+        return bool(p.get('skiplock')) and str(p.get('skiplock')) not in ('0', 'false')
+
+    async def _do_start(self, vm, user, p):
+        """Qemu.pm vm_start / QemuServer.pm vm_start_nolock: checks in the task, pending applied (§16)."""
+        if vm.ha_managed and not vm.template:
+            return await super()._do_start(vm, user, p)
+        skiplock = self._skiplock(user, p)
+
+        async def body():
+            if vm.template:
+                raise TaskError("you can't start a vm if it's a template")
+            if vm.lock and vm.lock != 'suspended' and not skiplock:
+                raise TaskError('VM is locked ({0})'.format(vm.lock))
+            if vm.status == 'running':
+                raise TaskError('VM {0} already running'.format(vm.vmid))
+            await self.pause(vm.start_secs)
+            if vm.start_error:
+                raise TaskError(vm.start_error)
+            self._apply_pending(vm)
+            if vm.lock == 'suspended':
+                vm.config.pop('lock', None)
+                self._sync_vm(vm)
+            vm.status = vm.qmpstatus = 'running'
+            vm.started_at = time.time()
+        return await self.task(vm.node, 'qmstart', vm.vmid, user, body, vm=vm)
+
+    async def _do_stop(self, vm, user, p):
+        """Qemu.pm vm_stop: not running → task OK doing nothing; lock checked in the task (§16, D8, D11)."""
+        if vm.ha_managed:
+            return await self._ha_request(vm, user, 'stopped')
+        skiplock = self._skiplock(user, p)
+
+        async def body():
+            if vm.status != 'running':
+                return None
+            if vm.lock and not skiplock:
+                raise TaskError('VM is locked ({0})'.format(vm.lock))
+            await self.pause(vm.stop_secs)
+            vm.status = vm.qmpstatus = 'stopped'
+            vm.started_at = None
+            self._apply_pending(vm)
+        return await self.task(vm.node, 'qmstop', vm.vmid, user, body, vm=vm)
+
+    async def _do_shutdown(self, vm, user, p):
+        """Qemu.pm vm_shutdown: a stopped VM → task OK (D9); pending applied in cleanup (§16)."""
+        skiplock = self._skiplock(user, p)
+        force = str(p.get('forceStop', '0')).lower() in ('1', 'true', 'yes', 'on')
+        if vm.status == 'running' and vm.qmpstatus == 'paused' and not force:
+            raise die('VM is paused - cannot shutdown')
+        if vm.ha_managed:
+            return await self._ha_request(vm, user, 'stopped')
+
+        async def body():
+            if vm.status != 'running':
+                return None
+            if vm.lock and not skiplock:
+                raise TaskError('VM is locked ({0})'.format(vm.lock))
+            note = await self._powerdown(vm, p)
+            vm.started_at = None
+            self._apply_pending(vm)
+            return note
+        return await self.task(vm.node, 'qmshutdown', vm.vmid, user, body, vm=vm)
+
+    async def _do_reboot(self, vm, user, p):
+        """Qemu.pm vm_reboot: not running → 500 before the fork; shutdown + start applies pending (§16)."""
+        if vm.status == 'running' and vm.qmpstatus == 'paused':
+            raise die('VM is paused - cannot shutdown')
+        self._need_running(vm)
+
+        async def body():
+            if vm.lock:
+                raise TaskError('VM is locked ({0})'.format(vm.lock))
+            await self._powerdown(vm, p)
+            self._apply_pending(vm)
+            vm.status = vm.qmpstatus = 'running'
+            vm.started_at = time.time()
+        return await self.task(vm.node, 'qmreboot', vm.vmid, user, body, vm=vm)
+
+    # ---------------------------------------------------------- guest agent
+
+    async def _agent_call(self, match, values):
+        """QemuServer/Agent.pm assert_agent_available: not configured, not running, agent down (500)."""
+        vm = self.find(values['node'], values['vmid'])
+        command = match.template.rsplit('/', 1)[1]
+        if not _agent_enabled(vm.config):
+            raise PveError(500, 'No QEMU guest agent configured')
+        if vm.status != 'running':
+            raise PveError(500, 'VM {0} is not running'.format(vm.vmid))
+        if getattr(vm, 'agent_down', False):
+            raise PveError(500, 'QEMU guest agent is not running')
+        if vm.agent is None:
+            vm.agent = {}
+        if command == 'network-get-interfaces' and 'interfaces' not in vm.agent:
+            return {'result': self._guest_interfaces(vm)}
+        return await super()._agent_call(match, values)
+
+    @staticmethod
+    def _guest_interfaces(vm):
+        """A plausible guest-network-get-interfaces answer built from the VM's NICs."""
+        out = [{'name': 'lo', 'hardware-address': '00:00:00:00:00:00', 'statistics': {},
+                'ip-addresses': [{'ip-address': '127.0.0.1', 'ip-address-type': 'ipv4', 'prefix': 8},
+                                 {'ip-address': '::1', 'ip-address-type': 'ipv6', 'prefix': 128}]}]
+        nics = sorted((k for k in vm.config if d.NET_KEY.match(k)), key=d.natural)
+        for n, key in enumerate(nics):
+            mac = (d.parse_net(vm.config[key]).get('macaddr') or '').lower()
+            host = (vm.vmid % 200) + 10
+            out.append({'name': 'ens{0}'.format(18 + n), 'hardware-address': mac,
+                        'statistics': {'rx-bytes': 1024, 'tx-bytes': 2048, 'rx-packets': 10, 'tx-packets': 20,
+                                       'rx-errs': 0, 'tx-errs': 0, 'rx-dropped': 0, 'tx-dropped': 0},
+                        'ip-addresses': [
+                            {'ip-address': '192.0.{0}.{1}'.format(2 + n, host), 'ip-address-type': 'ipv4',
+                             'prefix': 24},
+                            {'ip-address': 'fe80::be24:11ff:fe{0}:{1}'.format(mac[12:14] or '00',
+                                                                              (mac[15:17] or '00')),
+                             'ip-address-type': 'ipv6', 'prefix': 64}]})
+        return out
+
+    # ------------------------------------------------------------- cluster
+
+    async def _nextid(self, v, user):
+        """Cluster.pm nextid: a string; first free id in datacenter next-id [lower, upper) (§18, D18)."""
+        if v.get('vmid') not in (None, ''):
+            if self.guest(int(v['vmid'])):
+                raise param_error(vmid='VM {0} already exists'.format(v['vmid']))
+            return str(v['vmid'])
+        rng = self.datacenter.get('next-id') or {}
+        lower, upper = int(rng.get('lower', 100)), int(rng.get('upper', 1000000))
+        taken = set(vm.vmid for vm in self.vms) | set(ct.vmid for ct in self.cts)
+        for vmid in range(lower, upper):
+            if vmid not in taken:
+                return str(vmid)
+        raise die('unable to get any free VMID in range [{0}, {1}]'.format(lower, upper))
+
+    async def _version(self, request):
+        return ok({'version': self.version, 'release': self.release_version, 'repoid': self.repoid})
