@@ -118,3 +118,38 @@ def normalise_tags(text):
     """GuestHelpers.pm get_unique_tags: split on `,; `, lower-case, unique, sorted, joined by `;`."""
     tags = sorted(set(t.lower() for t in re.split(r'[;,\s]+', str(text)) if t), key=str.lower)
     return ';'.join(tags)
+
+
+NET_BOOLS = ('firewall', 'link_down', 'host-tunnel')
+DRIVE_BOOLS = ('backup', 'snapshot', 'detect_zeroes', 'replicate', 'shared', 'iothread', 'ro', 'ssd', 'scsiblock',
+               'pre-enrolled-keys')
+TRUE = ('1', 'on', 'yes', 'true')
+FALSE = ('0', 'off', 'no', 'false')
+
+
+def _bool_text(value):
+    low = str(value).lower()
+    return '1' if low in TRUE else '0' if low in FALSE else value
+
+
+def canon_net(value, random_mac):
+    """parse_net + print_net: booleans as 1/0, a new MAC when none is given, upper-case MAC (§9, §20)."""
+    net = parse_net(value)
+    for key in NET_BOOLS:
+        if key in net:
+            net[key] = _bool_text(net[key])
+    if not net.get('macaddr'):
+        net['macaddr'] = random_mac()
+    net['macaddr'] = net['macaddr'].upper()
+    return print_net(net)
+
+
+def canon_drive(value):
+    """A drive string with boolean options normalised to 1/0 (parse_drive, §20)."""
+    volume, props = parse_drive(value)
+    for key in DRIVE_BOOLS:
+        if key in props:
+            props[key] = _bool_text(props[key])
+    if 'volume' in props and not volume:
+        volume = props.pop('volume')
+    return print_drive(volume or '', props)

@@ -14,7 +14,8 @@ import time
 
 from fakepve import schema as pve_schema
 from fakepve.model import PveError, TaskError
-from fakepve.qemu import NEW_DISK, volume_ref, with_mac
+from fakepve.lxc import random_mac
+from fakepve.qemu import NEW_DISK, volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
 from fakepve.server import USER, FakePve, ok, params
 from fakepve.storage import _is_file, spec_of
@@ -394,10 +395,11 @@ class Pvesim(AdminMixin, FakePve):
             deletes.append(opt)
         for key in sorted(p):
             if d.is_drive(key):
+                p[key] = d.canon_drive(p[key])
                 self._qm_check_drive(user, vm.vmid, None, key, str(p[key]), None)
             elif d.NET_KEY.match(key):
                 # parse_net + print_net: a NIC without a MAC gets a new one, also on update (§9, D2)
-                p[key] = with_mac(p[key])
+                p[key] = d.canon_net(p[key], random_mac)
             elif key == 'tags':
                 p[key] = d.normalise_tags(p[key])
             elif _key_type(key) == 'number':
@@ -911,6 +913,16 @@ class Pvesim(AdminMixin, FakePve):
             newprops['size'] = d.format_size(size)
             out = d.print_drive(newvol, newprops)
         return out, made
+
+    async def _qm_create(self, v, user):
+        """fakepve's create with PVE's canonical NIC and drive strings (Network.pm print_net, §9)."""
+        v = dict(v)
+        for key in list(v):
+            if d.NET_KEY.match(key):
+                v[key] = d.canon_net(v[key], random_mac)
+            elif d.is_drive(key):
+                v[key] = d.canon_drive(v[key])
+        return await super()._qm_create(v, user)
 
     # ---------------------------------------------------------------- power
 
