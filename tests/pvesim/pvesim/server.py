@@ -12,6 +12,7 @@ import hashlib
 import re
 import time
 
+from aiohttp import web
 from fakepve import schema as pve_schema
 from fakepve.model import PveError, TaskError
 from fakepve.lxc import random_mac
@@ -190,10 +191,7 @@ class Pvesim(AdminMixin, FakePve):
             lines.extend(str(entry).split('\n'))
         start, limit = p.get('start', 0), p.get('limit', 50)
         data = [{'n': n + 1, 't': t} for n, t in enumerate(lines)][start:start + limit]
-        response = ok(data)
-        import json
-        response.text = json.dumps({'data': data, 'total': len(lines)})
-        return response
+        return web.json_response({'data': data, 'total': len(lines)})
 
     # ---------------------------------------------------------- config state
 
@@ -481,13 +479,13 @@ class Pvesim(AdminMixin, FakePve):
                         self._register_unused(vm, old_pending)
                     pend[opt] = new_value
                 elif opt == 'cipassword':
+                    # hashed and written straight to the main section (Qemu.pm update_vm_api)
                     conf[opt] = '$5$pvesim$' + hashlib.sha256(str(value).encode()).hexdigest()[:43]
-                    continue
+                    if pend.get(opt, 0) is None:
+                        del pend[opt]
                 else:
                     pend[opt] = value
-                pend_del = opt in pend and pend[opt] is None
-                if pend_del:
-                    del pend[opt]
+                # remove_from_pending_delete: the new value replaces any pending delete
                 forced.discard(opt)
         except PveError:
             for volid in made:
