@@ -1,20 +1,64 @@
 # Entry points for users, contributors and CI. `make demo` is the main job; `make test` is what CI runs.
 SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
 VENV := .venv
 VENV_STAMP := $(VENV)/.installed
+VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
+HOST_TRIPLE := $(shell rustc -vV | sed -n 's/^host: //p')
+MODULES := $(notdir $(wildcard modules/*))
+TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
+COLLECTIONS_DIR := build/collections
+PYTEST := $(VENV)/bin/python -m pytest
 
-.PHONY: venv test test-pvesim
+.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e demo clean
 
+## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
 
-$(VENV_STAMP): tests/requirements.txt tests/pvesim/pyproject.toml
+$(VENV_STAMP): tests/requirements.txt tests/pvesim/pyproject.toml tests/pvesim/_build/backend.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e tests/pvesim
 	touch $@
 
-test-pvesim: venv
-	$(VENV)/bin/python -m pytest -q tests/pvesim/tests
+## build: the module binaries for this machine (target/release/<module>)
+build:
+	cargo build --release --locked --quiet
 
-test: test-pvesim
+## stubs: regenerate plugins/modules/<name>.py from the Rust specs
+stubs:
+	FERRO_BLESS=1 cargo test --quiet --locked stub_matches_spec
+
+## collection: the binaries for this machine and dist/ferro-proxmox-<version>.tar.gz
+collection: build venv
+	rm -rf build/collection && mkdir -p build/collection/native/$(HOST_TRIPLE) dist
+	cp -r galaxy.yml README.md meta plugins playbooks build/collection/
+	find build/collection -name __pycache__ -prune -exec rm -rf {} +
+	for m in $(MODULES); do install -m 0755 target/release/$$m build/collection/native/$(HOST_TRIPLE)/$$m; done
+	$(VENV)/bin/ansible-galaxy collection build build/collection --output-path dist --force >/dev/null
+	@echo "built $(TARBALL) ($$(du -h $(TARBALL) | cut -f1)) with binaries for $(HOST_TRIPLE)"
+
+## install: the collection into build/collections (what the e2e tests and the demo use)
+install: collection
+	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
+
+## test: everything CI runs
+test: test-rust test-pvesim test-e2e
+
+test-rust:
+	cargo test --locked --quiet --workspace
+
+test-pvesim: venv
+	$(PYTEST) -q tests/pvesim/tests
+
+test-e2e: install
+	$(PYTEST) -q tests/e2e
+
+## demo: start pvesim on its default seed, run playbooks/demo.yml against it, stop it
+demo: install
+	$(VENV)/bin/python tests/tools/with_pvesim.py -- \
+	  $(VENV)/bin/ansible-playbook -i playbooks/inventory/demo.yml playbooks/demo.yml
+
+clean:
+	rm -rf build dist target

@@ -1,0 +1,398 @@
+//! The PVE API client: the only code in the workspace that does network I/O.
+//!
+//! `Api` is the seam: modules and the task waiter talk to `&dyn Api`, `PveClient` implements it
+//! over HTTPS (ureq + rustls), and tests implement it with scripted answers. Retry policy lives
+//! here and only here: reads (GET) are retried on transient failures with backoff; writes are
+//! never retried, because a write whose answer was lost may already have been applied.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::auth::{Connection, Credentials};
+use crate::error::{Error, Result};
+use crate::protocol::Context;
+
+/// HTTP methods the PVE API uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// Request parameters, in order: the query for GET/DELETE, the form body for POST/PUT.
+pub type Form = Vec<(String, String)>;
+
+/// Build a `Form` from pairs of anything string-like.
+pub fn form<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Form {
+    pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
+/// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
+pub trait Api {
+    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value>;
+
+    fn get(&self, path: &str, query: &Form) -> Result<Value> {
+        self.call(Method::Get, path, query)
+    }
+    fn post(&self, path: &str, body: &Form) -> Result<Value> {
+        self.call(Method::Post, path, body)
+    }
+    fn put(&self, path: &str, body: &Form) -> Result<Value> {
+        self.call(Method::Put, path, body)
+    }
+    fn delete(&self, path: &str, query: &Form) -> Result<Value> {
+        self.call(Method::Delete, path, query)
+    }
+}
+
+/// How many times a read is tried, and the pause before each retry.
+const READ_BACKOFF: [Duration; 3] = [Duration::from_millis(200), Duration::from_millis(500), Duration::from_millis(1200)];
+
+/// An authenticated HTTPS client for one PVE API endpoint.
+pub struct PveClient {
+    agent: ureq::Agent,
+    base: String,
+    principal: String,
+    auth_header: (String, String),
+    csrf_token: Option<String>,
+}
+
+/// Build a client from the module's connection options, warning in the result when TLS
+/// verification is off.
+pub fn connect(ctx: &mut Context) -> Result<PveClient> {
+    let conn = Connection::from_params(&ctx.params)?;
+    if !conn.validate_certs {
+        ctx.warn("validate_certs is false: the TLS certificate of the Proxmox VE API is not verified; set ca_path to its CA instead");
+    }
+    PveClient::connect(&conn)
+}
+
+impl PveClient {
+    /// Build the agent and authenticate (one `POST /access/ticket` for password auth).
+    pub fn connect(conn: &Connection) -> Result<PveClient> {
+        let tls = tls_config(conn)?;
+        let config = ureq::Agent::config_builder()
+            .tls_config(tls)
+            .timeout_global(Some(Duration::from_secs(conn.timeout_secs)))
+            .http_status_as_error(false)
+            .user_agent(concat!("ferro.proxmox/", env!("CARGO_PKG_VERSION")))
+            .build();
+        let agent: ureq::Agent = config.into();
+        let base = format!("https://{}:{}/api2/json", conn.host, conn.port);
+        let mut client = PveClient {
+            agent,
+            base,
+            principal: conn.principal(),
+            auth_header: (String::new(), String::new()),
+            csrf_token: None,
+        };
+        match &conn.credentials {
+            Credentials::Token { token_id, secret } => {
+                client.auth_header = (
+                    "Authorization".into(),
+                    format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret),
+                );
+            }
+            Credentials::Password(password) => {
+                let answer = client.send(
+                    Method::Post,
+                    "/access/ticket",
+                    &form([("username", conn.user.as_str()), ("password", password.as_str())]),
+                )?;
+                let ticket = answer.get("ticket").and_then(Value::as_str);
+                let csrf = answer.get("CSRFPreventionToken").and_then(Value::as_str);
+                match (ticket, csrf) {
+                    (Some(t), Some(c)) => {
+                        client.auth_header = ("Cookie".into(), format!("PVEAuthCookie={t}"));
+                        client.csrf_token = Some(c.to_string());
+                    }
+                    _ => return Err(Error::Internal("POST /access/ticket answered without a ticket".into())),
+                }
+            }
+        }
+        Ok(client)
+    }
+
+    fn send(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+        let url = format!("{}{}", self.base, path);
+        let pairs = params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let auth = (!self.auth_header.0.is_empty()).then_some(&self.auth_header);
+        let response = match method {
+            Method::Get | Method::Delete => {
+                let mut req = if method == Method::Get { self.agent.get(&url) } else { self.agent.delete(&url) };
+                if let Some((k, v)) = auth {
+                    req = req.header(k.as_str(), v.as_str());
+                }
+                if method == Method::Delete {
+                    if let Some(csrf) = &self.csrf_token {
+                        req = req.header("CSRFPreventionToken", csrf.as_str());
+                    }
+                }
+                req.query_pairs(pairs).call()
+            }
+            Method::Post | Method::Put => {
+                let mut req = if method == Method::Post { self.agent.post(&url) } else { self.agent.put(&url) };
+                if let Some((k, v)) = auth {
+                    req = req.header(k.as_str(), v.as_str());
+                }
+                if let Some(csrf) = &self.csrf_token {
+                    req = req.header("CSRFPreventionToken", csrf.as_str());
+                }
+                req.send_form(pairs)
+            }
+        };
+        let mut response = response.map_err(|e| self.transport_error(method, path, &e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| self.transport_error(method, path, &e))?;
+        decode(method, path, status, &body, &self.principal)
+    }
+
+    fn transport_error(&self, method: Method, path: &str, e: &ureq::Error) -> Error {
+        // Failures before the request left this machine cannot have changed anything.
+        let not_sent = matches!(
+            e,
+            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed | ureq::Error::Tls(_) | ureq::Error::Rustls(_)
+        );
+        let mut detail = e.to_string();
+        if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
+            detail = format!(
+                "the TLS certificate of {} could not be verified ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification",
+                self.base.trim_end_matches("/api2/json")
+            );
+        }
+        Error::Transport {
+            method: method.as_str().to_string(),
+            path: path.to_string(),
+            detail,
+            may_have_applied: method != Method::Get && !not_sent,
+        }
+    }
+}
+
+impl Api for PveClient {
+    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+        if method != Method::Get {
+            return self.send(method, path, params);
+        }
+        let mut attempt = 0;
+        loop {
+            match self.send(method, path, params) {
+                Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
+                    std::thread::sleep(READ_BACKOFF[attempt]);
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Whether a failed read is worth trying again: no answer at all, a proxy/gateway error, or a
+/// 500 whose message does not say something permanent about the object.
+pub fn is_transient(e: &Error) -> bool {
+    match e {
+        Error::Transport { .. } => true,
+        Error::Api { status, message, .. } => match status {
+            502 | 503 | 504 | 595 | 596 => true,
+            500 => {
+                const PERMANENT: [&str; 8] = [
+                    "does not exist",
+                    "not running",
+                    "no such",
+                    "not found",
+                    "guest agent",
+                    "unable to parse",
+                    "is locked",
+                    "permission",
+                ];
+                let lower = message.to_ascii_lowercase();
+                !PERMANENT.iter().any(|p| lower.contains(p))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Turn an HTTP answer into `data` or an `Error::Api` with PVE's message and parameter errors.
+pub fn decode(method: Method, path: &str, status: u16, body: &str, principal: &str) -> Result<Value> {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    if (200..300).contains(&status) {
+        return match parsed {
+            Some(Value::Object(mut m)) => Ok(m.remove("data").unwrap_or(Value::Null)),
+            _ => Err(Error::Internal(format!(
+                "{} {path} answered HTTP {status} with a body that is not a PVE JSON envelope",
+                method.as_str()
+            ))),
+        };
+    }
+    let mut message = parsed
+        .as_ref()
+        .and_then(|v| v.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| m.trim_end().to_string())
+        .unwrap_or_default();
+    if message.is_empty() {
+        message = match status {
+            401 => "authentication failure".to_string(),
+            403 => "permission denied".to_string(),
+            _ => format!("HTTP {status}"),
+        };
+    }
+    if let Some(Value::Object(errors)) = parsed.as_ref().and_then(|v| v.get("errors")) {
+        let details: Vec<String> = errors
+            .iter()
+            .map(|(k, v)| {
+                let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                format!("{k}: {}", text.trim_end().replace('\n', " "))
+            })
+            .collect();
+        if !details.is_empty() {
+            message = format!("{message} {}", details.join("; "));
+        }
+    }
+    if status == 401 {
+        message = format!("authentication failed for {principal}: {message}");
+    }
+    Err(Error::Api {
+        method: method.as_str().to_string(),
+        path: path.to_string(),
+        status,
+        message,
+    })
+}
+
+fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
+    let mut builder = ureq::tls::TlsConfig::builder();
+    if !conn.validate_certs {
+        builder = builder.disable_verification(true);
+    } else if let Some(path) = &conn.ca_path {
+        let pem = std::fs::read(path).map_err(|e| Error::args(format!("ca_path: unable to read the CA file {path}: {e}")))?;
+        let mut certs = Vec::new();
+        for item in ureq::tls::parse_pem(&pem) {
+            match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c.to_owned()),
+                Ok(_) => {}
+                Err(e) => return Err(Error::args(format!("ca_path: {path} is not a valid PEM file: {e}"))),
+            }
+        }
+        if certs.is_empty() {
+            return Err(Error::args(format!("ca_path: no certificate found in {path}")));
+        }
+        builder = builder.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+    }
+    Ok(builder.build())
+}
+
+/// Percent-encode one path segment (UPIDs contain `:`, `@` and `!`).
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub mod testing {
+    //! A scripted `Api` for unit tests: answers are queued per (method, path prefix).
+    use super::*;
+    use std::cell::RefCell;
+
+    #[derive(Default)]
+    pub struct ScriptedApi {
+        answers: RefCell<Vec<(Method, String, Result<Value>)>>,
+        pub calls: RefCell<Vec<(Method, String, Form)>>,
+    }
+
+    impl ScriptedApi {
+        pub fn answer(&self, method: Method, path: &str, result: Result<Value>) -> &Self {
+            self.answers.borrow_mut().push((method, path.to_string(), result));
+            self
+        }
+    }
+
+    impl Api for ScriptedApi {
+        fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+            self.calls.borrow_mut().push((method, path.to_string(), params.clone()));
+            let mut answers = self.answers.borrow_mut();
+            let idx = answers
+                .iter()
+                .position(|(m, p, _)| *m == method && path.starts_with(p.as_str()))
+                .ok_or_else(|| Error::Internal(format!("unscripted call {} {path}", method.as_str())))?;
+            answers.remove(idx).2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_success_and_errors() {
+        assert_eq!(decode(Method::Get, "/version", 200, r#"{"data":{"version":"9.2"}}"#, "u").unwrap()["version"], "9.2");
+        let e = decode(
+            Method::Put,
+            "/nodes/pve1/qemu/100/config",
+            400,
+            r#"{"data":null,"message":"Parameter verification failed.\n","errors":{"net0":"invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n"}}"#,
+            "u",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Parameter verification failed. net0: invalid format - format error net0.tag: value must have a maximum value of 4094 (HTTP 400 on PUT /nodes/pve1/qemu/100/config)"
+        );
+        let e = decode(Method::Get, "/cluster/resources", 401, r#"{"data":null}"#, "ansible@pve!automation (API token)").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "authentication failed for ansible@pve!automation (API token): authentication failure (HTTP 401 on GET /cluster/resources)"
+        );
+        assert!(matches!(decode(Method::Get, "/x", 200, "<html>", "u"), Err(Error::Internal(_))));
+    }
+
+    #[test]
+    fn transient_classification() {
+        let api = |status, message: &str| Error::Api {
+            method: "GET".into(),
+            path: "/x".into(),
+            status,
+            message: message.into(),
+        };
+        assert!(is_transient(&api(500, "Internal Server Error")));
+        assert!(is_transient(&api(503, "")));
+        assert!(!is_transient(&api(500, "Configuration file 'nodes/pve1/qemu-server/1.conf' does not exist")));
+        assert!(!is_transient(&api(400, "Parameter verification failed.")));
+        assert!(!is_transient(&api(401, "authentication failure")));
+    }
+
+    #[test]
+    fn upid_segment_encoding() {
+        assert_eq!(
+            encode_segment("UPID:pve1:0000A1B2:00C0FFEE:65F00000:qmcreate:101:ansible@pve!automation:"),
+            "UPID%3Apve1%3A0000A1B2%3A00C0FFEE%3A65F00000%3Aqmcreate%3A101%3Aansible%40pve%21automation%3A"
+        );
+    }
+}

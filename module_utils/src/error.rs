@@ -1,0 +1,165 @@
+//! The one error type of ferro.proxmox: every fallible function in the workspace returns it.
+//!
+//! Variants are split by cause, because the cause decides what a caller may do next: an
+//! `Args` error is the user's to fix, a `Transport` error on a read may be retried, an `Api`
+//! or `TaskFailed` error means Proxmox said no. Only the protocol layer turns an `Error` into
+//! output (see `protocol.rs`); nothing else prints.
+
+use std::fmt;
+
+/// Everything that can go wrong in a module run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The task's arguments are invalid; the message names the option (AnsibleModule wording).
+    Args(String),
+    /// Proxmox answered an HTTP error. `message` is PVE's text, per-parameter errors appended.
+    Api {
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    /// The request did not get an answer (connection refused, reset, timeout, TLS).
+    /// `may_have_applied` is true for writes whose request may have reached the server.
+    Transport {
+        method: String,
+        path: String,
+        detail: String,
+        may_have_applied: bool,
+    },
+    /// A Proxmox task (UPID) ended with an exit status other than `OK`/`WARNINGS: n`.
+    TaskFailed {
+        upid: String,
+        exitstatus: String,
+        log_tail: Vec<String>,
+    },
+    /// A Proxmox task was still running when the module's timeout ran out.
+    TaskTimeout { upid: String, seconds: u64 },
+    /// A precondition of the module failed (VM missing, shrink requested, ...): the message is
+    /// complete as it stands.
+    Failed(String),
+    /// A bug in ferro.proxmox: an answer we cannot interpret, a broken invariant.
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for a module-level failure with a complete message.
+    pub fn failed(msg: impl Into<String>) -> Self {
+        Error::Failed(msg.into())
+    }
+
+    /// Shorthand for an argument error.
+    pub fn args(msg: impl Into<String>) -> Self {
+        Error::Args(msg.into())
+    }
+
+    /// The HTTP status of an API error, if this is one.
+    pub fn api_status(&self) -> Option<u16> {
+        match self {
+            Error::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Prefix the message with what the module was doing, keeping the variant.
+    pub fn context(self, what: &str) -> Self {
+        match self {
+            Error::Failed(m) => Error::Failed(format!("{what}: {m}")),
+            Error::Internal(m) => Error::Internal(format!("{what}: {m}")),
+            Error::Api {
+                method,
+                path,
+                status,
+                message,
+            } => Error::Api {
+                method,
+                path,
+                status,
+                message: format!("{what}: {message}"),
+            },
+            other => Error::Failed(format!("{what}: {other}")),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Args(m) | Error::Failed(m) => f.write_str(m),
+            Error::Api {
+                method,
+                path,
+                status,
+                message,
+            } => write!(f, "{message} (HTTP {status} on {method} {path})"),
+            Error::Transport {
+                method,
+                path,
+                detail,
+                may_have_applied,
+            } => {
+                write!(f, "{method} {path} failed: {detail}")?;
+                if *may_have_applied {
+                    f.write_str(" (the request may have reached Proxmox; it was not retried)")?;
+                }
+                Ok(())
+            }
+            Error::TaskFailed {
+                upid,
+                exitstatus,
+                log_tail,
+            } => {
+                write!(f, "task {upid} failed: {exitstatus}")?;
+                if !log_tail.is_empty() {
+                    write!(f, "; last lines of its log: {}", log_tail.join(" | "))?;
+                }
+                Ok(())
+            }
+            Error::TaskTimeout { upid, seconds } => write!(
+                f,
+                "timed out after {seconds}s waiting for task {upid}; it may still be running on Proxmox"
+            ),
+            Error::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_error_names_the_call_and_status() {
+        let e = Error::Api {
+            method: "PUT".into(),
+            path: "/nodes/pve1/qemu/100/config".into(),
+            status: 500,
+            message: "VM is locked (backup)".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "VM is locked (backup) (HTTP 500 on PUT /nodes/pve1/qemu/100/config)"
+        );
+    }
+
+    #[test]
+    fn task_timeout_says_it_may_still_run() {
+        let e = Error::TaskTimeout {
+            upid: "UPID:pve1:x".into(),
+            seconds: 30,
+        };
+        assert!(e.to_string().contains("UPID:pve1:x"));
+        assert!(e.to_string().contains("may still be running"));
+    }
+
+    #[test]
+    fn context_keeps_failed_variant() {
+        let e = Error::failed("boom").context("reading VM 100");
+        assert_eq!(e, Error::Failed("reading VM 100: boom".into()));
+    }
+}

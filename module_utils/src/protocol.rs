@@ -1,0 +1,433 @@
+//! The Ansible binary-module protocol: read the arguments, run the module, print exactly one JSON
+//! object. This is the only place in the workspace that prints or exits.
+//!
+//! Input: a JSON object in the file named by `argv[1]` (how ansible-core runs binary modules), or
+//! on stdin when there is no argument (how our action plugin runs a local binary). The object
+//! holds the user's options plus `_ansible_*` keys; unknown `_ansible_*` keys are ignored because
+//! their set changes between ansible-core versions. Output: one JSON object on stdout, also when
+//! the arguments are unreadable and when the module panics; every `no_log` value is masked in it.
+
+use std::io::Read;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use serde_json::{json, Map, Value};
+
+use crate::diff::Diff;
+use crate::error::{Error, Result};
+use crate::spec::{self, ModuleSpec, Params};
+
+/// What a module sees of its run: validated options and Ansible's flags.
+#[derive(Debug)]
+pub struct Context {
+    pub params: Params,
+    pub check_mode: bool,
+    pub diff_mode: bool,
+    pub verbosity: u64,
+    warnings: Vec<String>,
+    deprecations: Vec<Value>,
+}
+
+impl Context {
+    /// A context for tests and for callers that validated elsewhere.
+    pub fn new(params: Params, check_mode: bool, diff_mode: bool) -> Self {
+        let warnings = params.warnings().to_vec();
+        Context {
+            params,
+            check_mode,
+            diff_mode,
+            verbosity: 0,
+            warnings,
+            deprecations: Vec::new(),
+        }
+    }
+
+    /// Add a warning to the result (shown as `[WARNING]: ...`).
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        let msg = msg.into();
+        if !self.warnings.contains(&msg) {
+            self.warnings.push(msg);
+        }
+    }
+
+    /// Add a deprecation to the result, in the dict form ansible-core renders.
+    pub fn deprecate(&mut self, msg: impl Into<String>, version: &str) {
+        self.deprecations.push(json!({
+            "msg": msg.into(),
+            "version": version,
+            "collection_name": "ferro.proxmox",
+        }));
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+/// A module's successful result.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Outcome {
+    pub changed: bool,
+    pub msg: String,
+    /// Only emitted in diff mode.
+    pub diff: Option<Diff>,
+    /// Module-specific return values (`vmid`, `mac`, `proxmox_vms`, ...).
+    pub fields: Map<String, Value>,
+}
+
+impl Outcome {
+    pub fn new(changed: bool, msg: impl Into<String>) -> Self {
+        Outcome {
+            changed,
+            msg: msg.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.fields.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn with_diff(mut self, diff: Option<Diff>) -> Self {
+        self.diff = diff;
+        self
+    }
+}
+
+/// The signature of a module's body.
+pub type ModuleMain = fn(&mut Context) -> Result<Outcome>;
+
+/// Run a module as a process: read arguments, execute, print one JSON object, exit.
+pub fn run(spec: &'static ModuleSpec, body: ModuleMain) -> ! {
+    let input = read_input();
+    let env = |k: &str| std::env::var(k).ok();
+    let (result, code) = execute(spec, input, &env, body);
+    // The one print of the workspace: exactly one JSON object on stdout.
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{result}");
+    }
+    std::process::exit(code)
+}
+
+fn read_input() -> Result<String> {
+    match std::env::args_os().nth(1) {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| {
+            Error::args(format!(
+                "unable to read the module arguments from {}: {e}",
+                path.to_string_lossy()
+            ))
+        }),
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::args(format!("unable to read the module arguments from stdin: {e}")))?;
+            Ok(text)
+        }
+    }
+}
+
+/// Parse the arguments text into user options and Ansible's flags.
+fn parse_input(text: &str) -> Result<(Map<String, Value>, Map<String, Value>)> {
+    if text.trim().is_empty() {
+        return Err(Error::args(
+            "no module arguments: expected a JSON object in the file named by the first argument, or on stdin",
+        ));
+    }
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::args(format!("the module arguments are not valid JSON: {e}")))?;
+    let Value::Object(mut object) = value else {
+        return Err(Error::args("the module arguments must be a JSON object"));
+    };
+    // Accept the Python-module wrapper too, so the binary can be fed an AnsiballZ-style file.
+    if object.len() == 1 {
+        if let Some(Value::Object(inner)) = object.remove("ANSIBLE_MODULE_ARGS") {
+            object = inner;
+        }
+    }
+    let (internal, user): (Map<String, Value>, Map<String, Value>) =
+        object.into_iter().partition(|(k, _)| k.starts_with("_ansible_"));
+    Ok((user, internal))
+}
+
+/// Values of `no_log` options as given (or from their environment fallbacks), known before
+/// validation so that even a validation error cannot echo them.
+fn raw_no_log_values(spec: &ModuleSpec, user: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut values = Vec::new();
+    for opt in spec.all_options().into_iter().filter(|o| o.no_log) {
+        let names = std::iter::once(opt.name).chain(opt.aliases.iter().copied());
+        for name in names {
+            if let Some(v) = user.get(name) {
+                collect_strings(v, &mut values);
+            }
+        }
+        for var in opt.env {
+            if let Some(v) = env(var) {
+                values.push(v);
+            }
+        }
+    }
+    values.retain(|v| !v.is_empty());
+    values
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Value::Object(m) => m.values().for_each(|i| collect_strings(i, out)),
+        Value::Null => {}
+        other => out.push(spec::scalar_text(other)),
+    }
+}
+
+static PANIC_MESSAGE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Run the module on already-read input; returns the result object and the exit code.
+/// Separate from `run` so the whole protocol is testable in-process.
+pub fn execute(
+    spec: &'static ModuleSpec,
+    input: Result<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+    body: ModuleMain,
+) -> (Value, i32) {
+    let parsed = input.and_then(|text| parse_input(&text));
+    let (user, internal) = match parsed {
+        Ok(p) => p,
+        Err(e) => return (failure(&e, None, &[], &[]), 1),
+    };
+    let mut no_log = raw_no_log_values(spec, &user, env);
+    let flag = |k: &str| internal.get(k).and_then(spec::parse_ansible_bool).unwrap_or(false);
+
+    let params = match spec::validate(spec, &user, env) {
+        Ok(p) => p,
+        Err(e) => {
+            let result = failure(&e, None, &[], &[]);
+            return (mask(result, &no_log), 1);
+        }
+    };
+    no_log.extend(params.no_log_values().iter().cloned());
+    let mut ctx = Context::new(params, flag("_ansible_check_mode"), flag("_ansible_diff"));
+    ctx.verbosity = internal.get("_ansible_verbosity").and_then(Value::as_u64).unwrap_or(0);
+    let invocation = json!({"module_args": ctx.params.as_json()});
+
+    // A panic is a bug, but the user must still get one JSON object that says so.
+    let previous_hook = panic::take_hook();
+    panic::set_hook(Box::new(|info| {
+        let text = match (info.payload().downcast_ref::<&str>(), info.payload().downcast_ref::<String>()) {
+            (Some(s), _) => s.to_string(),
+            (_, Some(s)) => s.clone(),
+            _ => "unknown panic".to_string(),
+        };
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        if let Ok(mut slot) = PANIC_MESSAGE.lock() {
+            *slot = Some(format!("{text}{location}"));
+        }
+    }));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
+    panic::set_hook(previous_hook);
+    let outcome = outcome.unwrap_or_else(|_| {
+        let text = PANIC_MESSAGE.lock().ok().and_then(|mut s| s.take()).unwrap_or_default();
+        Err(Error::Internal(format!("the module panicked: {text}")))
+    });
+
+    let (result, code) = match outcome {
+        Ok(outcome) => (success(outcome, &ctx, invocation), 0),
+        Err(e) => (failure(&e, Some(invocation), ctx.warnings(), &ctx.deprecations), 1),
+    };
+    (mask(result, &no_log), code)
+}
+
+fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
+    let mut result = Map::new();
+    result.insert("changed".into(), Value::Bool(outcome.changed));
+    if !outcome.msg.is_empty() {
+        result.insert("msg".into(), Value::String(outcome.msg));
+    }
+    for (k, v) in outcome.fields {
+        result.insert(k, v);
+    }
+    if ctx.diff_mode {
+        if let Some(diff) = outcome.diff {
+            result.insert("diff".into(), diff.to_json());
+        }
+    }
+    if !ctx.warnings.is_empty() {
+        result.insert("warnings".into(), json!(ctx.warnings));
+    }
+    if !ctx.deprecations.is_empty() {
+        result.insert("deprecations".into(), json!(ctx.deprecations));
+    }
+    result.insert("invocation".into(), invocation);
+    Value::Object(result)
+}
+
+fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecations: &[Value]) -> Value {
+    let mut result = Map::new();
+    result.insert("failed".into(), Value::Bool(true));
+    result.insert("changed".into(), Value::Bool(false));
+    result.insert("msg".into(), Value::String(e.to_string()));
+    match e {
+        Error::TaskFailed {
+            upid,
+            exitstatus,
+            log_tail,
+        } => {
+            result.insert("upid".into(), json!(upid));
+            result.insert("exitstatus".into(), json!(exitstatus));
+            result.insert("task_log".into(), json!(log_tail));
+        }
+        Error::TaskTimeout { upid, .. } => {
+            result.insert("upid".into(), json!(upid));
+        }
+        Error::Api { status, .. } => {
+            result.insert("status_code".into(), json!(status));
+        }
+        _ => {}
+    }
+    if !warnings.is_empty() {
+        result.insert("warnings".into(), json!(warnings));
+    }
+    if !deprecations.is_empty() {
+        result.insert("deprecations".into(), json!(deprecations));
+    }
+    if let Some(inv) = invocation {
+        result.insert("invocation".into(), inv);
+    }
+    Value::Object(result)
+}
+
+/// AnsibleModule's `remove_values`: a string equal to a secret becomes
+/// `VALUE_SPECIFIED_IN_NO_LOG_PARAMETER`, a secret inside a longer string becomes `********`.
+pub fn mask(value: Value, secrets: &[String]) -> Value {
+    if secrets.is_empty() {
+        return value;
+    }
+    match value {
+        Value::String(s) => Value::String(mask_str(&s, secrets)),
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| mask(v, secrets)).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (mask_str(&k, secrets), mask(v, secrets))).collect()),
+        Value::Number(n) => {
+            let text = n.to_string();
+            if secrets.contains(&text) {
+                Value::String("VALUE_SPECIFIED_IN_NO_LOG_PARAMETER".into())
+            } else {
+                Value::Number(n)
+            }
+        }
+        other => other,
+    }
+}
+
+fn mask_str(s: &str, secrets: &[String]) -> String {
+    if secrets.iter().any(|x| x == s) {
+        return "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER".into();
+    }
+    let mut out = s.to_string();
+    // Longest first, so a secret that contains another is masked whole.
+    let mut sorted: Vec<&String> = secrets.iter().collect();
+    sorted.sort_by_key(|x| std::cmp::Reverse(x.len()));
+    for secret in sorted {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "********");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Kind, OptionSpec, Support};
+
+    const OPTS: &[OptionSpec] = &[
+        OptionSpec::new("what", Kind::Str, &["What to do."]),
+        OptionSpec::new("password", Kind::Str, &["A secret."]).no_log(),
+    ];
+    static SPEC: ModuleSpec = ModuleSpec {
+        name: "proto_test",
+        short_description: "t",
+        description: &[],
+        options: OPTS,
+        auth: false,
+        mutually_exclusive: &[],
+        required_together: &[],
+        required_one_of: &[],
+        required_if: &[],
+        required_by: &[],
+        check_mode: Support::Full,
+        diff_mode: Support::Full,
+        notes: &[],
+        examples: "",
+        returns: "",
+    };
+
+    fn body(ctx: &mut Context) -> Result<Outcome> {
+        match ctx.params.str("what") {
+            Some("panic") => panic!("boom with {}", ctx.params.str("password").unwrap_or("")),
+            Some("fail") => Err(Error::failed(format!("bad password {}", ctx.params.str("password").unwrap_or("")))),
+            Some("echo") => Ok(Outcome::new(ctx.check_mode, "echo")
+                .with("password", ctx.params.str("password").unwrap_or(""))
+                .with_diff(Some(Diff::text("a\n", "b\n", "before", "after")))),
+            _ => Ok(Outcome::new(false, "")),
+        }
+    }
+
+    fn exec(text: &str) -> (Value, i32) {
+        execute(&SPEC, Ok(text.to_string()), &|_| None, body)
+    }
+
+    #[test]
+    fn unreadable_or_malformed_input_is_one_failure_object() {
+        for input in ["", "   ", "not json", "[1,2]", "{\"what\": "] {
+            let (v, code) = exec(input);
+            assert_eq!(v["failed"], true, "input {input:?}");
+            assert_eq!(code, 1);
+            assert!(v["msg"].as_str().unwrap().contains("module arguments"), "{v}");
+        }
+        let (v, _) = execute(&SPEC, Err(Error::args("unable to read the module arguments from /x: No such file")), &|_| None, body);
+        assert_eq!(v["msg"], "unable to read the module arguments from /x: No such file");
+    }
+
+    #[test]
+    fn unknown_ansible_keys_are_ignored_and_flags_read() {
+        let (v, code) = exec(r#"{"what": "echo", "_ansible_check_mode": true, "_ansible_diff": true, "_ansible_future_thing": 1}"#);
+        assert_eq!(code, 0);
+        assert_eq!(v["changed"], true);
+        assert_eq!(v["diff"]["before"], "a\n");
+    }
+
+    #[test]
+    fn diff_only_in_diff_mode() {
+        let (v, _) = exec(r#"{"what": "echo"}"#);
+        assert!(v.get("diff").is_none());
+    }
+
+    #[test]
+    fn secrets_are_masked_everywhere() {
+        let (v, _) = exec(r#"{"what": "echo", "password": "hunter2"}"#);
+        assert_eq!(v["password"], "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER");
+        assert_eq!(v["invocation"]["module_args"]["password"], "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER");
+        let (v, _) = exec(r#"{"what": "fail", "password": "hunter2"}"#);
+        assert_eq!(v["msg"], "bad password ********");
+        let (v, _) = exec(r#"{"what": ["x"], "password": "hunter2", "bogus": 1}"#);
+        assert!(!v.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn panic_becomes_failure_json_without_secret() {
+        let (v, code) = exec(r#"{"what": "panic", "password": "hunter2"}"#);
+        assert_eq!(code, 1);
+        assert_eq!(v["failed"], true);
+        let msg = v["msg"].as_str().unwrap();
+        assert!(msg.starts_with("internal error: the module panicked: boom with ********"), "{msg}");
+        assert!(!v.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn wrapper_form_is_accepted() {
+        let (v, code) = exec(r#"{"ANSIBLE_MODULE_ARGS": {"what": "echo"}}"#);
+        assert_eq!(code, 0, "{v}");
+    }
+}

@@ -1,0 +1,746 @@
+//! Argument specs declared in Rust, and their validation with AnsibleModule's semantics and wording.
+//!
+//! A module declares its options once, as a `ModuleSpec` of `const` data. The same value drives
+//! three things: validation here (so a binary called directly is as strict as one called through
+//! the action plugin), the generated `plugins/modules/<name>.py` stub (docs and the spec that the
+//! action plugin hands to ansible-core's own validator, see `docs.rs`), and the typed `Params` of
+//! each module. The order of checks and every message follow ansible-core's
+//! `ArgumentSpecValidator.validate` (module_utils/common/arg_spec.py, 2.19), so a user sees the
+//! same error whichever validator caught it first.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// The type of an option, as Ansible names it in `type:`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
+    Path,
+    /// `type: list` with `elements:` of the given kind.
+    List(Elem),
+    Dict,
+    Raw,
+}
+
+/// The `elements:` of a list option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    Str,
+    Int,
+    Dict,
+}
+
+/// A default value, as it appears in the docs and the spec.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DefaultValue {
+    Str(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl DefaultValue {
+    pub fn to_json(self) -> Value {
+        match self {
+            DefaultValue::Str(s) => Value::from(s),
+            DefaultValue::Int(i) => Value::from(i),
+            DefaultValue::Float(f) => Value::from(f),
+            DefaultValue::Bool(b) => Value::from(b),
+        }
+    }
+}
+
+/// One option of a module. Built with the `const fn` helpers so specs are plain `const` data.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub required: bool,
+    pub default: Option<DefaultValue>,
+    pub choices: &'static [&'static str],
+    pub aliases: &'static [&'static str],
+    pub no_log: bool,
+    /// Environment variables tried, in order, when the option is not given (`env_fallback`).
+    pub env: &'static [&'static str],
+    /// Paragraphs of the option's documentation.
+    pub description: &'static [&'static str],
+}
+
+impl OptionSpec {
+    pub const fn new(name: &'static str, kind: Kind, description: &'static [&'static str]) -> Self {
+        OptionSpec {
+            name,
+            kind,
+            required: false,
+            default: None,
+            choices: &[],
+            aliases: &[],
+            no_log: false,
+            env: &[],
+            description,
+        }
+    }
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+    pub const fn default(mut self, value: DefaultValue) -> Self {
+        self.default = Some(value);
+        self
+    }
+    pub const fn choices(mut self, choices: &'static [&'static str]) -> Self {
+        self.choices = choices;
+        self
+    }
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+    pub const fn no_log(mut self) -> Self {
+        self.no_log = true;
+        self
+    }
+    pub const fn env(mut self, env: &'static [&'static str]) -> Self {
+        self.env = env;
+        self
+    }
+}
+
+/// `required_if`: when `key` equals `value`, the `requirements` must be set (all, or `any` one).
+#[derive(Clone, Copy, Debug)]
+pub struct RequiredIf {
+    pub key: &'static str,
+    pub value: &'static str,
+    pub requirements: &'static [&'static str],
+    pub any: bool,
+}
+
+/// How far a module supports check or diff mode, for the docs' `attributes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    Full,
+    Partial(&'static str),
+    None,
+}
+
+/// Everything declared about one module: options, constraints and documentation.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleSpec {
+    pub name: &'static str,
+    pub short_description: &'static str,
+    pub description: &'static [&'static str],
+    pub options: &'static [OptionSpec],
+    /// Whether the shared connection options (`auth::AUTH_OPTIONS`) are part of this module.
+    pub auth: bool,
+    pub mutually_exclusive: &'static [&'static [&'static str]],
+    pub required_together: &'static [&'static [&'static str]],
+    pub required_one_of: &'static [&'static [&'static str]],
+    pub required_if: &'static [RequiredIf],
+    pub required_by: &'static [(&'static str, &'static [&'static str])],
+    pub check_mode: Support,
+    pub diff_mode: Support,
+    pub notes: &'static [&'static str],
+    /// YAML text of the EXAMPLES block.
+    pub examples: &'static str,
+    /// YAML text of the RETURN block.
+    pub returns: &'static str,
+}
+
+impl ModuleSpec {
+    /// The module's own options followed by the shared connection options.
+    pub fn all_options(&self) -> Vec<&'static OptionSpec> {
+        let mut all: Vec<&'static OptionSpec> = self.options.iter().collect();
+        if self.auth {
+            all.extend(crate::auth::AUTH_OPTIONS.iter());
+        }
+        all
+    }
+
+    fn groups(&self, own: &'static [&'static [&'static str]], shared: &'static [&'static [&'static str]]) -> Vec<&'static [&'static str]> {
+        let mut v: Vec<&'static [&'static str]> = own.to_vec();
+        if self.auth {
+            v.extend_from_slice(shared);
+        }
+        v
+    }
+
+    pub fn all_required_together(&self) -> Vec<&'static [&'static str]> {
+        self.groups(self.required_together, crate::auth::AUTH_REQUIRED_TOGETHER)
+    }
+
+    pub fn all_required_one_of(&self) -> Vec<&'static [&'static str]> {
+        self.groups(self.required_one_of, crate::auth::AUTH_REQUIRED_ONE_OF)
+    }
+
+    pub fn all_mutually_exclusive(&self) -> Vec<&'static [&'static str]> {
+        self.groups(self.mutually_exclusive, &[])
+    }
+}
+
+/// Validated, coerced and defaulted options. Unset options without a default are absent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params {
+    values: BTreeMap<String, Value>,
+    no_log_values: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Params {
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.values.get(name).filter(|v| !v.is_null())
+    }
+    pub fn is_set(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(Value::as_str)
+    }
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(Value::as_i64)
+    }
+    pub fn float(&self, name: &str) -> Option<f64> {
+        self.get(name).and_then(Value::as_f64)
+    }
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.get(name).and_then(Value::as_bool)
+    }
+    pub fn list(&self, name: &str) -> Option<&Vec<Value>> {
+        self.get(name).and_then(Value::as_array)
+    }
+    pub fn dict(&self, name: &str) -> Option<&Map<String, Value>> {
+        self.get(name).and_then(Value::as_object)
+    }
+    /// The values of `no_log` options, to be masked in everything the module returns.
+    pub fn no_log_values(&self) -> &[String] {
+        &self.no_log_values
+    }
+    /// Warnings raised during validation (an option given together with its alias).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    /// All values, for `invocation.module_args` (mask before printing).
+    pub fn as_json(&self) -> Value {
+        Value::Object(self.values.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+}
+
+/// Validate raw task arguments (the user's options, no `_ansible_*` keys) against `spec`.
+///
+/// `env` looks up environment variables; it is a parameter so tests need not touch the process
+/// environment. Returns the first error, as AnsibleModule's `fail_json` does.
+pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+    let options = spec.all_options();
+    let mut values: BTreeMap<String, Value> = raw
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut warnings = Vec::new();
+    let mut no_log_values = Vec::new();
+
+    // Environment fallbacks come first (set_fallbacks); their no_log values are masked too.
+    for opt in &options {
+        if values.contains_key(opt.name) || opt.aliases.iter().any(|a| values.contains_key(*a)) {
+            continue;
+        }
+        if let Some(v) = opt.env.iter().find_map(|var| env(var)) {
+            values.insert(opt.name.to_string(), Value::String(v));
+        }
+    }
+
+    // Aliases are folded into their option (_handle_aliases).
+    for opt in &options {
+        for alias in opt.aliases {
+            if let Some(v) = values.remove(*alias) {
+                if values.contains_key(opt.name) {
+                    warnings.push(format!("Both option {} and its alias {} are set.", opt.name, alias));
+                } else {
+                    values.insert(opt.name.to_string(), v);
+                }
+            }
+        }
+    }
+
+    for opt in options.iter().filter(|o| o.no_log) {
+        if let Some(v) = values.get(opt.name) {
+            let text = scalar_text(v);
+            if !text.is_empty() {
+                no_log_values.push(text);
+            }
+        }
+    }
+
+    // Unsupported parameters (_get_unsupported_parameters), with the supported list.
+    let mut unsupported: Vec<&str> = values
+        .keys()
+        .filter(|k| !options.iter().any(|o| o.name == k.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !unsupported.is_empty() {
+        unsupported.sort_unstable();
+        let mut names: Vec<&str> = options.iter().map(|o| o.name).collect();
+        names.sort_unstable();
+        let mut aliases: Vec<&str> = options.iter().flat_map(|o| o.aliases.iter().copied()).collect();
+        aliases.sort_unstable();
+        let mut supported = names.join(", ");
+        if !aliases.is_empty() {
+            supported.push_str(&format!(" ({})", aliases.join(", ")));
+        }
+        return Err(Error::args(format!(
+            "Unsupported parameters for ({}) module: {}. Supported parameters include: {}.",
+            spec.name,
+            unsupported.join(", "),
+            supported
+        )));
+    }
+
+    for group in spec.all_mutually_exclusive() {
+        let set: Vec<&str> = group.iter().copied().filter(|k| values.contains_key(*k)).collect();
+        if set.len() > 1 {
+            return Err(Error::args(format!("parameters are mutually exclusive: {}", group.join("|"))));
+        }
+    }
+
+    // Options with a real default count as set for the checks below (_set_defaults(..., False)).
+    for opt in &options {
+        if let (false, Some(d)) = (values.contains_key(opt.name), opt.default) {
+            values.insert(opt.name.to_string(), d.to_json());
+        }
+    }
+
+    let mut missing: Vec<&str> = options
+        .iter()
+        .filter(|o| o.required && !values.contains_key(o.name))
+        .map(|o| o.name)
+        .collect();
+    if !missing.is_empty() {
+        missing.sort_unstable();
+        return Err(Error::args(format!("missing required arguments: {}", missing.join(", "))));
+    }
+
+    for opt in &options {
+        if let Some(v) = values.get(opt.name) {
+            let coerced = coerce(opt, v)?;
+            values.insert(opt.name.to_string(), coerced);
+        }
+    }
+
+    for opt in options.iter().filter(|o| !o.choices.is_empty()) {
+        if let Some(v) = values.get(opt.name) {
+            let items: Vec<&Value> = match v {
+                Value::Array(items) => items.iter().collect(),
+                other => vec![other],
+            };
+            let bad: Vec<String> = items
+                .iter()
+                .map(|i| scalar_text(i))
+                .filter(|t| !opt.choices.contains(&t.as_str()))
+                .collect();
+            if !bad.is_empty() {
+                let msg = if v.is_array() {
+                    format!(
+                        "value of {} must be one or more of: {}. Got no match for: {}",
+                        opt.name,
+                        opt.choices.join(", "),
+                        bad.join(", ")
+                    )
+                } else {
+                    format!("value of {} must be one of: {}, got: {}", opt.name, opt.choices.join(", "), bad[0])
+                };
+                return Err(Error::args(msg));
+            }
+        }
+    }
+
+    let is_set = |k: &str| values.contains_key(k);
+    for group in spec.all_required_together() {
+        let n = group.iter().filter(|k| is_set(k)).count();
+        if n > 0 && n < group.len() {
+            return Err(Error::args(format!("parameters are required together: {}", group.join(", "))));
+        }
+    }
+    for group in spec.all_required_one_of() {
+        if !group.iter().any(|k| is_set(k)) {
+            return Err(Error::args(format!("one of the following is required: {}", group.join(", "))));
+        }
+    }
+    for rule in spec.required_if {
+        let matches = values.get(rule.key).map(scalar_text).as_deref() == Some(rule.value);
+        if !matches {
+            continue;
+        }
+        let missing: Vec<&str> = rule.requirements.iter().copied().filter(|k| !is_set(k)).collect();
+        let failed = if rule.any { missing.len() == rule.requirements.len() } else { !missing.is_empty() };
+        if failed {
+            return Err(Error::args(format!(
+                "{} is {} but {} of the following are missing: {}",
+                rule.key,
+                rule.value,
+                if rule.any { "any" } else { "all" },
+                missing.join(", ")
+            )));
+        }
+    }
+    for (key, needs) in spec.required_by {
+        if !is_set(key) {
+            continue;
+        }
+        let missing: Vec<&str> = needs.iter().copied().filter(|k| !is_set(k)).collect();
+        if !missing.is_empty() {
+            return Err(Error::args(format!(
+                "missing parameter(s) required by '{}': {}",
+                key,
+                missing.join(", ")
+            )));
+        }
+    }
+
+    Ok(Params {
+        values,
+        no_log_values,
+        warnings,
+    })
+}
+
+/// Python's name for the type of a JSON value, as ansible-core prints it in type errors.
+fn python_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// Python's `repr` of a JSON value, close enough for error messages.
+fn python_repr(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The text of a scalar as Python's `str()` would give it (used for choices and no_log).
+pub fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Ansible's boolean words (module_utils/parsing/convert_bool.py).
+pub fn parse_ansible_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x == 1.0 => Some(true),
+            Some(x) if x == 0.0 => Some(false),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" | "on" | "1" | "true" | "t" => Some(true),
+            "n" | "no" | "off" | "0" | "false" | "f" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn to_int(v: &Value) -> std::result::Result<i64, String> {
+    let fail = || format!("\"{}\" cannot be converted to an int", python_repr(v));
+    match v {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Ok(i)
+            } else {
+                match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+                    _ => Err(fail()),
+                }
+            }
+        }
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::String(s) => {
+            let t = s.trim();
+            if let Ok(i) = t.parse::<i64>() {
+                return Ok(i);
+            }
+            // Decimal("3.0") == 3 is accepted by ansible-core; "3.5" is not.
+            match t.parse::<f64>() {
+                Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 && !t.contains(['e', 'E']) => Ok(f as i64),
+                _ => Err(fail()),
+            }
+        }
+        _ => Err(fail()),
+    }
+}
+
+fn to_float(v: &Value) -> std::result::Result<f64, String> {
+    let fail = || format!("<class '{}'> cannot be converted to a float", python_type_name(v));
+    match v {
+        Value::Number(n) => n.as_f64().ok_or_else(fail),
+        Value::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()).ok_or_else(fail),
+        _ => Err(fail()),
+    }
+}
+
+fn to_str(v: &Value) -> std::result::Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(_) | Value::Object(_) => Ok(v.to_string()),
+        other => Ok(scalar_text(other)),
+    }
+}
+
+fn to_bool(v: &Value) -> std::result::Result<bool, String> {
+    match v {
+        Value::Array(_) | Value::Object(_) | Value::Null => {
+            Err(format!("<class '{}'> cannot be converted to a bool", python_type_name(v)))
+        }
+        _ => parse_ansible_bool(v).ok_or_else(|| {
+            format!(
+                "The value '{}' is not a valid boolean. Valid booleans include: 'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, 'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False",
+                scalar_text(v)
+            )
+        }),
+    }
+}
+
+fn to_dict(v: &Value) -> std::result::Result<Map<String, Value>, String> {
+    match v {
+        Value::Object(m) => Ok(m.clone()),
+        Value::String(s) if s.trim_start().starts_with('{') => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err("unable to evaluate string as dictionary".into()),
+        },
+        Value::String(s) => {
+            let mut m = Map::new();
+            for field in s.split([',', ' ']).filter(|f| !f.is_empty()) {
+                let (k, val) = field
+                    .split_once('=')
+                    .ok_or("dictionary requested, could not parse JSON or key=value")?;
+                m.insert(k.trim().to_string(), Value::String(val.trim().to_string()));
+            }
+            Ok(m)
+        }
+        other => Err(format!("<class '{}'> cannot be converted to a dict", python_type_name(other))),
+    }
+}
+
+fn coerce_scalar(kind: Kind, v: &Value) -> std::result::Result<Value, String> {
+    Ok(match kind {
+        Kind::Str => Value::String(to_str(v)?),
+        Kind::Path => {
+            let s = to_str(v)?;
+            Value::String(expand_home(&s))
+        }
+        Kind::Int => Value::from(to_int(v)?),
+        Kind::Float => Value::from(to_float(v)?),
+        Kind::Bool => Value::Bool(to_bool(v)?),
+        Kind::Dict => Value::Object(to_dict(v)?),
+        Kind::Raw => v.clone(),
+        Kind::List(_) => unreachable_list(),
+    })
+}
+
+// Lists are handled in `coerce`; a list kind never reaches `coerce_scalar`.
+fn unreachable_list() -> Value {
+    Value::Null
+}
+
+fn expand_home(path: &str) -> String {
+    match (path.strip_prefix('~'), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        _ => path.to_string(),
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Str => "str",
+        Kind::Int => "int",
+        Kind::Float => "float",
+        Kind::Bool => "bool",
+        Kind::Path => "path",
+        Kind::List(_) => "list",
+        Kind::Dict => "dict",
+        Kind::Raw => "raw",
+    }
+}
+
+fn elem_kind(e: Elem) -> Kind {
+    match e {
+        Elem::Str => Kind::Str,
+        Elem::Int => Kind::Int,
+        Elem::Dict => Kind::Dict,
+    }
+}
+
+fn coerce(opt: &OptionSpec, v: &Value) -> Result<Value> {
+    let type_error = |e: String| {
+        Error::args(format!(
+            "argument '{}' is of type {} and we were unable to convert to {}: {}",
+            opt.name,
+            python_type_name(v),
+            kind_name(opt.kind),
+            e
+        ))
+    };
+    match opt.kind {
+        Kind::List(elem) => {
+            let items: Vec<Value> = match v {
+                Value::Array(items) => items.clone(),
+                Value::String(s) => s.split(',').map(|p| Value::String(p.to_string())).collect(),
+                Value::Number(_) => vec![Value::String(v.to_string())],
+                other => {
+                    return Err(type_error(format!("<class '{}'> cannot be converted to a list", python_type_name(other))))
+                }
+            };
+            let kind = elem_kind(elem);
+            items
+                .iter()
+                .map(|item| {
+                    coerce_scalar(kind, item).map_err(|e| {
+                        Error::args(format!(
+                            "Elements value for option '{}' is of type {} and we were unable to convert to {}: {}",
+                            opt.name,
+                            python_type_name(item),
+                            kind_name(kind),
+                            e
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<Value>>>()
+                .map(Value::Array)
+        }
+        kind => coerce_scalar(kind, v).map_err(type_error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OPTS: &[OptionSpec] = &[
+        OptionSpec::new("vmid", Kind::Int, &["The VM id."]),
+        OptionSpec::new("name", Kind::Str, &["The VM name."]).aliases(&["vmname"]),
+        OptionSpec::new("state", Kind::Str, &["State."]).default(DefaultValue::Str("present")).choices(&["present", "absent"]),
+        OptionSpec::new("force", Kind::Bool, &["Force."]).default(DefaultValue::Bool(false)),
+        OptionSpec::new("rate", Kind::Float, &["Rate."]),
+        OptionSpec::new("tags", Kind::List(Elem::Str), &["Tags."]),
+        OptionSpec::new("secret", Kind::Str, &["A secret."]).no_log().env(&["TEST_SECRET"]),
+        OptionSpec::new("size", Kind::Str, &["Size."]),
+    ];
+
+    const SPEC: ModuleSpec = ModuleSpec {
+        name: "test_mod",
+        short_description: "test",
+        description: &[],
+        options: OPTS,
+        auth: false,
+        mutually_exclusive: &[&["vmid", "name"]],
+        required_together: &[],
+        required_one_of: &[],
+        required_if: &[RequiredIf { key: "state", value: "absent", requirements: &["vmid", "name"], any: true }],
+        required_by: &[("size", &["rate"])],
+        check_mode: Support::Full,
+        diff_mode: Support::Full,
+        notes: &[],
+        examples: "",
+        returns: "",
+    };
+
+    fn run(args: Value) -> Result<Params> {
+        run_env(args, &|_| None)
+    }
+
+    fn run_env(args: Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+        let Value::Object(map) = args else { panic!("test args must be an object") };
+        validate(&SPEC, &map, env)
+    }
+
+    fn err(args: Value) -> String {
+        match run(args) {
+            Err(e) => e.to_string(),
+            Ok(p) => format!("unexpectedly valid: {p:?}"),
+        }
+    }
+
+    #[test]
+    fn coerces_like_ansible_and_fills_defaults() {
+        let p = run(json!({"vmid": "101", "force": "yes", "rate": "10", "tags": "a,b"})).unwrap();
+        assert_eq!(p.int("vmid"), Some(101));
+        assert_eq!(p.bool("force"), Some(true));
+        assert_eq!(p.float("rate"), Some(10.0));
+        assert_eq!(p.list("tags").unwrap(), &vec![json!("a"), json!("b")]);
+        assert_eq!(p.str("state"), Some("present"));
+        assert!(!p.is_set("name"));
+    }
+
+    #[test]
+    fn error_messages_match_ansible_core() {
+        // Each row: arguments, the message AnsibleModule would give (ansible-core 2.19).
+        let cases = [
+            (json!({"bogus": 1}), "Unsupported parameters for (test_mod) module: bogus. Supported parameters include: force, name, rate, secret, size, state, tags, vmid (vmname)."),
+            (json!({"vmid": 1, "name": "x"}), "parameters are mutually exclusive: vmid|name"),
+            (json!({"vmid": "abc"}), "argument 'vmid' is of type str and we were unable to convert to int: \"'abc'\" cannot be converted to an int"),
+            (json!({"vmid": 1.5}), "argument 'vmid' is of type float and we were unable to convert to int: \"1.5\" cannot be converted to an int"),
+            (json!({"force": "maybe"}), "argument 'force' is of type str and we were unable to convert to bool: The value 'maybe' is not a valid boolean. Valid booleans include: 'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, 'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"),
+            (json!({"rate": [1]}), "argument 'rate' is of type list and we were unable to convert to float: <class 'list'> cannot be converted to a float"),
+            (json!({"state": "gone"}), "value of state must be one of: present, absent, got: gone"),
+            (json!({"state": "absent"}), "state is absent but any of the following are missing: vmid, name"),
+            (json!({"size": "1G"}), "missing parameter(s) required by 'size': rate"),
+        ];
+        for (args, want) in cases {
+            assert_eq!(err(args.clone()), want, "args: {args}");
+        }
+    }
+
+    #[test]
+    fn nulls_count_as_unset() {
+        let p = run(json!({"vmid": null, "name": null, "state": null})).unwrap();
+        assert!(!p.is_set("vmid"));
+        assert_eq!(p.str("state"), Some("present"));
+    }
+
+    #[test]
+    fn alias_folds_into_option() {
+        let p = run(json!({"vmname": "web"})).unwrap();
+        assert_eq!(p.str("name"), Some("web"));
+        let p = run(json!({"vmname": "web", "name": "db"})).unwrap();
+        assert_eq!(p.str("name"), Some("db"));
+        assert_eq!(p.warnings(), ["Both option name and its alias vmname are set."]);
+    }
+
+    #[test]
+    fn env_fallback_and_no_log_values() {
+        let p = run_env(json!({}), &|k| (k == "TEST_SECRET").then(|| "s3cr3t".to_string())).unwrap();
+        assert_eq!(p.str("secret"), Some("s3cr3t"));
+        assert_eq!(p.no_log_values(), ["s3cr3t"]);
+        let p = run_env(json!({"secret": "given"}), &|_| Some("env".into())).unwrap();
+        assert_eq!(p.str("secret"), Some("given"));
+    }
+
+    #[test]
+    fn integral_strings_and_floats_are_ints() {
+        assert_eq!(run(json!({"vmid": "3.0"})).unwrap().int("vmid"), Some(3));
+        assert_eq!(run(json!({"vmid": 7.0})).unwrap().int("vmid"), Some(7));
+    }
+}

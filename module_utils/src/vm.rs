@@ -1,0 +1,162 @@
+//! Finding VMs: one `GET /cluster/resources?type=vm` read, then lookups by vmid or name.
+//!
+//! PVE names are not unique, so a name that matches several VMs is an error listing their
+//! vmids; every module resolves its VM through here so the wording is the same everywhere.
+
+use serde_json::{Map, Value};
+
+use crate::client::{form, Api};
+use crate::error::{Error, Result};
+
+/// One entry of `/cluster/resources?type=vm`, with the fields modules decide on typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VmResource {
+    pub vmid: u64,
+    pub name: Option<String>,
+    pub node: String,
+    /// `qemu` or `lxc`.
+    pub kind: String,
+    pub status: String,
+    pub template: bool,
+    pub lock: Option<String>,
+    /// The entry as PVE sent it.
+    pub raw: Map<String, Value>,
+}
+
+/// PVE sends integers as numbers or numeric strings (pve-semantics.md §3): accept both.
+pub fn lenient_u64(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// PVE booleans arrive as `0`/`1`, `"0"`/`"1"` or JSON booleans.
+pub fn lenient_bool(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() == Some(1.0),
+        Some(Value::String(s)) => matches!(s.as_str(), "1" | "true" | "on" | "yes"),
+        _ => false,
+    }
+}
+
+impl VmResource {
+    pub fn from_json(v: &Value) -> Option<VmResource> {
+        let raw = v.as_object()?.clone();
+        Some(VmResource {
+            vmid: lenient_u64(raw.get("vmid"))?,
+            name: raw.get("name").and_then(Value::as_str).map(str::to_string),
+            node: raw.get("node").and_then(Value::as_str)?.to_string(),
+            kind: raw.get("type").and_then(Value::as_str).unwrap_or("qemu").to_string(),
+            status: raw.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string(),
+            template: lenient_bool(raw.get("template")),
+            lock: raw.get("lock").and_then(Value::as_str).map(str::to_string),
+            raw,
+        })
+    }
+
+    /// The API path of this VM, `/nodes/<node>/<qemu|lxc>/<vmid>`.
+    pub fn path(&self) -> String {
+        format!("/nodes/{}/{}/{}", self.node, self.kind, self.vmid)
+    }
+}
+
+/// All VMs and containers of the cluster, sorted by vmid.
+pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
+    let data = api
+        .get("/cluster/resources", &form([("type", "vm")]))
+        .map_err(|e| e.context("Failed to retrieve VMs information from cluster resources"))?;
+    let mut vms: Vec<VmResource> = data
+        .as_array()
+        .map(|items| items.iter().filter_map(VmResource::from_json).collect())
+        .unwrap_or_default();
+    vms.sort_by_key(|v| v.vmid);
+    Ok(vms)
+}
+
+/// The QEMU VM a task addresses, by `vmid` if given, else by `name`. `Ok(None)` when nothing
+/// matches; an error when a name matches several VMs or neither is given.
+pub fn resolve<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<Option<&'a VmResource>> {
+    if let Some(id) = vmid {
+        return Ok(vms.iter().find(|v| v.vmid == id));
+    }
+    let Some(name) = name else {
+        return Err(Error::args("one of the following is required: vmid, name"));
+    };
+    let matches: Vec<&VmResource> = vms
+        .iter()
+        .filter(|v| v.kind == "qemu" && v.name.as_deref() == Some(name))
+        .collect();
+    match matches.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        many => {
+            let ids: Vec<String> = many.iter().map(|v| v.vmid.to_string()).collect();
+            Err(Error::failed(format!(
+                "Multiple VMs with name {name} found (vmids {}), provide vmid instead",
+                ids.join(", ")
+            )))
+        }
+    }
+}
+
+/// Like `resolve`, but a missing VM is an error with community.proxmox's wording.
+pub fn require<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'a VmResource> {
+    match resolve(vms, vmid, name)? {
+        Some(vm) => Ok(vm),
+        None => Err(Error::failed(match (vmid, name) {
+            (Some(id), _) => format!("VM with vmid {id} does not exist in cluster"),
+            (None, Some(n)) => format!("No VM with name {n} found"),
+            (None, None) => "one of the following is required: vmid, name".to_string(),
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vms() -> Vec<VmResource> {
+        [
+            json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running", "template": 0}),
+            json!({"vmid": "101", "name": "db", "node": "pve2", "type": "qemu", "status": "stopped", "template": "1"}),
+            json!({"vmid": 102, "name": "db", "node": "pve2", "type": "qemu", "status": "stopped"}),
+            json!({"vmid": 200, "name": "web", "node": "pve1", "type": "lxc", "status": "running"}),
+        ]
+        .iter()
+        .filter_map(VmResource::from_json)
+        .collect()
+    }
+
+    #[test]
+    fn lenient_wire_encodings() {
+        let v = vms();
+        assert_eq!(v[1].vmid, 101);
+        assert!(v[1].template);
+        assert!(!v[0].template);
+    }
+
+    #[test]
+    fn resolve_by_vmid_wins_over_name() {
+        let v = vms();
+        assert_eq!(resolve(&v, Some(102), Some("web")).unwrap().unwrap().vmid, 102);
+        assert!(resolve(&v, Some(999), None).unwrap().is_none());
+    }
+
+    #[test]
+    fn resolve_by_name_ignores_containers_and_lists_duplicates() {
+        let v = vms();
+        assert_eq!(resolve(&v, None, Some("web")).unwrap().unwrap().vmid, 100);
+        let e = resolve(&v, None, Some("db")).unwrap_err();
+        assert_eq!(e.to_string(), "Multiple VMs with name db found (vmids 101, 102), provide vmid instead");
+    }
+
+    #[test]
+    fn require_uses_upstream_wording() {
+        let v = vms();
+        assert_eq!(require(&v, Some(7), None).unwrap_err().to_string(), "VM with vmid 7 does not exist in cluster");
+    }
+}

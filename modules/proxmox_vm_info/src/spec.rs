@@ -1,0 +1,148 @@
+//! proxmox_vm_info's options and documentation: the source of plugins/modules/proxmox_vm_info.py.
+
+use module_utils::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, Support};
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new("node", Kind::Str, &["Only VMs on this cluster node. An unknown node is an error."]),
+    OptionSpec::new("type", Kind::Str, &["Which kind of guests to list."])
+        .default(DefaultValue::Str("all"))
+        .choices(&["all", "qemu", "lxc"]),
+    OptionSpec::new("vmid", Kind::Int, &["Only the VM with this id. An unknown vmid gives an empty list, not an error."]),
+    OptionSpec::new("name", Kind::Str, &["Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches unnamed VMs."]),
+    OptionSpec::new("config", Kind::Str, &[
+        "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running configuration without pending changes, V(pending) returns it with pending changes applied.",
+        "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks), parsed from that configuration.",
+    ])
+    .default(DefaultValue::Str("none"))
+    .choices(&["none", "current", "pending"]),
+    OptionSpec::new("network", Kind::Bool, &[
+        "Whether to read each running VM's network interfaces from the QEMU guest agent.",
+        "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not fail for it.",
+    ])
+    .default(DefaultValue::Bool(false)),
+];
+
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "proxmox_vm_info",
+    short_description: "Retrieve information about Proxmox VE virtual machines",
+    description: &[
+        "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with MAC addresses) and disks, and the guest agent's view of the network.",
+        "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks).",
+        "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it.",
+    ],
+    options: OPTIONS,
+    auth: true,
+    mutually_exclusive: &[],
+    required_together: &[],
+    required_one_of: &[],
+    required_if: &[],
+    required_by: &[],
+    check_mode: Support::Full,
+    diff_mode: Support::None,
+    notes: &["Read-only: check mode returns the same information as a normal run."],
+    examples: r#"
+- name: List every VM of the cluster
+  ferro.proxmox.proxmox_vm_info:
+    api_host: pve1.example.org
+    api_user: ansible@pve
+    api_token_id: automation
+    api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+  delegate_to: localhost
+  register: cluster
+
+- name: Read one VM's config and its MAC addresses
+  ferro.proxmox.proxmox_vm_info:
+    vmid: 101
+    config: current
+  delegate_to: localhost
+  register: vm
+
+- name: Show the MAC of net0
+  ansible.builtin.debug:
+    msg: "{{ (vm.proxmox_vms[0].nics | selectattr('interface', 'eq', 'net0') | first).mac }}"
+
+- name: Guest agent network of every VM named web (stopped ones get network_error)
+  ferro.proxmox.proxmox_vm_info:
+    name: web
+    network: true
+  delegate_to: localhost
+"#,
+    returns: r#"
+proxmox_vms:
+  description: The selected guests, sorted by vmid.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    vmid:
+      description: The VM id.
+      type: int
+      sample: 101
+    name:
+      description: The VM name.
+      type: str
+      sample: web01
+    node:
+      description: The node the VM is on.
+      type: str
+      sample: pve1
+    type:
+      description: V(qemu) or V(lxc).
+      type: str
+    status:
+      description: V(running), V(stopped), ...
+      type: str
+    template:
+      description: Whether the VM is a template.
+      type: bool
+    id:
+      description: The cluster resource id, for example C(qemu/101).
+      type: str
+    config:
+      description: The raw PVE configuration, when O(config) is V(current) or V(pending).
+      returned: when config is not none
+      type: dict
+    nics:
+      description: One entry per C(netN) key of the configuration, parsed.
+      returned: when config is not none, QEMU VMs only
+      type: list
+      elements: dict
+      contains:
+        interface: {description: "The config key, for example C(net0).", type: str}
+        model: {description: "The NIC model, for example C(virtio).", type: str}
+        mac: {description: "The MAC address, upper case.", type: str, sample: "BC:24:11:3A:5C:0F"}
+        bridge: {description: "The bridge, null for user-mode networking.", type: str}
+        tag: {description: "The VLAN tag, or null.", type: int}
+        trunks: {description: "VLAN trunks, or null.", type: str}
+        firewall: {description: "Whether the PVE firewall is on for this NIC.", type: bool}
+        link_down: {description: "Whether the link is disconnected.", type: bool}
+        mtu: {description: "The MTU, or null.", type: int}
+        queues: {description: "The number of queues, or null.", type: int}
+        rate: {description: "The rate limit in MB/s, or null.", type: float}
+        other: {description: "Any other options of the NIC, as strings.", type: dict}
+    disks:
+      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0), C(unusedN)), parsed.
+      returned: when config is not none, QEMU VMs only
+      type: list
+      elements: dict
+      contains:
+        key: {description: "The config key, for example C(scsi0).", type: str}
+        bus: {description: "The bus, for example C(scsi) or C(unused).", type: str}
+        storage: {description: "The storage of the volume, or null for C(none), C(cdrom) and paths.", type: str}
+        volume: {description: "The volume as PVE wrote it, for example C(local-lvm:vm-101-disk-0).", type: str}
+        size: {description: "The size as PVE wrote it, for example C(32G).", type: str}
+        size_bytes: {description: "The size in bytes.", type: int}
+        format: {description: "The image format, when PVE states it or the volume name shows it.", type: str}
+        media: {description: "V(disk) or V(cdrom).", type: str}
+        other: {description: "Any other options of the drive, as strings.", type: dict}
+    network:
+      description: The guest agent's C(network-get-interfaces) result.
+      returned: when network is true and the agent answered
+      type: list
+      elements: dict
+    network_error:
+      description: Why the guest network could not be read (VM stopped, agent not running).
+      returned: when network is true and the agent did not answer
+      type: str
+"#,
+};

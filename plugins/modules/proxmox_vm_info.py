@@ -1,0 +1,272 @@
+# -*- coding: utf-8 -*-
+# GENERATED from the module's Rust spec (modules/proxmox_vm_info/src/spec.rs) by `make stubs`; do not edit.
+# Copyright: ferro.proxmox contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation and argument spec of ferro.proxmox.proxmox_vm_info.
+
+The module itself is a native binary (native/<target-triple>/proxmox_vm_info) that the collection's
+action plugin runs; this file exists for ansible-doc, ansible-test and the action plugin's
+argument validation.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: proxmox_vm_info
+short_description: "Retrieve information about Proxmox VE virtual machines"
+version_added: "0.1.0"
+author: "ferro.proxmox contributors"
+description:
+  - "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with MAC addresses) and disks, and the guest agent's view of the network."
+  - "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks)."
+  - "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it."
+options:
+  node:
+    description:
+      - "Only VMs on this cluster node. An unknown node is an error."
+    type: str
+  type:
+    description:
+      - "Which kind of guests to list."
+    type: str
+    default: "all"
+    choices: ["all", "qemu", "lxc"]
+  vmid:
+    description:
+      - "Only the VM with this id. An unknown vmid gives an empty list, not an error."
+    type: int
+  name:
+    description:
+      - "Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches unnamed VMs."
+    type: str
+  config:
+    description:
+      - "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running configuration without pending changes, V(pending) returns it with pending changes applied."
+      - "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks), parsed from that configuration."
+    type: str
+    default: "none"
+    choices: ["none", "current", "pending"]
+  network:
+    description:
+      - "Whether to read each running VM's network interfaces from the QEMU guest agent."
+      - "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not fail for it."
+    type: bool
+    default: false
+  api_host:
+    description:
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."
+      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+    type: str
+    required: true
+  api_port:
+    description:
+      - "The port of the Proxmox VE API. Defaults to 8006."
+      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+    type: int
+  api_user:
+    description:
+      - "The user to authenticate as, C(user@realm)."
+      - "If not set, the value of the environment variable PROXMOX_USER is used."
+    type: str
+    required: true
+  api_password:
+    description:
+      - "The user's password. When set, password (ticket) authentication is used instead of an API token."
+      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+    type: str
+  api_token_id:
+    description:
+      - "The id of the API token (the part after C(!)), for token authentication."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+    type: str
+  api_token_secret:
+    description:
+      - "The secret of the API token."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+    type: str
+  api_timeout:
+    description:
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
+      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+    type: int
+    default: 5
+  validate_certs:
+    description:
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
+      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+    type: bool
+    default: true
+  ca_path:
+    description:
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
+      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+    type: path
+attributes:
+  check_mode:
+    description: "Can run in check mode and return changed status prediction without modifying target."
+    support: full
+  diff_mode:
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    support: none
+  action_group:
+    description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
+    support: full
+    membership: ["ferro.proxmox.proxmox"]
+  platform:
+    description: "Target OS/families that can be operated against."
+    support: full
+    platforms: "posix"
+notes:
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
+  - "Read-only: check mode returns the same information as a normal run."
+'''
+
+EXAMPLES = r'''
+- name: List every VM of the cluster
+  ferro.proxmox.proxmox_vm_info:
+    api_host: pve1.example.org
+    api_user: ansible@pve
+    api_token_id: automation
+    api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+  delegate_to: localhost
+  register: cluster
+
+- name: Read one VM's config and its MAC addresses
+  ferro.proxmox.proxmox_vm_info:
+    vmid: 101
+    config: current
+  delegate_to: localhost
+  register: vm
+
+- name: Show the MAC of net0
+  ansible.builtin.debug:
+    msg: "{{ (vm.proxmox_vms[0].nics | selectattr('interface', 'eq', 'net0') | first).mac }}"
+
+- name: Guest agent network of every VM named web (stopped ones get network_error)
+  ferro.proxmox.proxmox_vm_info:
+    name: web
+    network: true
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+proxmox_vms:
+  description: The selected guests, sorted by vmid.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    vmid:
+      description: The VM id.
+      type: int
+      sample: 101
+    name:
+      description: The VM name.
+      type: str
+      sample: web01
+    node:
+      description: The node the VM is on.
+      type: str
+      sample: pve1
+    type:
+      description: V(qemu) or V(lxc).
+      type: str
+    status:
+      description: V(running), V(stopped), ...
+      type: str
+    template:
+      description: Whether the VM is a template.
+      type: bool
+    id:
+      description: The cluster resource id, for example C(qemu/101).
+      type: str
+    config:
+      description: The raw PVE configuration, when O(config) is V(current) or V(pending).
+      returned: when config is not none
+      type: dict
+    nics:
+      description: One entry per C(netN) key of the configuration, parsed.
+      returned: when config is not none, QEMU VMs only
+      type: list
+      elements: dict
+      contains:
+        interface: {description: "The config key, for example C(net0).", type: str}
+        model: {description: "The NIC model, for example C(virtio).", type: str}
+        mac: {description: "The MAC address, upper case.", type: str, sample: "BC:24:11:3A:5C:0F"}
+        bridge: {description: "The bridge, null for user-mode networking.", type: str}
+        tag: {description: "The VLAN tag, or null.", type: int}
+        trunks: {description: "VLAN trunks, or null.", type: str}
+        firewall: {description: "Whether the PVE firewall is on for this NIC.", type: bool}
+        link_down: {description: "Whether the link is disconnected.", type: bool}
+        mtu: {description: "The MTU, or null.", type: int}
+        queues: {description: "The number of queues, or null.", type: int}
+        rate: {description: "The rate limit in MB/s, or null.", type: float}
+        other: {description: "Any other options of the NIC, as strings.", type: dict}
+    disks:
+      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0), C(unusedN)), parsed.
+      returned: when config is not none, QEMU VMs only
+      type: list
+      elements: dict
+      contains:
+        key: {description: "The config key, for example C(scsi0).", type: str}
+        bus: {description: "The bus, for example C(scsi) or C(unused).", type: str}
+        storage: {description: "The storage of the volume, or null for C(none), C(cdrom) and paths.", type: str}
+        volume: {description: "The volume as PVE wrote it, for example C(local-lvm:vm-101-disk-0).", type: str}
+        size: {description: "The size as PVE wrote it, for example C(32G).", type: str}
+        size_bytes: {description: "The size in bytes.", type: int}
+        format: {description: "The image format, when PVE states it or the volume name shows it.", type: str}
+        media: {description: "V(disk) or V(cdrom).", type: str}
+        other: {description: "Any other options of the drive, as strings.", type: dict}
+    network:
+      description: The guest agent's C(network-get-interfaces) result.
+      returned: when network is true and the agent answered
+      type: list
+      elements: dict
+    network_error:
+      description: Why the guest network could not be read (VM stopped, agent not running).
+      returned: when network is true and the agent did not answer
+      type: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule, env_fallback
+
+ARGUMENT_SPEC = {
+    "node": {'type': 'str'},
+    "type": {'type': 'str', 'default': "all", 'choices': ["all", "qemu", "lxc"]},
+    "vmid": {'type': 'int'},
+    "name": {'type': 'str'},
+    "config": {'type': 'str', 'default': "none", 'choices': ["none", "current", "pending"]},
+    "network": {'type': 'bool', 'default': False},
+    "api_host": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_HOST"])},
+    "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
+    "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
+    "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
+    "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
+    "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},
+    "validate_certs": {'type': 'bool', 'default': True, 'fallback': (env_fallback, ["PROXMOX_VALIDATE_CERTS"])},
+    "ca_path": {'type': 'path', 'fallback': (env_fallback, ["PROXMOX_CA_PATH"])},
+}
+MUTUALLY_EXCLUSIVE = []
+REQUIRED_TOGETHER = [["api_token_id", "api_token_secret"]]
+REQUIRED_ONE_OF = [["api_password", "api_token_id"]]
+REQUIRED_IF = []
+REQUIRED_BY = {}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_together=REQUIRED_TOGETHER,
+        required_one_of=REQUIRED_ONE_OF,
+        required_if=REQUIRED_IF,
+        required_by=REQUIRED_BY,
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="ferro.proxmox.proxmox_vm_info is a native module run by its action plugin; this Python file only documents it")
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: ferro.proxmox contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The action plugin behind every ferro.proxmox module: runs the module's native binary.
+
+Per task, on the controller:
+1. validate the task's arguments with ansible-core's own validator against the spec in the
+   module's stub (plugins/modules/<name>.py, generated from the Rust spec), so users get
+   AnsibleModule's defaults, coercion, messages and no_log handling;
+2. pick the binary for the platform that will run it (native/<target-triple>/<name>);
+3. run it: directly as a subprocess with the arguments on stdin when the connection is local
+   (the delegate_to: localhost case; no temp dir, no shell), otherwise the way ansible-core runs
+   binary modules (copy binary and args through the connection, execute, clean up);
+4. parse its one JSON object and mask every no_log value before returning.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import subprocess
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.parameters import remove_values
+from ansible.plugins.action import ActionBase
+
+COLLECTION = 'ferro.proxmox'
+COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# (system, machine) -> target triples to look for, best first.
+_TRIPLES = {
+    ('linux', 'x86_64'): ['x86_64-unknown-linux-musl', 'x86_64-unknown-linux-gnu'],
+    ('linux', 'aarch64'): ['aarch64-unknown-linux-musl', 'aarch64-unknown-linux-gnu'],
+    ('darwin', 'x86_64'): ['universal2-apple-darwin', 'x86_64-apple-darwin'],
+    ('darwin', 'aarch64'): ['universal2-apple-darwin', 'aarch64-apple-darwin'],
+}
+_MACHINE_ALIASES = {'amd64': 'x86_64', 'x64': 'x86_64', 'arm64': 'aarch64'}
+
+
+def candidate_triples(system, machine):
+    """The target triples whose binaries can run on this OS and CPU, best first."""
+    machine = machine.strip().lower()
+    key = (system.strip().lower(), _MACHINE_ALIASES.get(machine, machine))
+    return _TRIPLES.get(key, [])
+
+
+def shipped_platforms(root=COLLECTION_ROOT):
+    native = os.path.join(root, 'native')
+    try:
+        return sorted(d for d in os.listdir(native) if os.path.isdir(os.path.join(native, d)))
+    except OSError:
+        return []
+
+
+def find_binary(name, system, machine, root=COLLECTION_ROOT):
+    """The path of the module's binary for that platform, or an AnsibleActionFail that says
+    which platforms this build of the collection ships."""
+    tried = []
+    for triple in candidate_triples(system, machine):
+        path = os.path.join(root, 'native', triple, name)
+        tried.append(path)
+        if os.path.isfile(path):
+            return path
+    shipped = ', '.join(shipped_platforms(root)) or 'none'
+    raise AnsibleActionFail(
+        "%s.%s has no native binary for %s %s (looked for: %s). This build of the collection "
+        "ships binaries for: %s. Install a release built for this platform, or build one with "
+        "'make collection' (see the collection's README)."
+        % (COLLECTION, name, system, machine, ', '.join(tried) or 'no known target triple', shipped)
+    )
+
+
+def parse_module_output(stdout, stderr, rc):
+    """One JSON object from the module's stdout, as ansible-core would take it; a failure
+    result that shows the raw output otherwise."""
+    text = stdout.strip()
+    start = text.find('{')
+    end = text.rfind('}')
+    if start != -1 and end > start:
+        try:
+            data = json.loads(text[start:end + 1])
+            if isinstance(data, dict):
+                return data
+        except ValueError:
+            pass
+    return {
+        'failed': True,
+        'msg': 'Module result deserialization failed: the module did not print a JSON object (rc=%s)' % rc,
+        'module_stdout': stdout,
+        'module_stderr': stderr,
+        'rc': rc,
+    }
+
+
+class NativeModuleAction(ActionBase):
+    """Runs the native binary of the module named like this action."""
+
+    _supports_check_mode = True
+    _supports_async = False
+
+    def _module_name(self):
+        return self._task.resolved_action.rsplit('.', 1)[-1] if self._task.resolved_action else self._task.action.rsplit('.', 1)[-1]
+
+    def _is_local(self):
+        transport = getattr(self._connection, 'transport', None) or getattr(self._connection, '_load_name', '')
+        return transport in ('local', 'ansible.builtin.local') and not self._play_context.become
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        del tmp
+
+        name = self._module_name()
+        stub = importlib.import_module('ansible_collections.ferro.proxmox.plugins.modules.%s' % name)
+        validation, args = self.validate_argument_spec(
+            argument_spec=stub.ARGUMENT_SPEC,
+            mutually_exclusive=stub.MUTUALLY_EXCLUSIVE,
+            required_together=stub.REQUIRED_TOGETHER,
+            required_one_of=stub.REQUIRED_ONE_OF,
+            required_if=stub.REQUIRED_IF,
+            required_by=stub.REQUIRED_BY,
+        )
+        no_log_values = set(validation._no_log_values)
+        # Options the task did not set arrive as null, which the binary treats as unset.
+        self._update_module_args(name, args, task_vars)
+
+        if self._is_local():
+            data = self._run_local(name, args)
+        else:
+            data = self._run_remote(name, args)
+
+        data.pop('_ansible_no_log', None)
+        result.update(remove_values(data, no_log_values))
+        return result
+
+    def _run_local(self, name, args):
+        binary = find_binary(name, platform.system(), platform.machine())
+        task_env = {}
+        self._compute_environment_string(task_env)
+        env = dict(os.environ)
+        env.update((str(k), str(v)) for k, v in task_env.items())
+        try:
+            proc = subprocess.run(
+                [binary], input=json.dumps(args), capture_output=True, text=True, env=env, check=False,
+            )
+        except OSError as e:
+            raise AnsibleActionFail('%s.%s: cannot run %s: %s' % (COLLECTION, name, binary, e))
+        return parse_module_output(proc.stdout, proc.stderr, proc.returncode)
+
+    def _run_remote(self, name, args):
+        uname = self._low_level_execute_command('uname -s -m', sudoable=False)
+        parts = (uname.get('stdout') or '').split()
+        if uname.get('rc') != 0 or len(parts) != 2:
+            raise AnsibleActionFail('%s.%s: cannot tell the platform of the target (uname -s -m: %s)'
+                                    % (COLLECTION, name, (uname.get('stderr') or uname.get('stdout') or '').strip()))
+        binary = find_binary(name, parts[0], parts[1])
+
+        tmpdir = self._make_tmp_path()
+        try:
+            remote_binary = self._connection._shell.join_path(tmpdir, name)
+            remote_args = self._connection._shell.join_path(tmpdir, 'args')
+            self._transfer_file(binary, remote_binary)
+            self._transfer_data(remote_args, json.dumps(args))
+            self._fixup_perms2((tmpdir, remote_binary, remote_args), execute=True)
+            env_string = self._compute_environment_string()
+            cmd = self._connection._shell.build_module_command(env_string, None, remote_binary, arg_path=remote_args)
+            res = self._low_level_execute_command(cmd, sudoable=True)
+        finally:
+            self._remove_tmp_path(tmpdir)
+        return parse_module_output(res.get('stdout', ''), res.get('stderr', ''), res.get('rc'))

@@ -1,0 +1,129 @@
+"""The e2e harness: real ansible-playbook runs of the installed collection against pvesim.
+
+`run_playbook` runs one playbook and returns every task's result (recorded by the test-only
+callback in callback_plugins/). `converge` is the check → real → again helper that every module
+scenario uses: the `--check --diff` run must predict each task's `changed` and diff exactly,
+the real run must succeed, and the third run must change nothing.
+"""
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+
+
+@dataclass
+class Run:
+    rc: int
+    stdout: str
+    stderr: str
+    results: list = field(default_factory=list)
+
+    def task(self, name):
+        """The one result of the task with that name (fails on none or several)."""
+        found = [r for r in self.results if r['task'] == name and r['status'] in ('ok', 'failed', 'skipped')]
+        assert len(found) == 1, 'expected one result for task %r, got %d: %s' % (name, len(found), self.stdout[-3000:])
+        return found[0]
+
+    @property
+    def changed_tasks(self):
+        return [r['task'] for r in self.results if r['changed']]
+
+    @property
+    def failed_tasks(self):
+        return [r['task'] for r in self.results if r['status'] in ('failed', 'item_failed')]
+
+
+class Ansible:
+    """Runs playbooks with the collection installed in `collections_path` against `sim`."""
+
+    def __init__(self, collections_path, sim, workdir):
+        self.collections_path = collections_path
+        self.sim = sim
+        self.workdir = workdir
+
+    def env(self, extra=None):
+        from pvesim.testing import TOKEN_ID, TOKEN_SECRET
+        user, token = TOKEN_ID.split('!', 1)
+        env = dict(os.environ)
+        env.update({
+            'ANSIBLE_COLLECTIONS_PATH': self.collections_path,
+            'ANSIBLE_CALLBACK_PLUGINS': os.path.join(HERE, 'callback_plugins'),
+            'ANSIBLE_CALLBACKS_ENABLED': 'record_results',
+            'ANSIBLE_NOCOLOR': '1',
+            'ANSIBLE_RETRY_FILES_ENABLED': '0',
+            'ANSIBLE_LOCALHOST_WARNING': '0',
+            'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0',
+            'ANSIBLE_PYTHON_INTERPRETER': os.path.join(VENV_BIN, 'python'),
+            'PROXMOX_HOST': self.sim.host,
+            'PROXMOX_PORT': str(self.sim.port),
+            'PROXMOX_USER': user,
+            'PROXMOX_TOKEN_ID': token,
+            'PROXMOX_TOKEN_SECRET': TOKEN_SECRET,
+            'PROXMOX_CA_PATH': self.sim.ca_path,
+        })
+        env.update(extra or {})
+        return env
+
+    def write_playbook(self, plays):
+        """Write plays (a list of dicts, or YAML text) to a file and return its path."""
+        fd, path = tempfile.mkstemp(suffix='.yml', dir=self.workdir)
+        with os.fdopen(fd, 'w') as f:
+            f.write(plays if isinstance(plays, str) else yaml.safe_dump(plays, sort_keys=False))
+        return path
+
+    def run_playbook(self, playbook, check=False, diff=False, extra_args=(), env=None):
+        path = playbook if os.path.isfile(str(playbook)) else self.write_playbook(playbook)
+        fd, record = tempfile.mkstemp(suffix='.jsonl', dir=self.workdir)
+        os.close(fd)
+        cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', path]
+        if check:
+            cmd.append('--check')
+        if diff:
+            cmd.append('--diff')
+        cmd += list(extra_args)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env(dict(env or {}, FERRO_RECORD_FILE=record)),
+                              cwd=self.workdir, timeout=600)
+        with open(record, encoding='utf-8') as f:
+            results = [json.loads(line) for line in f if line.strip()]
+        return Run(proc.returncode, proc.stdout, proc.stderr, results)
+
+    def converge(self, playbook, unpredictable=()):
+        """check → real → again. Returns the three runs after asserting:
+        - the check run and the real run succeed, with the same tasks;
+        - for every task, the check run's `changed` and `diff` equal the real run's (after
+          replacing each regex in `unpredictable`, e.g. a MAC PVE has yet to generate);
+        - the third run changes nothing.
+        """
+        check = self.run_playbook(playbook, check=True, diff=True)
+        assert check.rc == 0, 'check run failed:\n' + check.stdout[-4000:] + check.stderr[-2000:]
+        real = self.run_playbook(playbook, diff=True)
+        assert real.rc == 0, 'real run failed:\n' + real.stdout[-4000:] + real.stderr[-2000:]
+        again = self.run_playbook(playbook, diff=True)
+        assert again.rc == 0, 'third run failed:\n' + again.stdout[-4000:] + again.stderr[-2000:]
+
+        def comparable(run):
+            return [(r['host'], r['task'], r['status'], r['changed'], _normalize(r['result'].get('diff'), unpredictable))
+                    for r in run.results]
+
+        assert comparable(check) == comparable(real), (
+            'the check run did not predict the real run:\ncheck: %s\nreal:  %s' % (comparable(check), comparable(real)))
+        assert again.changed_tasks == [], 'the third run changed: %s' % again.changed_tasks
+        return check, real, again
+
+
+def _normalize(value, patterns):
+    if value is None or not patterns:
+        return value
+    text = json.dumps(value, sort_keys=True)
+    for p in patterns:
+        text = re.sub(p, '<unpredictable>', text)
+    return json.loads(text)
