@@ -110,7 +110,8 @@ impl Connection {
             credentials,
             timeout_secs: timeout as u64,
             validate_certs: p.bool("validate_certs").unwrap_or(true),
-            ca_path: p.str("ca_path").map(str::to_string),
+            // An empty ca_path (an unset variable in a template) means none.
+            ca_path: p.str("ca_path").filter(|s| !s.is_empty()).map(str::to_string),
         })
     }
 

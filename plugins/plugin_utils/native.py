@@ -24,7 +24,9 @@ import platform
 import subprocess
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
+from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
 COLLECTION = 'ferro.proxmox'
@@ -105,6 +107,10 @@ class NativeModuleAction(ActionBase):
         return self._task.resolved_action.rsplit('.', 1)[-1] if self._task.resolved_action else self._task.action.rsplit('.', 1)[-1]
 
     def _is_local(self):
+        # FERRO_PROXMOX_EXEC=connection forces the copy-and-execute path even on a local
+        # connection (used by the tests, and a way out should direct execution ever misbehave).
+        if os.environ.get('FERRO_PROXMOX_EXEC') == 'connection':
+            return False
         transport = getattr(self._connection, 'transport', None) or getattr(self._connection, '_load_name', '')
         return transport in ('local', 'ansible.builtin.local') and not self._play_context.become
 
@@ -115,15 +121,25 @@ class NativeModuleAction(ActionBase):
 
         name = self._module_name()
         stub = importlib.import_module('ansible_collections.ferro.proxmox.plugins.modules.%s' % name)
-        validation, args = self.validate_argument_spec(
-            argument_spec=stub.ARGUMENT_SPEC,
+        validator = ArgumentSpecValidator(
+            stub.ARGUMENT_SPEC,
             mutually_exclusive=stub.MUTUALLY_EXCLUSIVE,
             required_together=stub.REQUIRED_TOGETHER,
             required_one_of=stub.REQUIRED_ONE_OF,
             required_if=stub.REQUIRED_IF,
             required_by=stub.REQUIRED_BY,
         )
+        validation = validator.validate(dict(self._task.args))
         no_log_values = set(validation._no_log_values)
+        if validation.error_messages:
+            # AnsibleModule's wording, naming the module as the user called it.
+            msg = validation.errors.msg
+            if isinstance(validation.errors[0], UnsupportedError):
+                msg = 'Unsupported parameters for (%s.%s) module: %s' % (COLLECTION, name, msg)
+            result.update(failed=True, msg=msg)
+            return remove_values(result, no_log_values)
+        args = dict(self._task.args)
+        args.update(validation.validated_parameters)
         # Options the task did not set arrive as null, which the binary treats as unset.
         self._update_module_args(name, args, task_vars)
 

@@ -70,7 +70,12 @@ class Ansible:
             'PROXMOX_TOKEN_SECRET': TOKEN_SECRET,
             'PROXMOX_CA_PATH': self.sim.ca_path,
         })
-        env.update(extra or {})
+        # A value of None unsets the variable.
+        for key, value in (extra or {}).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def write_playbook(self, plays):
