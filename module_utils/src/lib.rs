@@ -7,6 +7,7 @@
 //! - `propstring`, `pveconfig`: PVE property strings, sizes, NIC and disk values; semantic comparison.
 //! - `diff`: `--diff` output for config maps.
 //! - `vm`: VM lookups shared by modules (by vmid or name, through `/cluster/resources`).
+//! - `vmconfig`: a VM config with its pending section (one `GET .../pending`), hotplug, writes.
 //! - `docs`: renders a module's `plugins/modules/<name>.py` stub from its spec.
 //! - `error`: the one error type.
 
@@ -21,5 +22,6 @@ pub mod pveconfig;
 pub mod spec;
 pub mod task;
 pub mod vm;
+pub mod vmconfig;
 
 pub use error::{Error, Result};

@@ -104,12 +104,17 @@ class Ansible:
     def converge(self, playbook, unpredictable=()):
         """check → real → again. Returns the three runs after asserting:
         - the check run and the real run succeed, with the same tasks;
+        - the check run sends no write request to Proxmox;
         - for every task, the check run's `changed` and `diff` equal the real run's (after
           replacing each regex in `unpredictable`, e.g. a MAC PVE has yet to generate);
         - the third run changes nothing.
         """
+        self.sim.clear_requests()
         check = self.run_playbook(playbook, check=True, diff=True)
         assert check.rc == 0, 'check run failed:\n' + check.stdout[-4000:] + check.stderr[-2000:]
+        writes = [(r['method'], r['path']) for r in self.sim.requests()
+                  if r['method'] != 'GET' and not r['path'].endswith('/access/ticket')]
+        assert writes == [], 'the check run wrote: %s' % writes
         real = self.run_playbook(playbook, diff=True)
         assert real.rc == 0, 'real run failed:\n' + real.stdout[-4000:] + real.stderr[-2000:]
         again = self.run_playbook(playbook, diff=True)

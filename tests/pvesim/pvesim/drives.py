@@ -153,3 +153,30 @@ def canon_drive(value):
     if 'volume' in props and not volume:
         volume = props.pop('volume')
     return print_drive(volume or '', props)
+
+
+def current_memory(value):
+    """QemuServer/Memory.pm get_current_memory: MiB of `[current=]<MiB>`, 512 when unset."""
+    if value is None or str(value) == '':
+        return 512
+    for part in str(value).split(','):
+        key, eq, val = part.partition('=')
+        if not eq:
+            return int(key)
+        if key == 'current':
+            return int(val)
+    return 512
+
+
+def boot_order(value):
+    """The devices of `boot: order=a;b` (pve-qm-boot), or [] for a legacy or unset value."""
+    for part in str(value or '').split(','):
+        key, eq, val = part.partition('=')
+        if eq and key == 'order':
+            return [dev for dev in re.split(r'[;,\s]+', val) if dev]
+    return []
+
+
+def print_bootorder(devs):
+    """QemuServer.pm print_bootorder: '' for no device, else order=<dev;dev>."""
+    return 'order=' + ';'.join(devs) if devs else ''

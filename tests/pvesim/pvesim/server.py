@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import re
 import time
+import uuid
 
 from aiohttp import web
 from fakepve import schema as pve_schema
@@ -400,6 +401,9 @@ class Pvesim(AdminMixin, FakePve):
                 p[key] = d.canon_net(p[key], random_mac)
             elif key == 'tags':
                 p[key] = d.normalise_tags(p[key])
+            elif key == 'vmgenid' and str(p[key]) == '1':
+                # Qemu.pm update_vm_api: vmgenid=1 asks for a fresh generation id
+                p[key] = str(uuid.uuid4())
             elif _key_type(key) == 'number':
                 p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
         self._check_config_perms(user, vm, list(p) + deletes + revert, p)
@@ -418,10 +422,13 @@ class Pvesim(AdminMixin, FakePve):
         if vm.lock and not plan['skiplock']:
             raise die('VM is locked ({0})'.format(vm.lock))
         p = plan['p']
-        if p.get('balloon') is not None:
-            memory = p.get('memory') or vm.pending.get('memory') or vm.config.get('memory') or 512
-            memory = int(str(memory).split('=')[-1].split(',')[0]) if str(memory).strip() else 512
-            if int(p['balloon']) > memory:
+        if p.get('memory') or p.get('balloon') is not None:
+            # Qemu.pm $load_and_check_config: checked whenever memory or balloon is set
+            memory = p.get('memory') or vm.pending.get('memory') or vm.config.get('memory')
+            maxmem = d.current_memory(memory)
+            balloon = p['balloon'] if p.get('balloon') is not None else \
+                (vm.pending.get('balloon') or vm.config.get('balloon'))
+            if balloon and int(balloon) > maxmem:
                 raise die('balloon value too large (must be smaller than assigned memory)')
 
     def _update_apply(self, vm, plan):
@@ -437,11 +444,19 @@ class Pvesim(AdminMixin, FakePve):
             elif pend.get(opt) is not None:
                 deletes.append(opt)
         modified = set()
+        # Qemu.pm update_vm_api: the boot order of the main section; a deleted device leaves it and a
+        # new CD-ROM joins it, both as a pending `boot` (§5)
+        bootorder = d.boot_order(conf.get('boot'))
         for opt in deletes:
             if opt not in conf and pend.get(opt) is None:
                 warnings.append("cannot delete '{0}' - not set in current configuration!".format(opt))
                 continue
             modified.add(opt)
+            if opt in bootorder:
+                bootorder = [dev for dev in bootorder if dev != opt]
+                pend['boot'] = d.print_bootorder(bootorder)
+                forced.discard('boot')
+                modified.add('boot')
             if d.UNUSED_KEY.match(opt):
                 volume = d.parse_drive(conf.get(opt))[0]
                 if conf.get('protection') in (1, '1'):
@@ -471,18 +486,40 @@ class Pvesim(AdminMixin, FakePve):
                 if pend.get(opt) is not None and str(pend[opt]) == str(value):
                     continue
                 if d.is_drive(opt):
+                    if re.fullmatch(r'(?:[^/:\s]+:)?cloudinit', d.parse_drive(value)[0] or ''):
+                        # Qemu.pm create_disks: one cloud-init drive per VM
+                        for other, there in sorted(list(conf.items()) + list(pend.items())):
+                            if other != opt and d.is_drive(other) and there is not None and d.is_cloudinit(there):
+                                raise die("{0} - cloud-init drive is already attached at '{1}'".format(opt, other))
                     # create_disks: STORAGE:N is allocated now, even if the change stays pending (§8.9, D1)
                     new_value, volids = self._qm_new_drive(vm.vmid, opt, str(value), None)
                     made.extend(volids)
+                    if volids and str(conf.get('template', '0')) == '1' and not d.is_cloudinit(new_value):
+                        # create_disks: on a template the new volume becomes a base volume
+                        volume, props = d.parse_drive(new_value)
+                        base = self._qm_rename_volume(volume)
+                        made[made.index(volume)] = base
+                        new_value = d.print_drive(base, props)
                     old_pending = pend.get(opt)
                     if old_pending is not None and d.parse_drive(old_pending)[0] != d.parse_drive(new_value)[0]:
                         self._register_unused(vm, old_pending)
                     pend[opt] = new_value
+                    # drive_is_cdrom($drive, 1): a cloud-init drive is not a CD-ROM here
+                    if bootorder and d.is_cdrom(new_value) and not d.is_cloudinit(new_value) and opt not in bootorder:
+                        bootorder.append(opt)
+                        pend['boot'] = d.print_bootorder(bootorder)
+                        forced.discard('boot')
+                        modified.add('boot')
                 elif opt == 'cipassword':
                     # hashed and written straight to the main section (Qemu.pm update_vm_api)
                     conf[opt] = '$5$pvesim$' + hashlib.sha256(str(value).encode()).hexdigest()[:43]
                     if pend.get(opt, 0) is None:
                         del pend[opt]
+                elif opt == 'boot' and d.boot_order(value):
+                    # a new boot order drops the legacy bootdisk (Qemu.pm update_vm_api)
+                    pend[opt] = d.print_bootorder(d.boot_order(value))
+                    if conf.get('bootdisk') is not None:
+                        pend['bootdisk'] = None
                 else:
                     pend[opt] = value
                 # remove_from_pending_delete: the new value replaces any pending delete

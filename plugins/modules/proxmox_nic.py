@@ -1,0 +1,276 @@
+# -*- coding: utf-8 -*-
+# GENERATED from the module's Rust spec (modules/proxmox_nic/src/spec.rs) by `make stubs`; do not edit.
+# Copyright: ferro.proxmox contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation and argument spec of ferro.proxmox.proxmox_nic.
+
+The module itself is a native binary (native/<target-triple>/proxmox_nic) that the collection's
+action plugin runs; this file exists for ansible-doc, ansible-test and the action plugin's
+argument validation.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: proxmox_nic
+short_description: "Add, change and remove a NIC of a Proxmox VE VM, keeping its MAC"
+version_added: "0.1.0"
+author: "ferro.proxmox contributors"
+description:
+  - "Makes one C(netN) of a QEMU VM exactly what the task describes, or removes it."
+  - "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC, the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN) line before and after."
+  - "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is the exception: it is kept unless O(mac) is given."
+  - "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the module then returns RV(pending) and RV(reboot_required) and warns."
+options:
+  vmid:
+    description:
+      - "The id of the VM. Takes precedence over O(name)."
+    type: int
+  name:
+    description:
+      - "The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."
+    type: str
+  interface:
+    description:
+      - "The NIC's config key, V(net0) to V(net31)."
+    type: str
+    required: true
+  state:
+    description:
+      - "V(present) makes the NIC exist exactly as described; V(absent) removes it."
+    type: str
+    default: "present"
+    choices: ["present", "absent"]
+  model:
+    description:
+      - "The NIC model."
+    type: str
+    default: "virtio"
+    choices: ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]
+  mac:
+    description:
+      - "The MAC address (any case; compared case-insensitively, written upper case)."
+      - "When not given, an existing NIC keeps its MAC; a new NIC gets one from Proxmox VE, returned in RV(mac)."
+    type: str
+  bridge:
+    description:
+      - "The bridge to attach the NIC to. Not given means user-mode (NAT) networking, as in Proxmox VE."
+    type: str
+  tag:
+    description:
+      - "The VLAN tag, 1 to 4094."
+    type: int
+  trunks:
+    description:
+      - "VLAN ids to pass through the NIC, each 1 to 4094."
+    type: list
+    elements: int
+  firewall:
+    description:
+      - "Whether the Proxmox VE firewall protects this NIC."
+    type: bool
+    default: false
+  link_down:
+    description:
+      - "Whether the NIC's link is disconnected."
+    type: bool
+    default: false
+  mtu:
+    description:
+      - "The MTU: V(1) uses the bridge's MTU, else 576 to 65520. Only the V(virtio) model supports it; with another model it is ignored with a warning."
+    type: int
+  queues:
+    description:
+      - "The number of packet queues, 0 to 64."
+    type: int
+  rate:
+    description:
+      - "The rate limit in MB/s (a number, 0 or more); V(10) and V(10.0) are the same rate."
+    type: float
+  api_host:
+    description:
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."
+      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+    type: str
+    required: true
+  api_port:
+    description:
+      - "The port of the Proxmox VE API. Defaults to 8006."
+      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+    type: int
+  api_user:
+    description:
+      - "The user to authenticate as, C(user@realm)."
+      - "If not set, the value of the environment variable PROXMOX_USER is used."
+    type: str
+    required: true
+  api_password:
+    description:
+      - "The user's password. When set, password (ticket) authentication is used instead of an API token."
+      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+    type: str
+  api_token_id:
+    description:
+      - "The id of the API token (the part after C(!)), for token authentication."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+    type: str
+  api_token_secret:
+    description:
+      - "The secret of the API token."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+    type: str
+  api_timeout:
+    description:
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
+      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+    type: int
+    default: 5
+  validate_certs:
+    description:
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
+      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+    type: bool
+    default: true
+  ca_path:
+    description:
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
+      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+    type: path
+attributes:
+  check_mode:
+    description: "Can run in check mode and return changed status prediction without modifying target."
+    support: full
+  diff_mode:
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    support: full
+  action_group:
+    description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
+    support: full
+    membership: ["ferro.proxmox.proxmox"]
+  platform:
+    description: "Target OS/families that can be operated against."
+    support: full
+    platforms: "posix"
+notes:
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(PUT .../config) and one read back."
+  - "The write carries the config digest that was read, so a concurrent change of the VM makes the task fail with Proxmox VE's C(checksum mismatch) error instead of being overwritten."
+'''
+
+EXAMPLES = r'''
+- name: Attach net1 to vmbr1, VLAN 20
+  ferro.proxmox.proxmox_nic:
+    vmid: 101
+    interface: net1
+    bridge: vmbr1
+    tag: 20
+  delegate_to: localhost
+  register: nic
+
+- name: The MAC, for DHCP reservations
+  ansible.builtin.debug:
+    var: nic.mac
+
+- name: Move net0 to another VLAN (the MAC stays)
+  ferro.proxmox.proxmox_nic:
+    name: web01
+    interface: net0
+    bridge: vmbr0
+    tag: 30
+    firewall: true
+  delegate_to: localhost
+
+- name: Remove net1
+  ferro.proxmox.proxmox_nic:
+    vmid: 101
+    interface: net1
+    state: absent
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+vmid:
+  description: The id of the VM.
+  returned: success
+  type: int
+  sample: 101
+interface:
+  description: The NIC's config key.
+  returned: success
+  type: str
+  sample: net0
+mac:
+  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC without O(mac).
+  returned: success
+  type: str
+  sample: "BC:24:11:3A:5C:0F"
+config:
+  description: The resulting C(netN) value as Proxmox VE shows it (including a pending change); null when absent.
+  returned: success
+  type: str
+  sample: "virtio=BC:24:11:3A:5C:0F,bridge=vmbr1,tag=20"
+pending:
+  description: Whether the NIC has a change that waits for the next start of the VM.
+  returned: success
+  type: bool
+reboot_required:
+  description: Whether the VM must be restarted for its NIC to be as described (same as RV(pending)).
+  returned: success
+  type: bool
+msg:
+  description: What happened, in community.proxmox's words.
+  returned: always
+  type: str
+  sample: Nic net0 updated on VM with vmid 103
+'''
+
+from ansible.module_utils.basic import AnsibleModule, env_fallback
+
+ARGUMENT_SPEC = {
+    "vmid": {'type': 'int'},
+    "name": {'type': 'str'},
+    "interface": {'type': 'str', 'required': True},
+    "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent"]},
+    "model": {'type': 'str', 'default': "virtio", 'choices': ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]},
+    "mac": {'type': 'str'},
+    "bridge": {'type': 'str'},
+    "tag": {'type': 'int'},
+    "trunks": {'type': 'list', 'elements': 'int'},
+    "firewall": {'type': 'bool', 'default': False},
+    "link_down": {'type': 'bool', 'default': False},
+    "mtu": {'type': 'int'},
+    "queues": {'type': 'int'},
+    "rate": {'type': 'float'},
+    "api_host": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_HOST"])},
+    "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
+    "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
+    "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
+    "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
+    "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},
+    "validate_certs": {'type': 'bool', 'default': True, 'fallback': (env_fallback, ["PROXMOX_VALIDATE_CERTS"])},
+    "ca_path": {'type': 'path', 'fallback': (env_fallback, ["PROXMOX_CA_PATH"])},
+}
+MUTUALLY_EXCLUSIVE = []
+REQUIRED_TOGETHER = [["api_token_id", "api_token_secret"]]
+REQUIRED_ONE_OF = [["name", "vmid"], ["api_password", "api_token_id"]]
+REQUIRED_IF = []
+REQUIRED_BY = {}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_together=REQUIRED_TOGETHER,
+        required_one_of=REQUIRED_ONE_OF,
+        required_if=REQUIRED_IF,
+        required_by=REQUIRED_BY,
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="ferro.proxmox.proxmox_nic is a native module run by its action plugin; this Python file only documents it")
+
+
+if __name__ == '__main__':
+    main()
