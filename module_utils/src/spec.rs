@@ -447,11 +447,16 @@ pub fn scalar_text(v: &Value) -> String {
 pub fn parse_ansible_bool(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
-        Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 1.0 => Some(true),
-            Some(x) if x == 0.0 => Some(false),
-            _ => None,
-        },
+        Value::Number(n) => {
+            let x = n.as_f64();
+            if x == Some(1.0) {
+                Some(true)
+            } else if x == Some(0.0) {
+                Some(false)
+            } else {
+                None
+            }
+        }
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" | "on" | "1" | "true" | "t" => Some(true),
             "n" | "no" | "off" | "0" | "false" | "f" => Some(false),

@@ -1,4 +1,5 @@
 //! Golden tests of proxmox_nic's plan: (current config, power state, task) → change, no network.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 
