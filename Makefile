@@ -62,3 +62,6 @@ demo: install
 
 clean:
 	rm -rf build dist target
+
+# Release builds for every controller platform (make dist, make dist-test).
+include mk/dist.mk
