@@ -784,11 +784,13 @@ class Pvesim(AdminMixin, FakePve):
         store = self.storages[sid]
         spec = spec_of(store) or {}
         supported = spec.get('formats') or ['raw']
+        default = store.get('format') or spec.get('format') or 'raw'
+        # QemuServer.pm resolve_dst_disk_format: "test if requested format is supported - else use default"
         if want:
-            return want
+            return want if want in supported else default
         if current in supported:
             return current
-        return store.get('format') or spec.get('format') or 'raw'
+        return default
 
     async def _sim_move_disk(self, v, user):
         """Qemu.pm move_vm_disk: checks before the fork, then a `qmmove` task (§12, D7, D16)."""
@@ -841,9 +843,14 @@ class Pvesim(AdminMixin, FakePve):
                 newvol, _ = self._qm_alloc(storage, vmid, target_fmt, size)
             except PveError as e:
                 raise TaskError('storage migration failed: {0}'.format(e.message)) from e
-            lines = ["create full clone of drive {0} ({1})".format(disk, cur_volume)]
+            lines = ["copying volume '{0}' from current storage '{1}' to target storage '{2}'".format(
+                cur_volume, volume_ref(cur_volume)[0], storage),
+                "create full clone of drive {0} ({1})".format(disk, cur_volume)]
             cur_props.pop('format', None)
             cur_props['size'] = d.format_size(size)
+            if str(vm.config.get('template', 0)) == '1':
+                # move_vm_disk: "convert moved disk to base if part of template"
+                newvol = self._qm_rename_volume(newvol)
             vm.config[disk] = d.print_drive(newvol, cur_props)
             if delete:
                 lines.append("removing source volume '{0}' after successful copy".format(cur_volume))
@@ -855,45 +862,100 @@ class Pvesim(AdminMixin, FakePve):
             return '\n'.join(lines)
         return await self.task(node, 'qmmove', vmid, user, body, vm=vm)
 
-    async def _sim_reassign(self, v, user):
-        """Qemu.pm move_vm_disk with target-vmid: the volume is renamed and moves to the other VM (§12)."""
+    def _reassign_checks(self, v, user):
+        """Qemu.pm move_vm_disk $load_and_check_reassign_configs, in PVE's order and wording (§12)."""
         node, vmid, disk = v['node'], int(v['vmid']), v['disk']
         target = int(v['target-vmid'])
-        if target == vmid:
-            raise param_error(**{'target-vmid': 'must be different than source VMID to reassign disk'})
         target_disk = v.get('target-disk') or disk
+        if self.vm(vmid) is None:
+            raise die('could not find VM {0}'.format(vmid))
+        if self.vm(target) is None:
+            raise die('could not find target VM {0}'.format(target))
+        if self.vm(vmid).node != self.vm(target).node:
+            raise die('Both VMs need to be on the same node ({0} != {1})'.format(self.vm(vmid).node,
+                                                                                  self.vm(target).node))
         src = self.find(node, vmid)
-        dst = self.find(node, target)
         self._check_lock(src)
+        dst = self.find(node, target)
         self._check_lock(dst)
+        if src.template or dst.template or str(src.config.get('template', 0)) == '1' \
+                or str(dst.config.get('template', 0)) == '1':
+            raise die("Can't move disks from or to template VMs")
         if v.get('digest') and v['digest'] != self._digest(src):
-            raise die(DIGEST_CHANGED)
+            raise die('VM {0}: {1}'.format(vmid, DIGEST_CHANGED))
         if v.get('target-digest') and v['target-digest'] != self._digest(dst):
-            raise die(DIGEST_CHANGED)
+            raise die('VM {0}: {1}'.format(target, DIGEST_CHANGED))
         value = src.config.get(disk)
         if value is None:
-            raise die("disk '{0}' does not exist".format(disk))
-        if d.is_cdrom(value):
-            raise die("you can't move a cdrom")
-        if target_disk in dst.config:
-            raise die("target drive '{0}' already exists in VM {1}".format(target_disk, target))
+            raise die("Disk '{0}' for VM '{1}' does not exist".format(disk, vmid))
+        if dst.config.get(target_disk):
+            raise die("Target disk key '{0}' is already in use for VM '{1}'".format(target_disk, target))
+        volume = d.parse_drive(value)[0]
+        if not volume:
+            raise die("disk '{0}' has no associated volume".format(disk))
+        if d.is_cdrom(value) and not d.is_cloudinit(value):
+            raise die("CD drive contents can't be moved to another VM")
+        sid = volume_ref(volume)[0]
+        if sid is None:
+            raise die("Volume '{0}' not managed by PVE".format(volume))
+        if any(volume == d.parse_drive(snap.get(k))[0] for snap in src.snapshots.values() for k in snap
+               if d.is_drive(k)):
+            raise die("Can't move disk used by a snapshot to another VM")
+        if src.status == 'running' and not d.UNUSED_KEY.match(disk):
+            raise die('Cannot move disk to another VM while the source VM is running - detach first')
+        return src, dst, target, target_disk, sid
+
+    async def _sim_reassign(self, v, user):
+        """Qemu.pm move_vm_disk with target-vmid: checks before the fork, then the volume is renamed for the
+        target, leaves the source (and its boot order) and is added to the target by update_vm_api (§12)."""
+        node, vmid, disk = v['node'], int(v['vmid']), v['disk']
+        if int(v['target-vmid']) == vmid:
+            raise param_error(**{'target-vmid': 'must be different than source VMID to reassign disk'})
+        src, dst, target, target_disk, sid = self._reassign_checks(v, user)
+        self.require(user, '/storage/' + sid, 'Datastore.AllocateSpace')
         tid = '{0}-{1}>{2}-{3}'.format(vmid, disk, target, target_disk)
 
         async def body():
+            try:
+                src_, dst_, _t, _k, _s = self._reassign_checks(v, user)
+            except PveError as e:
+                raise TaskError(e.message) from e
+            lines = ["reassign disk '{0}' from VM '{1}' as '{2}' to VM '{3}'".format(disk, vmid, target_disk, target)]
             volume, props = d.parse_drive(src.config.get(disk))
-            sid, name = volume_ref(volume)
-            vol = self.storages[sid].setdefault('volumes', {}).pop(name, None) or {}
+            sid_, name = volume_ref(volume)
+            store = self.storages[sid_]
+            vol = store.setdefault('volumes', {}).pop(name, None) or {}
             fmt = vol.get('format') or 'raw'
-            newname = self._qm_free_name(sid, target, fmt)
-            if _is_file(self.storages[sid]):
+            newname = self._qm_free_name(sid_, target, fmt)
+            if _is_file(store):
                 newname = '{0}/{1}'.format(target, newname)
             vol['vmid'] = target
-            self.storages[sid]['volumes'][newname] = vol
-            newvol = '{0}:{1}'.format(sid, newname)
+            store['volumes'][newname] = vol
+            newvol = '{0}:{1}'.format(sid_, newname)
+            order = d.boot_order(src.config.get('boot'))
+            if disk in order:
+                lines.append("removing disk '{0}' from boot order config".format(disk))
+                src.config['boot'] = d.print_bootorder([dev for dev in order if dev != disk])
             del src.config[disk]
-            dst.config[target_disk] = newvol if d.UNUSED_KEY.match(target_disk) else d.print_drive(newvol, props)
-            return "move disk '{0}' of VM {1} to '{2}' of VM {3} as '{4}'".format(disk, vmid, target_disk, target,
-                                                                                 newvol)
+            lines.append("removing disk '{0}' from VM '{1}' config".format(disk, vmid))
+            if d.UNUSED_KEY.match(target_disk):
+                dst.config[target_disk] = newvol
+            else:
+                values = {target_disk: d.print_drive(newvol, props)}
+                if v.get('target-digest'):
+                    values['digest'] = v['target-digest']
+                try:
+                    plan = self._update_prepare(dst, user, values)
+                    self._update_check_state(dst, plan)
+                    self._update_apply(dst, plan)
+                except PveError as e:
+                    text = e.message
+                    if e.errors:
+                        text = '{0} {1} '.format(e.status, e.message) + ' '.join(
+                            '{0}: {1}'.format(k, str(x).rstrip('\n')) for k, x in sorted(e.errors.items()))
+                    raise TaskError(text) from e
+            self._sync_vm(src)
+            return '\n'.join(lines)
         return await self.task(node, 'qmmove', tid, user, body, vm=src)
 
     async def _sim_network(self, v, user):
