@@ -8,10 +8,12 @@
 //! - `diff`: `--diff` output for config maps.
 //! - `vm`: VM lookups shared by modules (by vmid or name, through `/cluster/resources`).
 //! - `vmconfig`: a VM config with its pending section (one `GET .../pending`), hotplug, writes.
+//! - `checkplan`: what earlier tasks of an `ansible-playbook --check` run predicted (VMs, configs).
 //! - `docs`: renders a module's `plugins/modules/<name>.py` stub from its spec.
 //! - `error`: the one error type.
 
 pub mod auth;
+pub mod checkplan;
 pub mod client;
 pub mod diff;
 pub mod docs;

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Map, Value};
 
+use crate::checkplan::CheckPlan;
 use crate::diff::Diff;
 use crate::error::{Error, Result};
 use crate::spec::{self, ModuleSpec, Params};
@@ -22,6 +23,8 @@ use crate::spec::{self, ModuleSpec, Params};
 pub struct Context {
     pub params: Params,
     pub check_mode: bool,
+    /// In check mode, the predictions of the run's earlier tasks (`checkplan.rs`).
+    pub check_plan: Option<CheckPlan>,
     pub diff_mode: bool,
     pub verbosity: u64,
     warnings: Vec<String>,
@@ -35,6 +38,7 @@ impl Context {
         Context {
             params,
             check_mode,
+            check_plan: None,
             diff_mode,
             verbosity: 0,
             warnings,
@@ -148,7 +152,7 @@ fn parse_input(text: &str) -> Result<(Map<String, Value>, Map<String, Value>)> {
         }
     }
     let (internal, user): (Map<String, Value>, Map<String, Value>) =
-        object.into_iter().partition(|(k, _)| k.starts_with("_ansible_"));
+        object.into_iter().partition(|(k, _)| k.starts_with("_ansible_") || k.starts_with("_ferro_"));
     Ok((user, internal))
 }
 
@@ -210,6 +214,13 @@ pub fn execute(
     no_log.extend(params.no_log_values().iter().cloned());
     let mut ctx = Context::new(params, flag("_ansible_check_mode"), flag("_ansible_diff"));
     ctx.verbosity = internal.get("_ansible_verbosity").and_then(Value::as_u64).unwrap_or(0);
+    if ctx.check_mode {
+        ctx.check_plan = internal
+            .get("_ferro_check_plan_dir")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .map(CheckPlan::new);
+    }
     let invocation = json!({"module_args": ctx.params.as_json()});
 
     // A panic is a bug, but the user must still get one JSON object that says so.

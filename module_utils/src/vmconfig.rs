@@ -108,6 +108,35 @@ impl VmConfig {
         Hotplug::parse(self.current.get("hotplug").map(String::as_str))
     }
 
+    /// This config after setting (`Some`) or deleting (`None`) one key, applied at once or left
+    /// pending: what a check-mode run predicts PVE will hold after the write.
+    pub fn with_change(&self, key: &str, value: Option<&str>, pending: bool) -> VmConfig {
+        let mut next = self.clone();
+        match (value, pending) {
+            (Some(v), false) => {
+                next.current.insert(key.to_string(), v.to_string());
+                next.pending.remove(key);
+                next.pending_delete.remove(key);
+            }
+            (Some(v), true) => {
+                next.pending.insert(key.to_string(), v.to_string());
+                next.pending_delete.remove(key);
+            }
+            (None, false) => {
+                next.current.remove(key);
+                next.pending.remove(key);
+                next.pending_delete.remove(key);
+            }
+            (None, true) => {
+                next.pending.remove(key);
+                if next.current.contains_key(key) {
+                    next.pending_delete.insert(key.to_string(), false);
+                }
+            }
+        }
+        next
+    }
+
     /// The effective config as a JSON map, for diffs and return values.
     pub fn effective_json(&self) -> Map<String, Value> {
         self.effective().into_iter().map(|(k, v)| (k, Value::String(v))).collect()

@@ -23,6 +23,7 @@ import os
 import platform
 import subprocess
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
@@ -142,6 +143,10 @@ class NativeModuleAction(ActionBase):
         args.update(validation.validated_parameters)
         # Options the task did not set arrive as null, which the binary treats as unset.
         self._update_module_args(name, args, task_vars)
+        if self._task.check_mode and self._is_local():
+            # The run's check-mode plan (module_utils/src/checkplan.rs): inside ansible-core's
+            # per-run local temp dir, so it is shared by this run's tasks and removed with it.
+            args['_ferro_check_plan_dir'] = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
 
         if self._is_local():
             data = self._run_local(name, args)

@@ -10,7 +10,8 @@ use module_utils::client::{connect, form, Api};
 use module_utils::diff::Diff;
 use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
-use module_utils::vm::{cluster_vms, require, VmResource};
+use module_utils::checkplan;
+use module_utils::vm::{require, VmResource};
 use module_utils::vmconfig::{self, Hotplug, VmConfig};
 use module_utils::{Error, Result};
 use serde_json::Value;
@@ -291,12 +292,13 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.warn(w);
     }
     let api = connect(ctx)?;
-    let vms = cluster_vms(&api)?;
+    let plan_dir = ctx.check_plan.clone();
+    let vms = checkplan::cluster_vms(&api, plan_dir.as_ref())?;
     let vm = require(&vms, params.vmid, params.name.as_deref())?;
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
-    let config = vmconfig::read(&api, vm)?;
+    let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
     let plan = plan(&config, vm.status == "running", &params)?;
     run(ctx, &api, vm, &config, &params, plan)
 }
@@ -311,6 +313,10 @@ fn run(ctx: &mut Context, api: &dyn Api, vm: &VmResource, config: &VmConfig, par
         &format!("VM {} {iface} (after)", vm.vmid),
     );
     let (after, pending) = if ctx.check_mode || !changed {
+        if ctx.check_mode && changed {
+            let predicted = config.with_change(iface, plan.after.as_deref(), plan.pending);
+            checkplan::record_config(ctx.check_plan.as_ref(), vm, &predicted)?;
+        }
         (plan.after.clone(), plan.pending)
     } else {
         apply(api, vm, config, iface, &plan.action)?

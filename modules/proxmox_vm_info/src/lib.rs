@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use module_utils::client::{connect, form, Api};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pveconfig::{parse_config_disks, parse_config_nics};
-use module_utils::vm::{cluster_vms, VmResource};
+use module_utils::checkplan::{self, CheckPlan};
+use module_utils::vm::VmResource;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -92,12 +93,14 @@ pub fn merge_entry(vm: &VmResource, node_entry: Option<&Map<String, Value>>) -> 
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = Params::from_ctx(&ctx.params)?;
     let api = connect(ctx)?;
-    let vms = read(&api, &params)?;
+    let vms = read(&api, &params, ctx.check_plan.as_ref())?;
     Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))
 }
 
 /// All reads of one task, in the fewest calls.
-pub fn read(api: &dyn Api, params: &Params) -> Result<Vec<Value>> {
+/// `plan`: in check mode, the predictions of the run's earlier tasks (VMs they would create or
+/// change count as they would be).
+pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<Vec<Value>> {
     if let Some(node) = &params.node {
         let nodes = api
             .get("/nodes", &Vec::new())
@@ -109,12 +112,12 @@ pub fn read(api: &dyn Api, params: &Params) -> Result<Vec<Value>> {
             return Err(Error::failed(format!("Node {node} doesn't exist in PVE cluster")));
         }
     }
-    let all = cluster_vms(api)?;
+    let all = checkplan::cluster_vms(api, plan)?;
     let selected = select(&all, params);
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.
     let mut node_lists: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
-    for vm in &selected {
+    for vm in selected.iter().filter(|v| !checkplan::is_predicted(v)) {
         let key = (vm.node.clone(), vm.kind.clone());
         if node_lists.contains_key(&key) {
             continue;
@@ -149,11 +152,20 @@ pub fn read(api: &dyn Api, params: &Params) -> Result<Vec<Value>> {
             .and_then(Value::as_object);
         let mut entry = merge_entry(vm, node_entry);
         if params.config != ConfigMode::None {
-            let current = if params.config == ConfigMode::Current { "1" } else { "0" };
-            let config = api
-                .get(&format!("{}/config", vm.path()), &form([("current", current)]))
-                .map_err(|e| e.context(&format!("Failed to retrieve the configuration of VM {}", vm.vmid)))?;
-            let config = config.as_object().cloned().unwrap_or_default();
+            let config = match plan.and_then(|p| p.get(vm.vmid)) {
+                Some(predicted) => {
+                    let cfg = predicted.config();
+                    let view = if params.config == ConfigMode::Current { cfg.current.clone() } else { cfg.effective() };
+                    view.into_iter().map(|(k, v)| (k, Value::String(v))).collect()
+                }
+                None => {
+                    let current = if params.config == ConfigMode::Current { "1" } else { "0" };
+                    let config = api
+                        .get(&format!("{}/config", vm.path()), &form([("current", current)]))
+                        .map_err(|e| e.context(&format!("Failed to retrieve the configuration of VM {}", vm.vmid)))?;
+                    config.as_object().cloned().unwrap_or_default()
+                }
+            };
             if vm.kind == "qemu" {
                 let nics: Vec<Value> = parse_config_nics(&config).iter().map(|n| n.to_json()).collect();
                 let disks: Vec<Value> = parse_config_disks(&config).iter().map(|d| d.to_json()).collect();

@@ -316,6 +316,7 @@ class Pvesim(AdminMixin, FakePve):
     async def _pending(self, request):
         """GuestHelpers.pm config_with_pending_array, with the digest row and `delete: 2` (§7, D12)."""
         vm = self._vm(request, 'VM.Audit')
+        self._verify(request, await params(request))
         forced = self._forced(vm)
         conf = dict(vm.config, digest=self._digest(vm))
         data = []
@@ -1024,9 +1025,29 @@ class Pvesim(AdminMixin, FakePve):
     # ---------------------------------------------------------------- power
 
     def _skiplock(self, user, p):
-        if p.get('skiplock') and str(p.get('skiplock')) not in ('0', 'false') and user != 'root@pam':
+        skiplock = p.get('skiplock') is not None and pve_schema.parse_boolean(str(p['skiplock'])) == '1'
+        if skiplock and user != 'root@pam':
             raise param_error(skiplock='Only root may use this option.')
-        return bool(p.get('skiplock')) and str(p.get('skiplock')) not in ('0', 'false')
+        return skiplock
+
+    async def _status_action(self, request):
+        """POST .../status/{action}: the parameters are checked against the schema like every PVE call
+        (unknown ones, bad booleans and integers are a 400), then fakepve's dispatch runs the action."""
+        vm = self._vm(request, 'VM.PowerMgmt')
+        action = request.match_info['action']
+        handler = getattr(self, '_do_' + action, None)
+        if handler is None:
+            raise PveError(501, "Method 'POST /nodes/{0}/qemu/{1}/status/{2}' not implemented".format(
+                vm.node, vm.vmid, action))
+        v = self._verify(request, await params(request))
+        v = dict((k, x) for k, x in v.items() if k not in ('node', 'vmid', 'action'))
+        self.need_quorum()
+        return ok(await handler(vm, request[USER], v))
+
+    async def _status_current(self, request):
+        """GET .../status/current, with its parameters checked against the schema."""
+        self._verify(request, await params(request))
+        return await super()._status_current(request)
 
     async def _do_start(self, vm, user, p):
         """Qemu.pm vm_start / QemuServer.pm vm_start_nolock: checks in the task, pending applied (§16)."""

@@ -1,0 +1,257 @@
+//! The check-mode plan: what earlier tasks of the same `ansible-playbook --check` run predicted.
+//!
+//! Without it, a dry run of a build playbook reasons about a world without the VM its first task
+//! would create: every later task fails ("VM does not exist") or predicts the wrong change. So in
+//! check mode a module that predicts a change records the VM as it would be afterwards, and every
+//! module reads VMs through this plan: a predicted VM counts as existing with its predicted config,
+//! a VM predicted removed counts as gone.
+//!
+//! Where: the action plugin passes `_ferro_check_plan_dir`, a directory inside ansible-core's
+//! per-run local temp dir (`DEFAULT_LOCAL_TMP`), only in check mode. The run owns it and
+//! ansible-core deletes it when the run ends, so no plan outlives its run. One JSON file per VM,
+//! written atomically (temp file + rename), so parallel forks never read a torn file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::client::Api;
+use crate::error::{Error, Result};
+use crate::vm::VmResource;
+use crate::vmconfig::VmConfig;
+
+/// One VM as a check-mode task predicted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictedVm {
+    pub vmid: u64,
+    pub name: Option<String>,
+    pub node: String,
+    pub status: String,
+    pub template: bool,
+    /// Predicted removed: later tasks see no VM with this id.
+    pub removed: bool,
+    /// Whether the VM exists in Proxmox VE (false: only an earlier task's prediction).
+    pub exists: bool,
+    pub current: BTreeMap<String, String>,
+    pub pending: BTreeMap<String, String>,
+    pub pending_delete: BTreeMap<String, bool>,
+}
+
+impl PredictedVm {
+    pub fn config(&self) -> VmConfig {
+        VmConfig {
+            current: self.current.clone(),
+            pending: self.pending.clone(),
+            pending_delete: self.pending_delete.clone(),
+            digest: None,
+        }
+    }
+
+    /// The VM as `/cluster/resources` would list it.
+    pub fn resource(&self) -> VmResource {
+        let mut raw = Map::new();
+        raw.insert("vmid".into(), Value::from(self.vmid));
+        raw.insert("id".into(), Value::from(format!("qemu/{}", self.vmid)));
+        raw.insert("type".into(), Value::from("qemu"));
+        raw.insert("node".into(), Value::from(self.node.clone()));
+        raw.insert("status".into(), Value::from(self.status.clone()));
+        raw.insert("template".into(), Value::from(u8::from(self.template)));
+        if let Some(n) = &self.name {
+            raw.insert("name".into(), Value::from(n.clone()));
+        }
+        VmResource {
+            vmid: self.vmid,
+            name: self.name.clone(),
+            node: self.node.clone(),
+            kind: "qemu".into(),
+            status: self.status.clone(),
+            template: self.template,
+            lock: None,
+            raw,
+        }
+    }
+
+    /// A prediction for an existing VM whose config a check-mode task changed.
+    pub fn of(vm: &VmResource, config: &VmConfig) -> PredictedVm {
+        PredictedVm {
+            vmid: vm.vmid,
+            name: vm.name.clone(),
+            node: vm.node.clone(),
+            status: vm.status.clone(),
+            template: vm.template,
+            removed: false,
+            exists: !vm.raw.contains_key("_predicted"),
+            current: config.current.clone(),
+            pending: config.pending.clone(),
+            pending_delete: config.pending_delete.clone(),
+        }
+    }
+}
+
+/// The plan directory of this check-mode run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckPlan {
+    dir: PathBuf,
+}
+
+impl CheckPlan {
+    pub fn new(dir: impl Into<PathBuf>) -> CheckPlan {
+        CheckPlan { dir: dir.into() }
+    }
+
+    fn path(&self, vmid: u64) -> PathBuf {
+        self.dir.join(format!("vm-{vmid}.json"))
+    }
+
+    /// Record a prediction (replacing an earlier one for the same VM).
+    pub fn record(&self, vm: &PredictedVm) -> Result<()> {
+        let io = |e: std::io::Error| Error::Internal(format!("check-mode plan in {}: {e}", self.dir.display()));
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let text = serde_json::to_string(vm).map_err(|e| Error::Internal(format!("check-mode plan: {e}")))?;
+        let tmp = self.dir.join(format!(".vm-{}.{}.tmp", vm.vmid, std::process::id()));
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, self.path(vm.vmid)).map_err(io)
+    }
+
+    /// Every recorded prediction, by vmid. Unreadable entries are skipped: a plan is advice for
+    /// a dry run, never a reason to fail one.
+    pub fn load(&self) -> BTreeMap<u64, PredictedVm> {
+        let mut out = BTreeMap::new();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return out };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            if let Some(vm) = read_prediction(&path) {
+                out.insert(vm.vmid, vm);
+            }
+        }
+        out
+    }
+
+    /// The prediction for one VM.
+    pub fn get(&self, vmid: u64) -> Option<PredictedVm> {
+        read_prediction(&self.path(vmid))
+    }
+
+    /// The cluster as the earlier tasks of this run predicted it: predicted VMs added (marked
+    /// with `_predicted` in `raw`), VMs predicted removed dropped, statuses updated.
+    pub fn overlay(&self, vms: Vec<VmResource>) -> Vec<VmResource> {
+        let plan = self.load();
+        if plan.is_empty() {
+            return vms;
+        }
+        let mut out: Vec<VmResource> = vms
+            .into_iter()
+            .filter(|v| !plan.get(&v.vmid).is_some_and(|p| p.removed))
+            .map(|mut v| {
+                if let Some(p) = plan.get(&v.vmid) {
+                    v.status = p.status.clone();
+                    v.name = p.name.clone().or(v.name);
+                    v.template = p.template;
+                }
+                v
+            })
+            .collect();
+        for p in plan.values().filter(|p| !p.removed && !p.exists) {
+            if !out.iter().any(|v| v.vmid == p.vmid) {
+                let mut r = p.resource();
+                r.raw.insert("_predicted".into(), Value::Bool(true));
+                out.push(r);
+            }
+        }
+        out.sort_by_key(|v| v.vmid);
+        out
+    }
+}
+
+/// The cluster's VMs, as this check-mode run predicts them when there is a plan.
+pub fn cluster_vms(api: &dyn Api, plan: Option<&CheckPlan>) -> Result<Vec<VmResource>> {
+    let vms = crate::vm::cluster_vms(api)?;
+    Ok(match plan {
+        Some(p) => p.overlay(vms),
+        None => vms,
+    })
+}
+
+/// A VM's config: the prediction of an earlier check-mode task if there is one, else PVE's.
+pub fn read_config(api: &dyn Api, vm: &VmResource, plan: Option<&CheckPlan>) -> Result<VmConfig> {
+    if let Some(p) = plan.and_then(|p| p.get(vm.vmid)) {
+        return Ok(p.config());
+    }
+    if is_predicted(vm) {
+        return Err(Error::Internal(format!("VM {} is predicted but its plan entry is gone", vm.vmid)));
+    }
+    crate::vmconfig::read(api, vm)
+}
+
+/// Record a check-mode task's predicted config of a VM for the later tasks of the run.
+pub fn record_config(plan: Option<&CheckPlan>, vm: &VmResource, config: &VmConfig) -> Result<()> {
+    match plan {
+        Some(p) => p.record(&PredictedVm::of(vm, config)),
+        None => Ok(()),
+    }
+}
+
+fn read_prediction(path: &Path) -> Option<PredictedVm> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Whether this resource exists only as a check-mode prediction.
+pub fn is_predicted(vm: &VmResource) -> bool {
+    vm.raw.contains_key("_predicted")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ferro-checkplan-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn predicted(vmid: u64) -> PredictedVm {
+        PredictedVm {
+            vmid,
+            name: Some("new".into()),
+            node: "pve1".into(),
+            status: "stopped".into(),
+            template: false,
+            removed: false,
+            exists: false,
+            current: [("cores".to_string(), "2".to_string())].into_iter().collect(),
+            pending: BTreeMap::new(),
+            pending_delete: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn recorded_vm_appears_in_the_cluster_and_removed_one_disappears() {
+        let plan = CheckPlan::new(tmpdir("overlay"));
+        let real = VmResource::from_json(&json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"})).unwrap();
+        plan.record(&predicted(105)).unwrap();
+        let vms = plan.overlay(vec![real.clone()]);
+        assert_eq!(vms.iter().map(|v| v.vmid).collect::<Vec<_>>(), vec![100, 105]);
+        assert!(is_predicted(&vms[1]) && !is_predicted(&vms[0]));
+        assert_eq!(plan.get(105).unwrap().config().get("cores"), Some("2"));
+
+        let mut gone = PredictedVm::of(&real, &VmConfig::default());
+        gone.removed = true;
+        plan.record(&gone).unwrap();
+        assert_eq!(plan.overlay(vec![real]).iter().map(|v| v.vmid).collect::<Vec<_>>(), vec![105]);
+    }
+
+    #[test]
+    fn a_missing_dir_is_an_empty_plan() {
+        let plan = CheckPlan::new(tmpdir("missing"));
+        assert!(plan.load().is_empty());
+        assert!(plan.get(1).is_none());
+    }
+}
