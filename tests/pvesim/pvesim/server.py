@@ -19,7 +19,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.lxc import random_mac
 from fakepve.qemu import NEW_DISK, volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
-from fakepve.server import USER, FakePve, ok, params
+from fakepve.server import API, USER, FakePve, ok, params
 from fakepve.storage import _is_file, spec_of
 
 from . import drives as d
@@ -131,6 +131,8 @@ class Pvesim(AdminMixin, FakePve):
                     vm.config = saved
                 if fault is not None:
                     raise TaskError(fault)
+                if ttype == 'qmdestroy' and vm is not None and vm.template and not vm.lock:
+                    self._check_base_unused(vm)
                 note = await body()
                 self._after_task(ttype, vm)
                 return note
@@ -160,6 +162,29 @@ class Pvesim(AdminMixin, FakePve):
             for value in list(vm.pending.values()):
                 if value is not None and d.volume_owner(d.parse_drive(value)[0]) == vm.vmid:
                     self._qm_free(d.parse_drive(value)[0])
+
+    def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
+        """fakepve's allocation; a linked clone also remembers its base volume (on every storage type)."""
+        volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from=linked_from)
+        if linked_from:
+            vol = self._qm_volume(volid)
+            if vol is not None:
+                vol['linked_from'] = linked_from
+        return volid, fmt
+
+    def _check_base_unused(self, vm):
+        """QemuServer.pm destroy_vm: a template whose base volume a linked clone uses is not destroyed (§14)."""
+        for key in sorted(vm.config, key=d.natural):
+            if not (d.is_drive(key) or d.UNUSED_KEY.match(key)) or d.is_cdrom(vm.config[key]):
+                continue
+            volid = d.parse_drive(vm.config[key])[0]
+            sid, name = volume_ref(volid or '')
+            if sid is None or sid not in self.storages:
+                continue
+            link = '{0}/{1}'.format(vm.vmid, name.split('/')[-1])
+            for other, vol in self.storages[sid].get('volumes', {}).items():
+                if other != name and (vol.get('linked_from') == link or other.startswith(name + '/')):
+                    raise TaskError("base volume '{0}' is still in use by linked cloned".format(volid))
 
     def _free_all_volumes(self, vm):
         for key, value in list(vm.config.items()) + list(vm.pending.items()):
@@ -1022,6 +1047,23 @@ class Pvesim(AdminMixin, FakePve):
                 v[key] = d.canon_drive(v[key])
         return await super()._qm_create(v, user)
 
+    async def _qm_clone(self, v, user):
+        """Qemu.pm clone_vm: a clone to another node needs every source volume on shared storage (§15)."""
+        target, storage = v.get('target'), v.get('storage')
+        src = self.vm(int(v['vmid']))
+        if target and target not in (v['node'], 'localhost') and target in self.nodes and src is not None \
+                and src.node == v['node'] and not src.lock \
+                and (not storage or self.storages.get(storage, {}).get('shared')):
+            conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
+            for key in sorted(conf or {}):
+                if not d.is_drive(key):
+                    continue
+                volume = d.parse_drive(conf[key])[0]
+                sid = volume_ref(volume or 'none')[0]
+                if sid is not None and not str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True'):
+                    raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+        return await super()._qm_clone(v, user)
+
     # ---------------------------------------------------------------- power
 
     def _skiplock(self, user, p):
@@ -1039,8 +1081,13 @@ class Pvesim(AdminMixin, FakePve):
         if handler is None:
             raise PveError(501, "Method 'POST /nodes/{0}/qemu/{1}/status/{2}' not implemented".format(
                 vm.node, vm.vmid, action))
-        v = self._verify(request, await params(request))
-        v = dict((k, x) for k, x in v.items() if k not in ('node', 'vmid', 'action'))
+        info = self.resolve(request, API).methods[request.method]
+        values = dict(await params(request))
+        values.update((k, x) for k, x in request.match_info.items() if k != 'action')
+        v, errs = pve_schema.validate(info.get('parameters'), values)
+        if errs:
+            raise PveError(400, 'Parameter verification failed.', errs)
+        v = dict((k, x) for k, x in v.items() if k not in ('node', 'vmid'))
         self.need_quorum()
         return ok(await handler(vm, request[USER], v))
 

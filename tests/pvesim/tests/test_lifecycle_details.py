@@ -1,0 +1,49 @@
+"""Lifecycle details found in review: destroy of a template with linked clones, clone to another node,
+schema checks on power and read calls (pve-semantics.md §2, §14-§16; qemu-server 9.2.6)."""
+
+from conftest import Q, create, error_of, ok, run
+
+
+def test_destroying_a_template_with_linked_clones_fails_in_the_task(sim):
+    # QemuServer.pm destroy_vm: "base volume '$volid' is still in use by linked cloned" (task error); §14
+    ok(run(sim, 'POST', Q + '/9000/clone', {'newid': 300}))
+    status = run(sim, 'DELETE', Q + '/9000')
+    assert status['exitstatus'] == "base volume 'vmdata:9000/base-9000-disk-0.qcow2' is still in use by linked cloned"
+    assert sim.api('GET', Q + '/9000/config')['template'] == 1
+    # once the clone is gone the template can go
+    ok(run(sim, 'DELETE', Q + '/300'))
+    ok(run(sim, 'DELETE', Q + '/9000'))
+
+
+def test_linked_clone_on_block_storage_also_blocks_the_template_destroy(sim):
+    # QemuServer.pm destroy_vm -> PVE::Storage::volume_is_base_and_used (lvmthin too); §14
+    create(sim, 200, scsi0='local-lvm:1')
+    ok(run(sim, 'POST', Q + '/200/template'))
+    ok(run(sim, 'POST', Q + '/200/clone', {'newid': 201}))
+    status = run(sim, 'DELETE', Q + '/200')
+    assert status['exitstatus'] == "base volume 'local-lvm:base-200-disk-0' is still in use by linked cloned"
+
+
+def test_clone_to_another_node_from_local_storage_is_refused(sim):
+    # Qemu.pm clone_vm: "can't clone VM to node '$target' (VM uses local storage)" before the fork; §15
+    err = error_of(sim.api, 'POST', Q + '/9000/clone', {'newid': 300, 'target': 'pve2'})
+    assert (err.status, err.message) == (500, "can't clone VM to node 'pve2' (VM uses local storage)")
+    assert error_of(sim.api, 'GET', Q + '/300/config').status == 500
+
+
+def test_power_calls_check_their_parameters_against_the_schema(sim):
+    # pve-common JSONSchema.pm validate (RESTHandler): unknown or ill-typed parameters are a 400; §2, §4.1
+    err = error_of(sim.api, 'POST', Q + '/100/status/stop', {'bogus': 1})
+    assert err.status == 400 and err.errors == {
+        'bogus': 'property is not defined in schema and the schema does not allow additional properties'}
+    err = error_of(sim.api, 'POST', Q + '/100/status/shutdown', {'forceStop': 'maybe'})
+    assert err.status == 400 and err.errors == {'forceStop': "type check ('boolean') failed - got 'maybe'"}
+    # skiplock=no is a false boolean, not a request for skiplock (parse_boolean)
+    ok(run(sim, 'POST', Q + '/100/status/stop', {'skiplock': 'no'}))
+
+
+def test_read_calls_reject_unknown_parameters(sim):
+    # pve-common JSONSchema.pm: additionalProperties => 0 on pending and status/current; §2
+    for path in ('/100/pending', '/100/status/current'):
+        err = error_of(sim.api, 'GET', Q + path, {'bogus': 1})
+        assert err.status == 400 and 'bogus' in err.errors, path
