@@ -619,6 +619,12 @@ class Pvesim(AdminMixin, FakePve):
             return 'memory' in feats
         return opt in ('cpuunits', 'cpulimit')
 
+    def _check_bridge(self, net):
+        """PVE::Network tap_plug: plugging a NIC into a bridge the node lacks fails (hotplug and start)."""
+        bridge = net.get('bridge')
+        if bridge and bridge not in self.bridges:
+            raise die("bridge '{0}' does not exist".format(bridge))
+
     def _hot_set_ok(self, vm, opt, value, feats):
         conf = vm.config
         if _is_fastplug(opt):
@@ -642,12 +648,19 @@ class Pvesim(AdminMixin, FakePve):
             return strip(conf.get('agent')) == strip(value)
         if d.NET_KEY.match(opt):
             old = conf.get(opt)
+            after = d.parse_net(value)
             if old is None:
+                if 'network' in feats:
+                    self._check_bridge(after)
                 return 'network' in feats
-            before, after = d.parse_net(old), d.parse_net(value)
+            before = d.parse_net(old)
             replug = any(before.get(k) != after.get(k) for k in d.NET_REPLUG_OPTS) \
                 or (('bridge' in before) != ('bridge' in after))
-            return 'network' in feats if replug else True
+            if replug and 'network' not in feats:
+                return False
+            if replug or before.get('bridge') != after.get('bridge'):
+                self._check_bridge(after)
+            return True
         if d.is_drive(opt):
             if opt in ('efidisk0', 'tpmstate0') or d.is_cloudinit(value):
                 return False
@@ -1113,6 +1126,17 @@ class Pvesim(AdminMixin, FakePve):
             if vm.start_error:
                 raise TaskError(vm.start_error)
             self._apply_pending(vm)
+            # vm_start_nolock applies pending first; QEMU's pve-bridge script then fails on a missing bridge
+            for key in sorted(vm.config, key=d.natural):
+                if d.NET_KEY.match(key):
+                    try:
+                        self._check_bridge(d.parse_net(vm.config[key]))
+                    except PveError as e:
+                        running = [t for t in self.tasklog if t['type'] == 'qmstart' and t['id'] == str(vm.vmid)
+                                   and t['status'] == 'running']
+                        if running:
+                            running[-1]['log'].append(e.message)
+                        raise TaskError('start failed: QEMU exited with code 1') from e
             if vm.lock == 'suspended':
                 vm.config.pop('lock', None)
                 self._sync_vm(vm)

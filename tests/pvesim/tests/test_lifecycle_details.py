@@ -47,3 +47,18 @@ def test_read_calls_reject_unknown_parameters(sim):
     for path in ('/100/pending', '/100/status/current'):
         err = error_of(sim.api, 'GET', Q + path, {'bogus': 1})
         assert err.status == 400 and 'bogus' in err.errors, path
+
+
+def test_a_nic_on_a_missing_bridge_fails_hotplug_and_start(sim):
+    # QemuServer.pm vmconfig_hotplug_pending -> PVE::Network tap_plug: "hotplug problem - ..." 400, the NIC
+    # stays pending (§5 step 4, §6); at start the pending NIC is applied, then QEMU fails (§16)
+    from conftest import pending
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'net1': 'virtio,bridge=vmbr9'})
+    assert err.status == 400 and err.errors == {'net1': "hotplug problem - bridge 'vmbr9' does not exist"}
+    assert pending(sim, 100)['net1']['pending'].endswith(',bridge=vmbr9')
+    create(sim, 200, net0='virtio,bridge=vmbr9')
+    status = run(sim, 'POST', Q + '/200/status/start')
+    assert status['exitstatus'] == 'start failed: QEMU exited with code 1'
+    log = [line['t'] for line in sim.api('GET', '/nodes/pve1/tasks/{0}/log'.format(status['upid']))]
+    assert "bridge 'vmbr9' does not exist" in log
+    assert sim.api('GET', Q + '/200/status/current')['status'] == 'stopped'
