@@ -177,6 +177,19 @@ pub fn cluster_vms(api: &dyn Api, plan: Option<&CheckPlan>) -> Result<Vec<VmReso
     })
 }
 
+/// VMs (as predicted, with a plan) and storages, in one `/cluster/resources` read.
+pub fn cluster_vms_and_storages(
+    api: &dyn Api,
+    plan: Option<&CheckPlan>,
+) -> Result<(Vec<VmResource>, Vec<crate::vm::StorageResource>)> {
+    let (vms, storages) = crate::vm::cluster_vms_and_storages(api)?;
+    let vms = match plan {
+        Some(p) => p.overlay(vms),
+        None => vms,
+    };
+    Ok((vms, storages))
+}
+
 /// A VM's config: the prediction of an earlier check-mode task if there is one, else PVE's.
 pub fn read_config(api: &dyn Api, vm: &VmResource, plan: Option<&CheckPlan>) -> Result<VmConfig> {
     if let Some(p) = plan.and_then(|p| p.get(vm.vmid)) {

@@ -76,6 +76,58 @@ pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
     Ok(vms)
 }
 
+/// One storage of one node, from `/cluster/resources` (`type: storage`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageResource {
+    pub storage: String,
+    pub node: String,
+    /// `dir`, `lvmthin`, `zfspool`, `rbd`, `nfs`, ...
+    pub plugintype: String,
+    pub content: Vec<String>,
+    pub shared: bool,
+}
+
+impl StorageResource {
+    pub fn from_json(v: &Value) -> Option<StorageResource> {
+        if v.get("type").and_then(Value::as_str) != Some("storage") {
+            return None;
+        }
+        Some(StorageResource {
+            storage: v.get("storage").and_then(Value::as_str)?.to_string(),
+            node: v.get("node").and_then(Value::as_str)?.to_string(),
+            plugintype: v.get("plugintype").and_then(Value::as_str).unwrap_or("").to_string(),
+            content: v
+                .get("content")
+                .and_then(Value::as_str)
+                .map(|c| c.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+            shared: lenient_bool(v.get("shared")),
+        })
+    }
+
+    /// Whether volumes are files (`<vmid>/vm-<vmid>-disk-<n>.<fmt>`) rather than block devices
+    /// (`vm-<vmid>-disk-<n>`) (pve-storage Plugin.pm, pve-semantics.md §8).
+    pub fn is_file_based(&self) -> bool {
+        matches!(self.plugintype.as_str(), "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs" | "esxi")
+    }
+}
+
+/// VMs and storages in one unfiltered `/cluster/resources` read.
+pub fn cluster_vms_and_storages(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<StorageResource>)> {
+    let data = api
+        .get("/cluster/resources", &Vec::new())
+        .map_err(|e| e.context("Failed to retrieve cluster resources"))?;
+    let items = data.as_array().cloned().unwrap_or_default();
+    let mut vms: Vec<VmResource> = items
+        .iter()
+        .filter(|i| matches!(i.get("type").and_then(Value::as_str), Some("qemu" | "lxc")))
+        .filter_map(VmResource::from_json)
+        .collect();
+    vms.sort_by_key(|v| v.vmid);
+    let storages = items.iter().filter_map(StorageResource::from_json).collect();
+    Ok((vms, storages))
+}
+
 /// The QEMU VM a task addresses, by `vmid` if given, else by `name`. `Ok(None)` when nothing
 /// matches; an error when a name matches several VMs or neither is given.
 pub fn resolve<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<Option<&'a VmResource>> {

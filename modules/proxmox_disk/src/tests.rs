@@ -1,0 +1,431 @@
+//! Golden tests of proxmox_disk's plan: (VM config, power state, task) → write and predicted
+//! config, without a network.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use module_utils::vm::StorageResource;
+use serde_json::{json, Map, Value};
+
+use super::*;
+
+fn storages() -> Vec<StorageResource> {
+    [("local-lvm", "lvmthin"), ("nvme-pool", "lvmthin"), ("vmdata", "dir"), ("isos", "dir")]
+        .iter()
+        .map(|(s, t)| StorageResource {
+            storage: s.to_string(),
+            node: "pve1".into(),
+            plugintype: t.to_string(),
+            content: vec!["images".into()],
+            shared: false,
+        })
+        .collect()
+}
+
+fn config(pairs: &[(&str, &str)]) -> VmConfig {
+    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
+}
+
+fn params(args: Value) -> Params {
+    let mut map: Map<String, Value> = serde_json::from_value(args).unwrap();
+    for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
+        map.insert(k.into(), json!(v));
+    }
+    if !map.contains_key("name") {
+        map.entry("vmid").or_insert(json!(100));
+    }
+    let p = module_utils::spec::validate(&SPEC, &map, &|_| None).unwrap();
+    Params::from_spec(&p).unwrap()
+}
+
+const SCSI0: &str = "local-lvm:vm-100-disk-0,discard=on,size=32G";
+const SCSI1: &str = "local-lvm:vm-100-disk-1,discard=on,size=10G";
+
+struct Case {
+    name: &'static str,
+    config: VmConfig,
+    running: bool,
+    args: Value,
+    action: Action,
+    /// The drive after the plan (None: gone).
+    drive: Option<&'static str>,
+    unused: Option<(&'static str, &'static str)>,
+    pending: bool,
+    msg: &'static str,
+}
+
+fn base() -> VmConfig {
+    config(&[("scsi0", SCSI0)])
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "create a 200 GiB disk (bare number = GiB)",
+            config: base(),
+            running: false,
+            args: json!({"disk": "scsi1", "storage": "local-lvm", "size": "200"}),
+            action: Action::SetDrive("local-lvm:200".into()),
+            drive: Some("local-lvm:vm-100-disk-1,size=200G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 created in VM 100",
+        },
+        Case {
+            name: "create 10G with options on a running VM (scsi + disk hotplug: applied)",
+            config: base(),
+            running: true,
+            args: json!({"disk": "scsi1", "storage": "local-lvm", "size": "10G", "discard": "on", "iothread": true}),
+            action: Action::SetDrive("local-lvm:10,discard=on,iothread=1".into()),
+            drive: Some("local-lvm:vm-100-disk-1,discard=on,iothread=1,size=10G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 created in VM 100",
+        },
+        Case {
+            name: "rerun: the disk exists with those options",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "storage": "local-lvm", "size": "10", "discard": "on"}),
+            action: Action::None,
+            drive: Some(SCSI1),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 is up to date in VM 100",
+        },
+        Case {
+            name: "change cache and iothread: volume and other options kept",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "cache": "writeback", "iothread": true}),
+            action: Action::SetDrive("local-lvm:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=10G".into()),
+            drive: Some("local-lvm:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=10G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 updated in VM 100",
+        },
+        Case {
+            name: "a cache change on a running VM waits for the next start",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: true,
+            args: json!({"disk": "scsi1", "cache": "writeback"}),
+            action: Action::SetDrive("local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G".into()),
+            drive: Some("local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G"),
+            unused: None,
+            pending: true,
+            msg: "Disk scsi1 updated in VM 100",
+        },
+        Case {
+            name: "a throttle change on a running VM applies live",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: true,
+            args: json!({"disk": "scsi1", "mbps": 100}),
+            action: Action::SetDrive("local-lvm:vm-100-disk-1,discard=on,mbps=100,size=10G".into()),
+            drive: Some("local-lvm:vm-100-disk-1,discard=on,mbps=100,size=10G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 updated in VM 100",
+        },
+        Case {
+            name: "create: disabled on a missing disk does nothing",
+            config: base(),
+            running: false,
+            args: json!({"disk": "scsi1", "create": "disabled", "cache": "none"}),
+            action: Action::None,
+            drive: None,
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 not found in VM 100 and creation was disabled in parameters.",
+        },
+        Case {
+            name: "create: forced replaces the disk and keeps the old volume as unused0",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "create": "forced", "storage": "local-lvm", "size": "20G"}),
+            action: Action::SetDrive("local-lvm:20".into()),
+            drive: Some("local-lvm:vm-100-disk-2,size=20G"),
+            unused: Some(("unused0", "local-lvm:vm-100-disk-1")),
+            pending: false,
+            msg: "Disk scsi1 created in VM 100",
+        },
+        Case {
+            name: "resize to a bigger absolute size",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: true,
+            args: json!({"disk": "scsi1", "state": "resized", "size": "20G"}),
+            action: Action::Resize("20G".into()),
+            drive: Some("local-lvm:vm-100-disk-1,discard=on,size=20G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 resized in VM 100",
+        },
+        Case {
+            name: "resize to the current size is unchanged (bare 10 = 10G)",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "resized", "size": "10"}),
+            action: Action::None,
+            drive: Some(SCSI1),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 is already 10G size",
+        },
+        Case {
+            name: "resize +1G always grows",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "resized", "size": "+1G"}),
+            action: Action::Resize("+1G".into()),
+            drive: Some("local-lvm:vm-100-disk-1,discard=on,size=11G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 resized in VM 100",
+        },
+        Case {
+            name: "detach keeps the volume as unused0",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "detached"}),
+            action: Action::Unlink { force: false },
+            drive: None,
+            unused: Some(("unused0", "local-lvm:vm-100-disk-1")),
+            pending: false,
+            msg: "Disk scsi1 detached from VM 100",
+        },
+        Case {
+            name: "detach of a sata disk on a running VM waits for the next start",
+            config: config(&[("scsi0", SCSI0), ("sata1", SCSI1)]),
+            running: true,
+            args: json!({"disk": "sata1", "state": "detached"}),
+            action: Action::Unlink { force: false },
+            drive: None,
+            unused: None,
+            pending: true,
+            msg: "Disk sata1 detached from VM 100",
+        },
+        Case {
+            name: "move to nvme-pool keeps the source as unused0",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
+            action: Action::Move(vec![
+                ("disk".into(), "scsi1".into()),
+                ("storage".into(), "nvme-pool".into()),
+                ("delete".into(), "0".into()),
+            ]),
+            drive: Some("nvme-pool:vm-100-disk-0,discard=on,size=10G"),
+            unused: Some(("unused0", "local-lvm:vm-100-disk-1")),
+            pending: false,
+            msg: "Disk scsi1 moved from VM 100 storage local-lvm",
+        },
+        Case {
+            name: "move with delete_moved leaves nothing unused",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool", "delete_moved": true}),
+            action: Action::Move(vec![
+                ("disk".into(), "scsi1".into()),
+                ("storage".into(), "nvme-pool".into()),
+                ("delete".into(), "1".into()),
+            ]),
+            drive: Some("nvme-pool:vm-100-disk-0,discard=on,size=10G"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 moved from VM 100 storage local-lvm",
+        },
+        Case {
+            name: "move to the storage it is on is unchanged",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "moved", "target_storage": "local-lvm"}),
+            action: Action::None,
+            drive: Some(SCSI1),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 already at local-lvm storage",
+        },
+        Case {
+            name: "import from a volume",
+            config: base(),
+            running: false,
+            args: json!({"disk": "scsi1", "storage": "local-lvm", "import_from": "vmdata:9000/base-9000-disk-0.qcow2"}),
+            action: Action::SetDrive("local-lvm:0,import-from=vmdata:9000/base-9000-disk-0.qcow2".into()),
+            drive: Some("local-lvm:vm-100-disk-1"),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 imported into VM 100",
+        },
+        Case {
+            name: "a CD-ROM with an ISO",
+            config: base(),
+            running: false,
+            args: json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"}),
+            action: Action::SetDrive("isos:iso/debian-13-netinst.iso,media=cdrom".into()),
+            drive: Some("isos:iso/debian-13-netinst.iso,media=cdrom"),
+            unused: None,
+            pending: false,
+            msg: "CD-ROM was created on ide2 bus in VM 100",
+        },
+        Case {
+            name: "efidisk0 on lvmthin: size given is ignored, 4M allocated",
+            config: base(),
+            running: false,
+            args: json!({"disk": "efidisk0", "storage": "local-lvm"}),
+            action: Action::SetDrive("local-lvm:1".into()),
+            drive: Some("local-lvm:vm-100-disk-1,size=4M"),
+            unused: None,
+            pending: false,
+            msg: "Disk efidisk0 created in VM 100",
+        },
+        Case {
+            name: "absent destroys the volume",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "absent"}),
+            action: Action::Unlink { force: true },
+            drive: None,
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 removed from VM 100",
+        },
+        Case {
+            name: "absent again is unchanged",
+            config: base(),
+            running: false,
+            args: json!({"disk": "scsi1", "state": "absent"}),
+            action: Action::None,
+            drive: None,
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 is already absent in VM 100",
+        },
+        Case {
+            name: "a new ide disk on a running VM is allocated but waits",
+            config: base(),
+            running: true,
+            args: json!({"disk": "ide1", "storage": "local-lvm", "size": "1"}),
+            action: Action::SetDrive("local-lvm:1".into()),
+            drive: Some("local-lvm:vm-100-disk-1,size=1G"),
+            unused: None,
+            pending: true,
+            msg: "Disk ide1 created in VM 100",
+        },
+    ]
+}
+
+fn world<'a>(case: &'a Case, storages: &'a [StorageResource]) -> World<'a> {
+    World {
+        vmid: 100,
+        running: case.running,
+        config: &case.config,
+        storages,
+        target: None,
+    }
+}
+
+#[test]
+fn plan_golden_cases() {
+    let storages = storages();
+    for case in cases() {
+        let p = params(case.args.clone());
+        let plan = plan(&p, &world(&case, &storages)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(plan.action, case.action, "{}", case.name);
+        assert_eq!(plan.after.get(&p.disk), case.drive, "{}", case.name);
+        assert_eq!(plan.msg, case.msg, "{}", case.name);
+        assert_eq!(plan.pending, case.pending, "{}", case.name);
+        match case.unused {
+            Some((key, volume)) => {
+                assert_eq!(plan.unused.as_deref(), Some(key), "{}", case.name);
+                assert_eq!(plan.after.get(key), Some(volume), "{}", case.name);
+            }
+            None => assert_eq!(plan.unused, None, "{}", case.name),
+        }
+    }
+}
+
+#[test]
+fn shrink_is_refused_naming_both_sizes() {
+    let storages = storages();
+    let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
+    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "5G"})), &w).unwrap_err();
+    assert_eq!(e.to_string(), "shrinking disks is not supported: scsi1 of VM 100 is 10G, the task asks for 5G");
+}
+
+#[test]
+fn resize_or_move_of_a_missing_disk_fails() {
+    let storages = storages();
+    let cfg = base();
+    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    for args in [
+        json!({"disk": "scsi1", "state": "resized", "size": "5G"}),
+        json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
+    ] {
+        assert_eq!(plan(&params(args), &w).unwrap_err().to_string(), "Unable to process missing disk scsi1 in VM 100");
+    }
+}
+
+#[test]
+fn volume_on_a_dir_storage_is_unknown_without_a_format() {
+    let storages = storages();
+    let cfg = base();
+    assert_eq!(predict_volume(&cfg, &storages, "vmdata", 100, None), None);
+    assert_eq!(
+        predict_volume(&cfg, &storages, "vmdata", 100, Some("qcow2")).as_deref(),
+        Some("vmdata:100/vm-100-disk-0.qcow2")
+    );
+    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let p = plan(&params(json!({"disk": "scsi1", "storage": "vmdata", "size": "1"})), &w).unwrap();
+    assert!(!p.volume_known);
+}
+
+#[test]
+fn reassign_to_another_vm() {
+    let storages = storages();
+    let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
+    let target = config(&[("scsi0", "local-lvm:vm-101-disk-0,size=8G")]);
+    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: Some((101, &target)) };
+    let p = params(json!({"disk": "scsi1", "state": "moved", "target_vmid": 101, "target_disk": "scsi3"}));
+    let pl = plan(&p, &w).unwrap();
+    assert_eq!(pl.after.get("scsi1"), None);
+    assert_eq!(pl.target_after.as_ref().unwrap().get("scsi3"), Some("local-lvm:vm-101-disk-1,discard=on,size=10G"));
+    assert_eq!(pl.msg, "Disk scsi1 moved from VM 100 to VM 101 as scsi3");
+    // Done already: the source slot is empty and the target slot holds the disk.
+    let done_src = base();
+    let done_target = pl.target_after.clone().unwrap();
+    let w = World { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
+    let again = plan(&p, &w).unwrap();
+    assert_eq!(again.action, Action::None);
+    assert_eq!(again.msg, "Disk scsi1 already moved to VM 101 as scsi3");
+}
+
+#[test]
+fn bad_values_are_refused_before_any_call() {
+    let cases = [
+        (json!({"vmid": 100, "disk": "scsi31"}), "Disk scsi31 number not in range 0..30"),
+        (json!({"vmid": 100, "disk": "nvme0"}), "Unsupported disk bus: nvme"),
+        (json!({"vmid": 100, "disk": "scsi"}), "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got 'scsi'"),
+        (json!({"vmid": 100, "disk": "scsi1", "size": "10X"}), "size: invalid size '10X': expected a number of GiB or a number with a K, M, G or T suffix"),
+        (json!({"vmid": 100, "disk": "scsi1", "size": "+1G"}), "size '+1G': a relative size (+N) only makes sense with state: resized"),
+        (json!({"vmid": 100, "disk": "scsi1", "format": "cow"}), "format cow is not an image format Proxmox VE knows: use raw, qcow, qed, qcow2, vmdk or cloop"),
+        (json!({"vmid": 100, "disk": "scsi1", "wwn": "12"}), "wwn must be 0x followed by 16 hex digits, got '12'"),
+        (json!({"vmid": 100, "disk": "unused0", "state": "resized", "size": "1"}), "unused0 holds a volume no drive uses: it can only be detached (already is) or absent (destroyed); attach the volume to a drive slot instead"),
+    ];
+    for (args, want) in cases {
+        let mut map: Map<String, Value> = serde_json::from_value(args.clone()).unwrap();
+        for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
+            map.insert(k.into(), json!(v));
+        }
+        let p = module_utils::spec::validate(&SPEC, &map, &|_| None).unwrap();
+        let got = Params::from_spec(&p).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(got, want, "args {args}");
+    }
+}
+
+#[test]
+fn stub_matches_spec() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
+        panic!("{e}");
+    }
+}
