@@ -1,0 +1,397 @@
+//! The pure part of converging an existing VM: compare the keys the task names with the live
+//! config semantically, decide the value to write for each differing key (NICs keep their MAC,
+//! disks keep their volume), refuse what only proxmox_disk can do safely, and predict which
+//! writes PVE will leave pending on a running VM.
+
+use std::collections::BTreeMap;
+
+use module_utils::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
+use module_utils::pveconfig::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
+use module_utils::vmconfig::{Hotplug, VmConfig};
+
+use crate::params::{is_drive_key, url_decode};
+
+/// One key the task will write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub key: String,
+    /// The effective value now (`None`: not set).
+    pub before: Option<String>,
+    /// The value to send.
+    pub after: String,
+}
+
+/// One key the task asks for that this module will not change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub key: String,
+    pub before: Option<String>,
+    pub wanted: String,
+    pub reason: String,
+}
+
+/// The comparison of a VM with the task.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Converge {
+    pub changes: Vec<Change>,
+    pub refused: Vec<Refusal>,
+}
+
+impl Converge {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty() && self.refused.is_empty()
+    }
+}
+
+const BOOL_KEYS: &[&str] = &[
+    "acpi", "autostart", "ciupgrade", "freeze", "kvm", "localtime", "numa", "onboot", "protection", "reboot", "tablet", "tdf", "template",
+];
+const NUMBER_KEYS: &[&str] = &[
+    "balloon", "cores", "cpulimit", "cpuunits", "migrate_downtime", "migrate_speed", "shares", "sockets", "vcpus",
+];
+
+/// What PVE assumes for a key that is not in the config (qemu-server's schema defaults), so a
+/// task asking for the default on a VM without the key is not a change.
+fn default_of(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "acpi" | "kvm" | "tablet" | "reboot" | "ciupgrade" => "1",
+        "autostart" | "freeze" | "numa" | "onboot" | "protection" | "template" | "tdf" => "0",
+        "cores" | "sockets" => "1",
+        "cpulimit" | "migrate_speed" => "0",
+        "migrate_downtime" => "0.1",
+        "shares" => "1000",
+        "bios" => "seabios",
+        "ostype" => "other",
+        "scsihw" => "lsi",
+        _ => return None,
+    })
+}
+
+fn bool_of(text: &str) -> Option<bool> {
+    parse_boolean(text.trim())
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+fn ssh_lines(encoded: &str) -> Vec<String> {
+    url_decode(encoded)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn tag_set(text: &str) -> Vec<String> {
+    let mut tags: Vec<String> = text
+        .split([',', ';', ' '])
+        .filter(|t| !t.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    tags.sort();
+    tags.dedup();
+    tags
+}
+
+fn propstring_equal(format: &'static module_utils::propstring::Format, current: Option<&str>, want: &str) -> bool {
+    let cur = match current {
+        Some(c) => PropertyString::parse_lenient(format, c).ok(),
+        None => Some(PropertyString::new(format)),
+    };
+    match (cur, PropertyString::parse_lenient(format, want)) {
+        (Some(c), Ok(w)) => c.semantically_equal(&w),
+        _ => current == Some(want),
+    }
+}
+
+/// Whether a scalar (non-device) key already has the value the task wants.
+pub fn scalar_equal(key: &str, current: Option<&str>, want: &str) -> bool {
+    let current_or_default = current.or_else(|| default_of(key));
+    match key {
+        k if BOOL_KEYS.contains(&k) => current_or_default.and_then(bool_of) == bool_of(want),
+        k if NUMBER_KEYS.contains(&k) => match (current_or_default.and_then(|c| c.trim().parse::<f64>().ok()), want.trim().parse::<f64>().ok()) {
+            (Some(a), Some(b)) => a == b,
+            _ => current_or_default == Some(want),
+        },
+        "memory" => propstring_equal(&MEMORY, current, want),
+        "agent" => propstring_equal(&AGENT, current, want),
+        "tags" => tag_set(current.unwrap_or("")) == tag_set(want),
+        "sshkeys" => ssh_lines(current.unwrap_or("")) == ssh_lines(want),
+        "nameserver" | "searchdomain" => words(current.unwrap_or("")) == words(want),
+        "hotplug" => Hotplug::parse(current) == Hotplug::parse(Some(want)),
+        "description" => current.unwrap_or("").trim_end() == want.trim_end(),
+        // PVE never returns the password (`**********`): only its presence can be compared.
+        "cipassword" => current.is_some(),
+        _ => current_or_default == Some(want),
+    }
+}
+
+/// The NIC to write: the task's NIC with the current MAC unless it names one; `None` when the
+/// NIC already is as described.
+pub fn nic_value(current: Option<&str>, want: &str) -> Option<String> {
+    let Ok(mut desired) = PropertyString::parse_lenient(&NET, want) else {
+        return (current != Some(want)).then(|| want.to_string());
+    };
+    let existing = current.and_then(|c| PropertyString::parse_lenient(&NET, c).ok());
+    if desired.get("macaddr").is_none() {
+        if let Some(mac) = existing.as_ref().and_then(|e| e.get("macaddr")) {
+            desired.set("macaddr", mac);
+        }
+    }
+    match existing {
+        Some(e) if e.semantically_equal(&desired) => None,
+        _ => Some(desired.to_string()),
+    }
+}
+
+/// The outcome for one drive key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriveOutcome {
+    Equal,
+    Write(String),
+    Refuse(String),
+}
+
+fn is_cloudinit_request(file: &str) -> Option<Option<&str>> {
+    match file.rsplit_once(':') {
+        Some((storage, "cloudinit")) => Some(Some(storage)),
+        None if file == "cloudinit" => Some(None),
+        _ => None,
+    }
+}
+
+fn is_cdrom(ps: &PropertyString) -> bool {
+    ps.get("media") == Some("cdrom") || matches!(ps.get("file"), Some("none" | "cdrom"))
+}
+
+/// Compare a drive (`ideN`, `sataN`, `scsiN`, `virtioN`, `efidisk0`, `tpmstate0`).
+pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome {
+    let Some(format) = format_for_key(key) else {
+        return if current == Some(want) { DriveOutcome::Equal } else { DriveOutcome::Write(want.to_string()) };
+    };
+    let Some(current) = current else {
+        return DriveOutcome::Write(want.to_string());
+    };
+    let (Ok(cur), Ok(wanted)) = (PropertyString::parse_lenient(format, current), PropertyString::parse_lenient(format, want)) else {
+        return if current == want { DriveOutcome::Equal } else { DriveOutcome::Write(want.to_string()) };
+    };
+    let cur_file = cur.get("file").unwrap_or("");
+    let want_file = wanted.get("file").unwrap_or("");
+    let cur_storage = volume_storage(cur_file);
+    let disk_tool = "ferro.proxmox.proxmox_disk";
+    let mut ignore = vec!["file", "size", "format", "import-from"];
+    // The volume the written value points at: the current one unless a CD-ROM medium changes.
+    let mut file = cur_file.to_string();
+    if let Some(storage) = is_cloudinit_request(want_file) {
+        if !cur_file.contains("-cloudinit") {
+            return DriveOutcome::Refuse(format!(
+                "{key} is {current}, not a cloud-init drive; remove it first (delete: {key}) or use another key"
+            ));
+        }
+        if storage.is_some() && storage != cur_storage {
+            return DriveOutcome::Refuse(format!(
+                "the cloud-init drive {key} is on {}, the task asks for {}; remove it first (delete: {key})",
+                cur_storage.unwrap_or("?"),
+                storage.unwrap_or("?")
+            ));
+        }
+        // PVE forces media=cdrom on cloud-init drives.
+        ignore.push("media");
+    } else if parse_new_disk(want_file).is_some() || wanted.get("import-from").is_some() {
+        if is_cdrom(&cur) {
+            return DriveOutcome::Refuse(format!(
+                "{key} is a CD-ROM drive ({current}), the task asks for a disk; remove it first (delete: {key})"
+            ));
+        }
+        let (want_storage, want_size) = parse_new_disk(want_file).unwrap_or((None, ""));
+        if let Some(s) = want_storage {
+            if Some(s) != cur_storage {
+                return DriveOutcome::Refuse(format!(
+                    "{key} is on storage {}, the task asks for {s}: move disks with {disk_tool} (state: moved), which keeps the data",
+                    cur_storage.unwrap_or("?")
+                ));
+            }
+        }
+        // efidisk0 and tpmstate0 have fixed sizes: their N is ignored by PVE (§8).
+        let sized = !matches!(key, "efidisk0" | "tpmstate0") && wanted.get("import-from").is_none();
+        if sized {
+            if let (Ok(w), Some(Ok(c))) = (parse_gib_or_size(want_size), cur.get("size").map(parse_size)) {
+                if w != c {
+                    return DriveOutcome::Refuse(format!(
+                        "{key} has size {}, the task asks for {}: change disk sizes with {disk_tool} (state: resized; disks only grow)",
+                        cur.get("size").unwrap_or("?"),
+                        module_utils::propstring::format_size(w)
+                    ));
+                }
+            }
+        }
+    } else if want_file != cur_file {
+        if is_cdrom(&cur) || wanted.get("media") == Some("cdrom") {
+            // Changing the medium of a CD-ROM drive is an ordinary change.
+            file = want_file.to_string();
+        } else {
+            return DriveOutcome::Refuse(format!(
+                "{key} uses volume {cur_file}, the task names {want_file}: attach, detach and move disks with {disk_tool}"
+            ));
+        }
+    }
+    if key == "tpmstate0" && cur.get("version").is_some() && wanted.get("version").is_some() && cur.get("version") != wanted.get("version") {
+        return DriveOutcome::Refuse(format!(
+            "tpmstate0 has version {}, the task asks for {}: Proxmox VE cannot change the version of an existing TPM state",
+            cur.get("version").unwrap_or("?"),
+            wanted.get("version").unwrap_or("?")
+        ));
+    }
+    if file == cur_file && cur.semantically_equal_ignoring(&wanted, &ignore) {
+        return DriveOutcome::Equal;
+    }
+    let mut out = PropertyString::new(format);
+    out.set("file", &file);
+    for (k, v) in wanted.iter() {
+        if !matches!(k, "file" | "size" | "format" | "import-from") {
+            out.set(k, v);
+        }
+    }
+    if ignore.contains(&"media") {
+        if let Some(m) = cur.get("media") {
+            out.set("media", m);
+        }
+    }
+    if file == cur_file {
+        if let Some(size) = cur.get("size") {
+            out.set("size", size);
+        }
+    }
+    DriveOutcome::Write(out.to_string())
+}
+
+/// Compare every key the task names with the VM's effective config (pending included: a change
+/// already waiting is not asked for again).
+pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Converge {
+    let mut out = Converge::default();
+    for (key, want) in desired {
+        let current = config.get(key);
+        let before = current.map(str::to_string);
+        if is_nic_key(key) {
+            if let Some(after) = nic_value(current, want) {
+                out.changes.push(Change { key: key.clone(), before, after });
+            }
+        } else if is_drive_key(key) {
+            match drive_value(key, current, want) {
+                DriveOutcome::Equal => {}
+                DriveOutcome::Write(after) => out.changes.push(Change { key: key.clone(), before, after }),
+                DriveOutcome::Refuse(reason) => out.refused.push(Refusal { key: key.clone(), before, wanted: want.clone(), reason }),
+            }
+        } else if !scalar_equal(key, current, want) {
+            out.changes.push(Change { key: key.clone(), before, after: want.clone() });
+        }
+    }
+    out
+}
+
+const FASTPLUG: &[&str] = &[
+    "description", "hookscript", "lock", "migrate_downtime", "migrate_speed", "name", "onboot", "protection", "shares", "startup", "tags",
+    "vmstatestorage", "citype", "ciuser", "cipassword", "ciupgrade", "cicustom", "searchdomain", "nameserver", "sshkeys",
+];
+const NET_REPLUG: &[&str] = &["model", "macaddr", "queues", "mtu"];
+const DISK_COLD: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
+
+/// Whether PVE leaves this write pending on a VM in this state (QemuServer.pm
+/// `vmconfig_hotplug_pending`; pve-semantics.md §6).
+pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool, config: &VmConfig) -> bool {
+    if !running {
+        return false;
+    }
+    let hotplug = config.hotplug();
+    if FASTPLUG.contains(&key) || key.starts_with("ipconfig") {
+        return false;
+    }
+    let has = |text: &str, feature: &str| text.contains(feature);
+    match key {
+        "hotplug" => {
+            let old = config.current.get("hotplug").map(String::as_str).unwrap_or("");
+            return has(old, "cpu") || has(old, "memory") || has(after, "cpu") || has(after, "memory");
+        }
+        "tablet" => return !hotplug.allows("usb"),
+        "vcpus" => return !hotplug.allows("cpu"),
+        "memory" => return !hotplug.allows("memory"),
+        "cpuunits" | "cpulimit" => return false,
+        "balloon" => {
+            let old = before.unwrap_or("");
+            let toggles = (old != "0" && after == "0") || (old == "0" && after != "0");
+            return toggles;
+        }
+        "agent" => {
+            let strip = |t: &str| {
+                PropertyString::parse_lenient(&AGENT, t).ok().map(|mut p| {
+                    p.remove("fstrim_cloned_disks");
+                    p
+                })
+            };
+            return match (strip(before.unwrap_or("0")), strip(after)) {
+                (Some(a), Some(b)) => !a.semantically_equal(&b),
+                _ => true,
+            };
+        }
+        _ => {}
+    }
+    if key.starts_with("usb") {
+        let ostype = config.get("ostype").unwrap_or("other");
+        return !(hotplug.allows("usb") && matches!(ostype, "l26" | "win8" | "win10" | "win11"));
+    }
+    if is_nic_key(key) {
+        let Some(before) = before else { return !hotplug.allows("network") };
+        let (Ok(b), Ok(a)) = (PropertyString::parse_lenient(&NET, before), PropertyString::parse_lenient(&NET, after)) else {
+            return !hotplug.allows("network");
+        };
+        let replug = b.differences(&a).iter().any(|k| NET_REPLUG.contains(&k.as_str())) || b.get("bridge").is_some() != a.get("bridge").is_some();
+        return replug && !hotplug.allows("network");
+    }
+    if is_drive_key(key) {
+        if matches!(key, "efidisk0" | "tpmstate0") || after.contains("cloudinit") {
+            return true;
+        }
+        let Some(format) = format_for_key(key) else { return true };
+        return match before.map(|b| PropertyString::parse_lenient(format, b)) {
+            None => !(hotplug.allows("disk") && (key.starts_with("scsi") || key.starts_with("virtio"))),
+            Some(Ok(b)) => {
+                let Ok(a) = PropertyString::parse_lenient(format, after) else { return true };
+                if is_cdrom(&b) {
+                    return false;
+                }
+                if b.get("file") != a.get("file") {
+                    return !hotplug.allows("disk");
+                }
+                b.differences(&a).iter().any(|k| DISK_COLD.contains(&k.as_str()))
+            }
+            Some(Err(_)) => true,
+        };
+    }
+    true
+}
+
+/// The config after the changes, as PVE will hold it: each write applied or left pending.
+pub fn predict(config: &VmConfig, changes: &[Change], running: bool) -> VmConfig {
+    let mut next = config.clone();
+    for c in changes {
+        let pending = stays_pending(&c.key, config.current.get(&c.key).map(String::as_str), &c.after, running, config);
+        next = next.with_change(&c.key, Some(&c.after), pending);
+    }
+    next
+}
+
+/// One line of drift, for the warning.
+pub fn drift_line(key: &str, before: Option<&str>, after: &str) -> String {
+    let show = |v: &str| {
+        let one_line = v.replace('\n', "\\n");
+        if one_line.chars().count() > 80 {
+            format!("{}...", one_line.chars().take(77).collect::<String>())
+        } else {
+            one_line
+        }
+    };
+    let shown_after = if key == "sshkeys" { url_decode(after) } else { after.to_string() };
+    let shown_before = before.map(|b| if key == "sshkeys" { url_decode(b) } else { b.to_string() });
+    format!("{key}: {} -> {}", shown_before.as_deref().map(show).unwrap_or_else(|| "(unset)".into()), show(&shown_after))
+}

@@ -1,0 +1,421 @@
+//! The validated task: identity, state, the action options, and the VM config the task asks for
+//! as PVE config keys with the values that would be sent (`desired`).
+//!
+//! Everything PVE would reject for a reason we can see without a call (bad dict keys, bad
+//! property strings, bad tags, root-only options) is rejected here, before any request.
+
+use std::collections::BTreeMap;
+
+use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
+use module_utils::pveconfig::{disk_bus, format_for_key};
+use module_utils::{Error, Result};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Present,
+    Absent,
+    Stopped,
+    Started,
+    Restarted,
+    Current,
+    Template,
+    Paused,
+    Hibernated,
+}
+
+impl State {
+    fn parse(s: &str) -> State {
+        match s {
+            "absent" => State::Absent,
+            "stopped" => State::Stopped,
+            "started" => State::Started,
+            "restarted" => State::Restarted,
+            "current" => State::Current,
+            "template" => State::Template,
+            "paused" => State::Paused,
+            "hibernated" => State::Hibernated,
+            _ => State::Present,
+        }
+    }
+}
+
+/// The clone options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CloneOpts {
+    /// The source's name (any value when `vmid` names the source).
+    pub source: String,
+    pub newid: Option<u64>,
+    pub full: bool,
+    pub format: Option<String>,
+    pub storage: Option<String>,
+    pub target: Option<String>,
+    pub snapname: Option<String>,
+}
+
+/// The validated options of one task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    pub vmid: Option<u64>,
+    pub name: Option<String>,
+    pub node: Option<String>,
+    pub state: State,
+    /// PVE config key → value as sent on create/update (sshkeys URL-encoded).
+    pub desired: BTreeMap<String, String>,
+    pub clone: Option<CloneOpts>,
+    pub pool: Option<String>,
+    pub storage: Option<String>,
+    pub archive: Option<String>,
+    pub update: bool,
+    pub force: bool,
+    pub purge: bool,
+    pub destroy_unreferenced_disks: bool,
+    pub timeout: u64,
+    pub delete: Vec<String>,
+    pub revert: Vec<String>,
+    pub digest: Option<String>,
+    pub skiplock: bool,
+    pub migrate: bool,
+    pub with_local_disks: bool,
+}
+
+/// Scalar options → config key.
+const BOOL_OPTIONS: &[(&str, &str)] = &[
+    ("acpi", "acpi"),
+    ("autostart", "autostart"),
+    ("ciupgrade", "ciupgrade"),
+    ("freeze", "freeze"),
+    ("kvm", "kvm"),
+    ("localtime", "localtime"),
+    ("numa_enabled", "numa"),
+    ("onboot", "onboot"),
+    ("protection", "protection"),
+    ("reboot", "reboot"),
+    ("tablet", "tablet"),
+    ("tdf", "tdf"),
+    ("template", "template"),
+];
+const INT_OPTIONS: &[&str] = &[
+    "balloon", "cores", "cpulimit", "cpuunits", "memory", "migrate_downtime", "migrate_speed", "shares", "sockets", "vcpus",
+];
+const STR_OPTIONS: &[(&str, &str)] = &[
+    ("args", "args"),
+    ("bios", "bios"),
+    ("boot", "boot"),
+    ("bootdisk", "bootdisk"),
+    ("cicustom", "cicustom"),
+    ("cipassword", "cipassword"),
+    ("citype", "citype"),
+    ("ciuser", "ciuser"),
+    ("cpu", "cpu"),
+    ("description", "description"),
+    ("hookscript", "hookscript"),
+    ("hotplug", "hotplug"),
+    ("hugepages", "hugepages"),
+    ("keyboard", "keyboard"),
+    ("lock", "lock"),
+    ("machine", "machine"),
+    ("name", "name"),
+    ("ostype", "ostype"),
+    ("rng0", "rng0"),
+    ("scsihw", "scsihw"),
+    ("smbios", "smbios1"),
+    ("spice_enhancements", "spice_enhancements"),
+    ("startdate", "startdate"),
+    ("startup", "startup"),
+    ("vga", "vga"),
+    ("watchdog", "watchdog"),
+];
+/// Dict options: `(option, key prefix, highest index)` (qemu-server's MAX_* constants).
+const DICT_OPTIONS: &[(&str, &str, u32)] = &[
+    ("audio", "audio", 0),
+    ("hostpci", "hostpci", 15),
+    ("ide", "ide", 3),
+    ("ipconfig", "ipconfig", 31),
+    ("net", "net", 31),
+    ("numa", "numa", 7),
+    ("parallel", "parallel", 2),
+    ("sata", "sata", 5),
+    ("scsi", "scsi", 30),
+    ("serial", "serial", 3),
+    ("usb", "usb", 13),
+    ("virtio", "virtio", 15),
+    ("virtiofs", "virtiofs", 9),
+];
+
+/// Python's `urllib.parse.quote(text, safe='')`, which upstream applies to `sshkeys` and PVE
+/// expects (the key is `urlencoded` in the schema).
+pub fn url_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decode `%XX` (and leave anything malformed as it is).
+pub fn url_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "1" } else { "0" }.to_string()),
+        _ => None,
+    }
+}
+
+fn valid_tag(tag: &str) -> bool {
+    let mut chars = tag.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'))
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split([',', ';', ' ']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+impl Params {
+    /// Check and convert the spec-validated options. `warn` receives warnings.
+    pub fn from_spec(p: &module_utils::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
+        // Upstream treats vmid 0 as unset.
+        let vmid = match p.int("vmid") {
+            Some(0) | None => None,
+            Some(v) if !(100..=999_999_999).contains(&v) => {
+                return Err(Error::args(format!("vmid must be between 100 and 999999999, got {v}")))
+            }
+            Some(v) => Some(v as u64),
+        };
+        let newid = match p.int("newid") {
+            Some(0) | None => None,
+            Some(v) if !(100..=999_999_999).contains(&v) => {
+                return Err(Error::args(format!("newid must be between 100 and 999999999, got {v}")))
+            }
+            Some(v) => Some(v as u64),
+        };
+        let api_user = p.str("api_user").unwrap_or_default();
+        let root_only = |opt: &str| -> Result<()> {
+            if api_user != "root@pam" {
+                return Err(Error::args(format!("{opt} parameter require root@pam user. ")));
+            }
+            Ok(())
+        };
+        if p.is_set("args") {
+            root_only("args")?;
+        }
+        let skiplock = p.bool("skiplock").unwrap_or(false);
+        if skiplock {
+            root_only("skiplock")?;
+        }
+
+        let mut desired = BTreeMap::new();
+        for (opt, key) in BOOL_OPTIONS {
+            if let Some(b) = p.bool(opt) {
+                desired.insert(key.to_string(), if b { "1" } else { "0" }.to_string());
+            }
+        }
+        for opt in INT_OPTIONS {
+            if let Some(i) = p.int(opt) {
+                desired.insert(opt.to_string(), i.to_string());
+            }
+        }
+        for (opt, key) in STR_OPTIONS {
+            if let Some(s) = p.str(opt) {
+                desired.insert(key.to_string(), s.to_string());
+            }
+        }
+        if let Some(agent) = p.str("agent") {
+            // Upstream: a boolean-looking value is sent as 0/1, anything else verbatim.
+            let value = match module_utils::spec::parse_ansible_bool(&Value::String(agent.to_string())) {
+                Some(b) if !agent.contains('=') => if b { "1" } else { "0" }.to_string(),
+                _ => agent.to_string(),
+            };
+            desired.insert("agent".into(), value);
+        }
+        if let Some(keys) = p.str("sshkeys") {
+            desired.insert("sshkeys".into(), url_encode(keys));
+        }
+        for (opt, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {
+            if let Some(items) = p.list(opt) {
+                let words: Vec<String> = items.iter().filter_map(scalar).collect();
+                desired.insert(key.to_string(), words.join(" "));
+            }
+        }
+        if let Some(items) = p.list("tags") {
+            let mut tags = Vec::new();
+            for item in items {
+                let tag = scalar(item).unwrap_or_default();
+                if !valid_tag(&tag) {
+                    return Err(Error::args(format!("`{tag}` is not a valid tag")));
+                }
+                tags.push(tag);
+            }
+            desired.insert("tags".into(), tags.join(";"));
+        }
+        for (opt, prefix, max) in DICT_OPTIONS {
+            let Some(map) = p.dict(opt) else { continue };
+            for (key, value) in map {
+                let index_ok = key
+                    .strip_prefix(prefix)
+                    .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (*n == "0" || !n.starts_with('0')))
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n <= *max);
+                if !index_ok {
+                    return Err(Error::args(format!(
+                        "{opt}: '{key}' is not a valid key, expected {prefix}0 to {prefix}{max}"
+                    )));
+                }
+                let Some(text) = scalar(value) else {
+                    return Err(Error::args(format!("{opt}: the value of {key} must be a string")));
+                };
+                // Property strings we know are checked like PVE checks them, before any call.
+                if let Some(format) = format_for_key(key) {
+                    PropertyString::parse(format, &text).map_err(|e| Error::args(format!("{opt}.{key}: {e}")))?;
+                }
+                desired.insert(key.clone(), text);
+            }
+        }
+        if let Some(efi) = p.dict("efidisk0") {
+            if p.str("bios") != Some("ovmf") {
+                return Err(Error::args("efidisk0 cannot be used if bios is not set to ovmf. "));
+            }
+            let storage = sub_str(efi, "efidisk0", "storage")?
+                .ok_or_else(|| Error::args("missing required arguments: storage found in efidisk0"))?;
+            let mut ps = PropertyString::new(&EFIDISK);
+            ps.set("file", &format!("{storage}:1"));
+            if let Some(f) = sub_str(efi, "efidisk0", "format")? {
+                ps.set("format", &f);
+            }
+            if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
+                if !["2m", "4m"].contains(&t.as_str()) {
+                    return Err(Error::args(format!("value of efitype must be one of: 2m, 4m, got: {t} found in efidisk0")));
+                }
+                ps.set("efitype", &t);
+            }
+            if let Some(v) = efi.get("pre_enrolled_keys").filter(|v| !v.is_null()) {
+                let b = module_utils::spec::parse_ansible_bool(v)
+                    .ok_or_else(|| Error::args("efidisk0.pre_enrolled_keys must be a boolean"))?;
+                ps.set("pre-enrolled-keys", if b { "1" } else { "0" });
+            }
+            unknown_suboptions(efi, "efidisk0", &["storage", "format", "efitype", "pre_enrolled_keys"])?;
+            desired.insert("efidisk0".into(), ps.to_string());
+        }
+        if let Some(tpm) = p.dict("tpmstate0") {
+            let storage = sub_str(tpm, "tpmstate0", "storage")?
+                .ok_or_else(|| Error::args("missing required arguments: storage found in tpmstate0"))?;
+            let version = sub_str(tpm, "tpmstate0", "version")?.unwrap_or_else(|| "2.0".into());
+            if !["2.0", "1.2"].contains(&version.as_str()) {
+                return Err(Error::args(format!("value of version must be one of: 2.0, 1.2, got: {version} found in tpmstate0")));
+            }
+            unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
+            let mut ps = PropertyString::new(&TPMSTATE);
+            ps.set("file", &format!("{storage}:1"));
+            ps.set("version", &format!("v{version}"));
+            desired.insert("tpmstate0".into(), ps.to_string());
+        }
+        // NICs are sent in PVE's canonical form so that what the diff shows is what PVE stores.
+        for (key, value) in desired.iter_mut() {
+            if key.starts_with("net") {
+                if let Ok(ps) = PropertyString::parse(&NET, value) {
+                    *value = ps.to_string();
+                }
+            }
+        }
+
+        if p.bool("update_unsafe") == Some(true) {
+            warn("update_unsafe has no effect in ferro.proxmox: update: true already changes NICs (keeping their MAC) and disks (keeping their volume) safely, and this module never recreates a disk".into());
+        }
+        let state = State::parse(p.str("state").unwrap_or("present"));
+        let clone = p.str("clone").map(|source| CloneOpts {
+            source: source.to_string(),
+            newid,
+            full: p.bool("full").unwrap_or(true),
+            format: p.str("format").filter(|f| *f != "unspecified").map(str::to_string),
+            storage: p.str("storage").map(str::to_string),
+            target: p.str("target").map(str::to_string),
+            snapname: p.str("snapname").map(str::to_string),
+        });
+        let timeout = p.int("timeout").unwrap_or(300);
+        if timeout <= 0 {
+            return Err(Error::args(format!("timeout must be a number of seconds above 0, got {timeout}")));
+        }
+        Ok(Params {
+            vmid,
+            name: p.str("name").map(str::to_string),
+            node: p.str("node").map(str::to_string),
+            state,
+            desired,
+            clone,
+            pool: p.str("pool").map(str::to_string),
+            storage: p.str("storage").map(str::to_string),
+            archive: p.str("archive").map(str::to_string),
+            update: p.bool("update").unwrap_or(false),
+            force: p.bool("force").unwrap_or(false),
+            purge: p.bool("purge").unwrap_or(false),
+            destroy_unreferenced_disks: p.bool("destroy_unreferenced_disks").unwrap_or(false),
+            timeout: timeout as u64,
+            delete: p.str("delete").map(split_list).unwrap_or_default(),
+            revert: p.str("revert").map(split_list).unwrap_or_default(),
+            digest: p.str("digest").map(str::to_string),
+            skiplock,
+            migrate: p.bool("migrate").unwrap_or(false),
+            with_local_disks: p.bool("with_local_disks").unwrap_or(false),
+        })
+    }
+
+    /// How the task names the VM in messages.
+    pub fn label(&self) -> String {
+        self.name.clone().or_else(|| self.vmid.map(|v| v.to_string())).unwrap_or_default()
+    }
+}
+
+fn sub_str(map: &serde_json::Map<String, Value>, opt: &str, key: &str) -> Result<Option<String>> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => scalar(v)
+            .map(Some)
+            .ok_or_else(|| Error::args(format!("{opt}.{key} must be a string"))),
+    }
+}
+
+fn unknown_suboptions(map: &serde_json::Map<String, Value>, opt: &str, known: &[&str]) -> Result<()> {
+    let mut unknown: Vec<&str> = map.keys().map(String::as_str).filter(|k| !known.contains(k)).collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort_unstable();
+    Err(Error::args(format!(
+        "Unsupported parameters for ({opt}) suboptions: {}. Supported parameters include: {}.",
+        unknown.join(", "),
+        known.join(", ")
+    )))
+}
+
+/// Whether a config key holds a disk-backed drive (not `unusedN`).
+pub fn is_drive_key(key: &str) -> bool {
+    matches!(disk_bus(key), Some(b) if b != "unused")
+}

@@ -1,0 +1,386 @@
+//! Golden tests of proxmox_kvm's comparison and convergence: (live config, task) → writes,
+//! refusals and pending prediction, without a network.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+
+const MAC: &str = "BC:24:11:0A:01:00";
+
+fn config(pairs: &[(&str, &str)]) -> VmConfig {
+    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
+}
+
+fn desired(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn writes(c: &Converge) -> Vec<(String, String)> {
+    c.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect()
+}
+
+fn params_from(args: Value) -> Result<Params> {
+    let Value::Object(mut raw) = args else { panic!("args must be an object") };
+    raw.entry("api_host").or_insert(json!("pve.example.org"));
+    raw.entry("api_user").or_insert(json!("ansible@pve"));
+    raw.entry("api_token_id").or_insert(json!("automation"));
+    raw.entry("api_token_secret").or_insert(json!("s3cret"));
+    let p = module_utils::spec::validate(&SPEC, &raw, &|_| None)?;
+    Params::from_spec(&p, &mut |_| {})
+}
+
+struct Case {
+    name: &'static str,
+    config: VmConfig,
+    desired: BTreeMap<String, String>,
+    writes: Vec<(&'static str, String)>,
+    refused: Vec<&'static str>,
+}
+
+fn cases() -> Vec<Case> {
+    let nic = format!("virtio={MAC},bridge=vmbr0,firewall=1");
+    let disk = "local-lvm:vm-100-disk-0,iothread=1,size=32G";
+    vec![
+        Case {
+            name: "equal values in other spellings are no change",
+            config: config(&[
+                ("cores", "2"),
+                ("memory", "2048"),
+                ("onboot", "1"),
+                ("agent", "enabled=1"),
+                ("tags", "prod;web"),
+                ("net0", &nic),
+                ("scsi0", disk),
+                ("hotplug", "disk,network,usb"),
+                ("nameserver", "1.1.1.1  9.9.9.9"),
+            ]),
+            desired: desired(&[
+                ("cores", "2"),
+                ("memory", "2048"),
+                ("onboot", "1"),
+                ("agent", "1"),
+                ("tags", "Web;prod"),
+                ("net0", "virtio,bridge=vmbr0,firewall=yes"),
+                ("scsi0", "local-lvm:32,iothread=on"),
+                ("hotplug", "network,disk,usb"),
+                ("nameserver", "1.1.1.1 9.9.9.9"),
+            ]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "defaults of absent keys are no change",
+            config: config(&[("name", "web")]),
+            desired: desired(&[("acpi", "1"), ("cores", "1"), ("sockets", "1"), ("kvm", "1"), ("memory", "512"), ("agent", "0")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "memory and cores differ: exactly those are written",
+            config: config(&[("cores", "2"), ("memory", "2048"), ("name", "web")]),
+            desired: desired(&[("cores", "4"), ("memory", "4096"), ("name", "web")]),
+            writes: vec![("cores", "4".into()), ("memory", "4096".into())],
+            refused: vec![],
+        },
+        Case {
+            name: "a NIC retag keeps the MAC",
+            config: config(&[("net0", &nic)]),
+            desired: desired(&[("net0", "virtio,bridge=vmbr0,firewall=1,tag=30")]),
+            writes: vec![("net0", format!("virtio={MAC},bridge=vmbr0,firewall=1,tag=30"))],
+            refused: vec![],
+        },
+        Case {
+            name: "a given MAC replaces the current one; case does not matter",
+            config: config(&[("net0", &nic)]),
+            desired: desired(&[("net0", "virtio=bc:24:11:0a:01:00,bridge=vmbr0,firewall=1")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "a new NIC and a new disk are created as given",
+            config: config(&[("net0", &nic), ("scsi0", disk)]),
+            desired: desired(&[("net1", "virtio,bridge=vmbr1"), ("scsi1", "local-lvm:4")]),
+            writes: vec![("net1", "virtio,bridge=vmbr1".into()), ("scsi1", "local-lvm:4".into())],
+            refused: vec![],
+        },
+        Case {
+            name: "disk options change with the volume and size kept",
+            config: config(&[("scsi0", disk)]),
+            desired: desired(&[("scsi0", "local-lvm:32,discard=on,iothread=1")]),
+            writes: vec![("scsi0", "local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G".into())],
+            refused: vec![],
+        },
+        Case {
+            name: "an option the task leaves out is removed (the task describes the drive)",
+            config: config(&[("scsi0", disk)]),
+            desired: desired(&[("scsi0", "local-lvm:32")]),
+            writes: vec![("scsi0", "local-lvm:vm-100-disk-0,size=32G".into())],
+            refused: vec![],
+        },
+        Case {
+            name: "a size change is refused, pointing to proxmox_disk",
+            config: config(&[("scsi0", disk)]),
+            desired: desired(&[("scsi0", "local-lvm:64,iothread=1")]),
+            writes: vec![],
+            refused: vec!["scsi0"],
+        },
+        Case {
+            name: "a storage change is refused",
+            config: config(&[("scsi0", disk)]),
+            desired: desired(&[("scsi0", "vmdata:32,iothread=1")]),
+            writes: vec![],
+            refused: vec!["scsi0"],
+        },
+        Case {
+            name: "the same size in another unit is no change",
+            config: config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32768M")]),
+            desired: desired(&[("scsi0", "local-lvm:32")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "a cloud-init drive matches its STORAGE:cloudinit request",
+            config: config(&[("ide2", "local-lvm:vm-100-cloudinit,media=cdrom,size=4M")]),
+            desired: desired(&[("ide2", "local-lvm:cloudinit")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "a CD-ROM medium change is an ordinary change",
+            config: config(&[("ide2", "none,media=cdrom")]),
+            desired: desired(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom")]),
+            writes: vec![("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom".into())],
+            refused: vec![],
+        },
+        Case {
+            name: "sshkeys are compared decoded, tags as a set, description without trailing newline",
+            config: config(&[
+                ("sshkeys", "ssh-ed25519%20AAAA%20me%40host%0A"),
+                ("tags", "a;b"),
+                ("description", "hello\n"),
+            ]),
+            desired: desired(&[
+                ("sshkeys", &params::url_encode("ssh-ed25519 AAAA me@host")),
+                ("tags", "b;a"),
+                ("description", "hello"),
+            ]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "a cipassword is only written when none is set",
+            config: config(&[("cipassword", "**********")]),
+            desired: desired(&[("cipassword", "new")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "a pending value counts: it is not asked for again",
+            config: VmConfig {
+                current: desired(&[("cores", "2")]),
+                pending: desired(&[("cores", "4")]),
+                ..Default::default()
+            },
+            desired: desired(&[("cores", "4")]),
+            writes: vec![],
+            refused: vec![],
+        },
+        Case {
+            name: "tpmstate0 version cannot change",
+            config: config(&[("tpmstate0", "local-lvm:vm-100-disk-1,size=4M,version=v1.2")]),
+            desired: desired(&[("tpmstate0", "local-lvm:1,version=v2.0")]),
+            writes: vec![],
+            refused: vec!["tpmstate0"],
+        },
+        Case {
+            name: "efidisk0 with the same storage and type is no change (its size is fixed)",
+            config: config(&[("efidisk0", "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M")]),
+            desired: desired(&[("efidisk0", "local-lvm:1,efitype=4m,pre-enrolled-keys=1")]),
+            writes: vec![],
+            refused: vec![],
+        },
+    ]
+}
+
+#[test]
+fn golden_converge_cases() {
+    for case in cases() {
+        let c = converge(&case.config, &case.desired);
+        let want: Vec<(String, String)> = case.writes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        assert_eq!(writes(&c), want, "{}: writes", case.name);
+        let refused: Vec<&str> = c.refused.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(refused, case.refused, "{}: refused", case.name);
+    }
+}
+
+#[test]
+fn refusals_name_the_proxmox_disk_state() {
+    let c = converge(
+        &config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
+        &desired(&[("scsi0", "local-lvm:64")]),
+    );
+    assert!(c.refused[0].reason.contains("proxmox_disk (state: resized"), "{}", c.refused[0].reason);
+    let c = converge(
+        &config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
+        &desired(&[("scsi0", "vmdata:32")]),
+    );
+    assert!(c.refused[0].reason.contains("(state: moved)"), "{}", c.refused[0].reason);
+}
+
+#[test]
+fn pending_prediction_follows_hotplug() {
+    let running = config(&[("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"), ("scsi0", "local-lvm:vm-100-disk-0,size=32G")]);
+    let no_hotplug = config(&[("hotplug", "0"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0")]);
+    // (name, config, key, before, after, running, pending)
+    type PendingCase<'a> = (&'a str, &'a VmConfig, &'a str, Option<&'a str>, &'a str, bool, bool);
+    let cases: Vec<PendingCase> = vec![
+        ("cores needs a restart", &running, "cores", Some("2"), "4", true, true),
+        ("cores on a stopped VM applies", &running, "cores", Some("2"), "4", false, false),
+        ("memory without memory hotplug", &running, "memory", Some("2048"), "4096", true, true),
+        ("name is fast-plugged", &running, "name", Some("a"), "b", true, false),
+        ("ciuser is fast-plugged", &running, "ciuser", None, "debian", true, false),
+        ("ipconfig0 is fast-plugged", &running, "ipconfig0", None, "ip=dhcp", true, false),
+        ("retag applies live", &running, "net0", Some("virtio=BC:24:11:0A:01:00,bridge=vmbr0"), "virtio=BC:24:11:0A:01:00,bridge=vmbr0,tag=5", true, false),
+        ("new NIC with network hotplug", &running, "net1", None, "virtio,bridge=vmbr0", true, false),
+        ("new NIC without hotplug", &no_hotplug, "net1", None, "virtio,bridge=vmbr0", true, true),
+        ("new scsi disk hot-plugged", &running, "scsi1", None, "local-lvm:4", true, false),
+        ("new sata disk is pending", &running, "sata1", None, "local-lvm:4", true, true),
+        ("iothread change is cold", &running, "scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:vm-100-disk-0,iothread=1,size=32G", true, true),
+        ("backup=0 applies live", &running, "scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:vm-100-disk-0,backup=0,size=32G", true, false),
+        ("cloud-init drive is pending", &running, "ide2", None, "local-lvm:cloudinit", true, true),
+        ("cpulimit is live", &running, "cpulimit", None, "2", true, false),
+    ];
+    for (name, cfg, key, before, after, is_running, want) in cases {
+        assert_eq!(stays_pending(key, before, after, is_running, cfg), want, "{name}");
+    }
+}
+
+#[test]
+fn predicted_config_shows_pending() {
+    let cfg = config(&[("cores", "2"), ("name", "web")]);
+    let changes = vec![
+        Change { key: "cores".into(), before: Some("2".into()), after: "4".into() },
+        Change { key: "name".into(), before: Some("web".into()), after: "www".into() },
+    ];
+    let next = predict(&cfg, &changes, true);
+    assert_eq!(next.pending_keys().into_iter().collect::<Vec<_>>(), vec!["cores".to_string()]);
+    assert_eq!(next.current.get("name").map(String::as_str), Some("www"));
+    let next = predict(&cfg, &changes, false);
+    assert!(next.pending_keys().is_empty());
+}
+
+#[test]
+fn clone_base_drops_what_pve_does_not_copy() {
+    let source = config(&[
+        ("name", "debian-13-template"),
+        ("template", "1"),
+        ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
+        ("unused0", "vmdata:9000/vm-9000-disk-1.qcow2"),
+        ("cores", "1"),
+    ]);
+    let base = clone_base(&source, "app01");
+    let want: BTreeMap<String, String> = desired(&[("name", "app01"), ("net0", "virtio,bridge=vmbr0"), ("cores", "1")]);
+    assert_eq!(base.current, want);
+}
+
+#[test]
+fn params_map_options_to_config_keys() {
+    let p = params_from(json!({
+        "node": "pve1", "name": "web01", "cores": 2, "memory": 4096, "onboot": true, "agent": "yes",
+        "numa_enabled": false, "smbios": "uuid=x", "nameservers": ["1.1.1.1", "9.9.9.9"], "searchdomains": ["example.org"],
+        "tags": ["web", "prod"], "sshkeys": "ssh-ed25519 AAAA me@host",
+        "net": {"net0": "model=virtio,bridge=vmbr0,firewall=yes"}, "scsi": {"scsi0": "local-lvm:32"},
+        "bios": "ovmf", "efidisk0": {"storage": "local-lvm", "efitype": "4m", "pre_enrolled_keys": true},
+        "tpmstate0": {"storage": "local-lvm"}, "update_unsafe": true,
+    }))
+    .unwrap();
+    let want = desired(&[
+        ("agent", "1"),
+        ("bios", "ovmf"),
+        ("cores", "2"),
+        ("efidisk0", "local-lvm:1,efitype=4m,pre-enrolled-keys=1"),
+        ("memory", "4096"),
+        ("name", "web01"),
+        ("nameserver", "1.1.1.1 9.9.9.9"),
+        ("net0", "virtio,bridge=vmbr0,firewall=1"),
+        ("numa", "0"),
+        ("onboot", "1"),
+        ("scsi0", "local-lvm:32"),
+        ("searchdomain", "example.org"),
+        ("smbios1", "uuid=x"),
+        ("sshkeys", "ssh-ed25519%20AAAA%20me%40host"),
+        ("tags", "web;prod"),
+        ("tpmstate0", "local-lvm:1,version=v2.0"),
+    ]);
+    assert_eq!(p.desired, want);
+    assert_eq!(p.timeout, 300);
+    assert_eq!(p.state, State::Present);
+}
+
+#[test]
+fn params_reject_what_pve_would_reject() {
+    let cases = [
+        (json!({"node": "pve1", "vmid": 100, "tags": ["ok", "not ok"]}), "`not ok` is not a valid tag"),
+        (json!({"node": "pve1", "vmid": 100, "net": {"net32": "virtio"}}), "net: 'net32' is not a valid key"),
+        (json!({"node": "pve1", "vmid": 100, "net": {"net0": "virtio,tag=5000"}}), "net.net0:"),
+        (json!({"node": "pve1", "vmid": 100, "efidisk0": {"storage": "local-lvm"}}), "efidisk0 cannot be used if bios is not set to ovmf"),
+        (json!({"node": "pve1", "vmid": 100, "args": "-foo"}), "args parameter require root@pam user"),
+        (json!({"node": "pve1", "vmid": 100, "tpmstate0": {"version": "2.0"}}), "missing required arguments: storage found in tpmstate0"),
+        (json!({"vmid": 100}), "state is present but all of the following are missing: node"),
+        (json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}), "parameters are mutually exclusive: clone|update"),
+    ];
+    for (args, want) in cases {
+        let e = params_from(args.clone()).unwrap_err().to_string();
+        assert!(e.contains(want), "{args}: {e}");
+    }
+}
+
+#[test]
+fn url_encoding_round_trips() {
+    let keys = "ssh-ed25519 AAAA+/= me@host\nssh-rsa BBBB you@there";
+    assert_eq!(params::url_decode(&params::url_encode(keys)), keys);
+    assert_eq!(params::url_encode("a b/c"), "a%20b%2Fc");
+}
+
+#[test]
+fn power_from_status() {
+    assert_eq!(Power::from_status("running", Some("paused"), None), Power::Paused);
+    assert_eq!(Power::from_status("running", Some("running"), None), Power::Running);
+    assert_eq!(Power::from_status("stopped", None, Some("suspended")), Power::Hibernated);
+    assert_eq!(Power::from_status("stopped", None, None), Power::Stopped);
+}
+
+#[test]
+fn mac_and_devices_maps() {
+    let cfg = desired(&[
+        ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
+        ("net10", "e1000=BC:24:11:0A:01:0A"),
+        ("net2", "virtio,bridge=vmbr0"),
+        ("scsi0", "local-lvm:vm-100-disk-0,size=32G"),
+        ("ide2", "local-lvm:vm-100-cloudinit,media=cdrom"),
+        ("unused0", "local-lvm:vm-100-disk-1"),
+    ]);
+    let m: Map<String, Value> = macs(&cfg);
+    assert_eq!(Value::Object(m), json!({"net0": "BC:24:11:0A:01:00", "net10": "BC:24:11:0A:01:0A"}));
+    assert_eq!(
+        Value::Object(devices(&cfg)),
+        json!({"ide2": "local-lvm:vm-100-cloudinit", "scsi0": "local-lvm:vm-100-disk-0"})
+    );
+}
+
+#[test]
+fn drift_lines_read_like_the_issue() {
+    assert_eq!(compare::drift_line("memory", Some("2048"), "4096"), "memory: 2048 -> 4096");
+    assert_eq!(compare::drift_line("net1", None, "virtio,bridge=vmbr1"), "net1: (unset) -> virtio,bridge=vmbr1");
+}
+
+#[test]
+fn stub_matches_spec() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
+        panic!("{e}");
+    }
+}

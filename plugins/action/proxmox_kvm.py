@@ -1,0 +1,9 @@
+# -*- coding: utf-8 -*-
+# Copyright: ferro.proxmox contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin of ferro.proxmox.proxmox_kvm: runs its native binary (see plugin_utils/native.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.ferro.proxmox.plugins.plugin_utils.native import NativeModuleAction as ActionModule  # noqa: F401

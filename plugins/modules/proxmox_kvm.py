@@ -1,0 +1,743 @@
+# -*- coding: utf-8 -*-
+# GENERATED from the module's Rust spec (modules/proxmox_kvm/src/spec.rs) by `make stubs`; do not edit.
+# Copyright: ferro.proxmox contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documentation and argument spec of ferro.proxmox.proxmox_kvm.
+
+The module itself is a native binary (native/<target-triple>/proxmox_kvm) that the collection's
+action plugin runs; this file exists for ansible-doc, ansible-test and the action plugin's
+argument validation.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: proxmox_kvm
+short_description: "Create, clone, converge, power and remove Proxmox VE QEMU VMs"
+version_added: "0.1.0"
+author: "ferro.proxmox contributors"
+description:
+  - "Creates, clones, updates, starts, stops, restarts, pauses, hibernates, converts to a template and removes QEMU VMs, with the options of community.proxmox.proxmox_kvm."
+  - "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows the VM config before and after; an existing VM is compared with the task semantically instead of being reported as already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source; every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac) is returned on every path."
+  - "O(timeout) defaults to V(300) instead of V(30); O(update_unsafe) only warns; O(validate_certs) defaults to V(true)."
+options:
+  acpi:
+    description:
+      - "Whether ACPI is enabled (config key C(acpi); Proxmox VE's default is V(true))."
+    type: bool
+  agent:
+    description:
+      - "The QEMU guest agent: a boolean (V(true), V(1), ...) or a property string such as C(enabled=1,fstrim_cloned_disks=1). Compared semantically (C(1) equals C(enabled=1))."
+    type: str
+  archive:
+    description:
+      - "A backup archive to restore instead of creating an empty VM (create only; sent as C(archive))."
+    type: str
+  args:
+    description:
+      - "Extra arguments for KVM. Proxmox VE only accepts them from C(root@pam), so another O(api_user) fails before any call."
+    type: str
+  audio:
+    description:
+      - "Audio devices, C(audio0: device=ich9-intel-hda,driver=spice)."
+    type: dict
+  autostart:
+    description:
+      - "Automatic restart after a crash (config key C(autostart), which Proxmox VE currently ignores)."
+    type: bool
+  balloon:
+    description:
+      - "The minimum memory in MiB for the balloon device; V(0) disables ballooning."
+    type: int
+  bios:
+    description:
+      - "The BIOS implementation."
+    type: str
+    choices: ["seabios", "ovmf"]
+  boot:
+    description:
+      - "The boot order, e.g. C(order=scsi0;net0)."
+    type: str
+  bootdisk:
+    description:
+      - "The boot disk (deprecated in Proxmox VE in favour of O(boot))."
+    type: str
+  cicustom:
+    description:
+      - "Cloud-init: custom files replacing the generated ones, e.g. C(user=local:snippets/user.yml)."
+    type: str
+  cipassword:
+    description:
+      - "Cloud-init: the password of the default user."
+      - "Proxmox VE never returns it (it shows C(**********)), so on an existing VM it is only compared for presence: it is written when the VM has none, and a different password is not detected."
+    type: str
+  citype:
+    description:
+      - "Cloud-init: the configuration format."
+    type: str
+    choices: ["nocloud", "configdrive2"]
+  ciupgrade:
+    description:
+      - "Cloud-init: whether to upgrade packages on the first boot."
+    type: bool
+  ciuser:
+    description:
+      - "Cloud-init: the name of the default user."
+    type: str
+  clone:
+    description:
+      - "The name of the VM to clone (with O(vmid) set, O(vmid) is the source and this may be any value)."
+      - "The clone gets O(newid) (or the next free vmid), O(name), and then every other option of the task (cores, memory, NICs, cloud-init, tags, ...) in the same task, after the clone task has ended and the lock is gone."
+      - "When the target (O(newid), else a VM named O(name)) already exists, its vmid is returned and it is converged to the task's options; the source is never returned."
+    type: str
+  cores:
+    description:
+      - "The number of CPU cores per socket."
+    type: int
+  cpu:
+    description:
+      - "The emulated CPU type, e.g. C(host) or C(x86-64-v2-AES)."
+    type: str
+  cpulimit:
+    description:
+      - "The limit of CPU usage (V(0) is no limit)."
+    type: int
+  cpuunits:
+    description:
+      - "The CPU weight of the VM for the scheduler."
+    type: int
+  delete:
+    description:
+      - "A comma-separated list of config keys to remove. Only keys that are set are removed, so a second run reports no change."
+    type: str
+  description:
+    description:
+      - "The description (notes) of the VM."
+    type: str
+  destroy_unreferenced_disks:
+    description:
+      - "With O(state=absent): also destroy every disk on any enabled storage that is named for this vmid but not referenced in its config."
+    type: bool
+    default: false
+  digest:
+    description:
+      - "The config digest to guard writes with. Without it the module sends the digest of the config it read, so a concurrent change fails instead of being overwritten."
+    type: str
+  efidisk0:
+    description:
+      - "The EFI vars disk, allocated on create (needs O(bios=ovmf)). Sub-options: C(storage) (str, required), C(format) (str), C(efitype) (V(2m) or V(4m)), C(pre_enrolled_keys) (bool)."
+      - "On an existing VM a change of C(efitype) or C(pre_enrolled_keys) is written (the volume is kept; it applies at the next start); a different C(storage) is refused (use ferro.proxmox.proxmox_disk)."
+    type: dict
+  force:
+    description:
+      - "With O(state=stopped): stop the VM hard when it has not shut down within O(timeout). With O(state=restarted): reset instead of reboot. With O(state=absent) or O(state=template): stop a running VM first. With O(archive): overwrite an existing VM."
+    type: bool
+  format:
+    description:
+      - "The image format of a full clone's disks; V(unspecified) keeps the source format (not sent)."
+    type: str
+    choices: ["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"]
+  freeze:
+    description:
+      - "Whether to freeze the CPU at start (config key C(freeze))."
+    type: bool
+  full:
+    description:
+      - "Whether a clone is a full copy (V(false): a linked clone, templates only)."
+    type: bool
+    default: true
+  hookscript:
+    description:
+      - "A hook script, e.g. C(local:snippets/hook.pl)."
+    type: str
+  hostpci:
+    description:
+      - "PCI passthrough devices, C(hostpci0: 0000:01:00.0,pcie=1)."
+    type: dict
+  hotplug:
+    description:
+      - "The hot-pluggable device types, C(network,disk,usb), V(0) or V(1). Compared as a set."
+    type: str
+  hugepages:
+    description:
+      - "Huge pages."
+    type: str
+    choices: ["any", "2", "1024"]
+  ide:
+    description:
+      - "IDE drives C(ide0) to C(ide3), values as Proxmox VE writes them: C(local-lvm:10) allocates a new 10 GiB disk, C(local:iso/debian.iso,media=cdrom) a CD-ROM, C(local-lvm:cloudinit) a cloud-init drive."
+      - "See O(scsi) for how an existing drive is compared."
+    type: dict
+  ipconfig:
+    description:
+      - "Cloud-init: IP settings per NIC, C(ipconfig0: ip=dhcp)."
+    type: dict
+  keyboard:
+    description:
+      - "The VNC keyboard layout."
+    type: str
+  kvm:
+    description:
+      - "Whether KVM hardware virtualisation is used."
+    type: bool
+  localtime:
+    description:
+      - "Whether the real-time clock is set to local time."
+    type: bool
+  lock:
+    description:
+      - "The config lock to set (config key C(lock))."
+    type: str
+    choices: ["migrate", "backup", "snapshot", "rollback"]
+  machine:
+    description:
+      - "The QEMU machine type, e.g. C(q35)."
+    type: str
+  memory:
+    description:
+      - "The memory in MiB."
+    type: int
+  migrate:
+    description:
+      - "Whether to migrate the VM to O(node) when it is on another node."
+    type: bool
+    default: false
+  migrate_downtime:
+    description:
+      - "The maximum downtime of a live migration, in seconds."
+    type: int
+  migrate_speed:
+    description:
+      - "The maximum speed of a migration, in MB/s (V(0) is no limit)."
+    type: int
+  name:
+    description:
+      - "The name of the VM. Identifies the VM when O(vmid) is not given; several VMs with this name is an error that lists their vmids."
+      - "With O(clone): the name of the new VM."
+    type: str
+  nameservers:
+    description:
+      - "Cloud-init: DNS servers (config key C(nameserver)). Compared as a list."
+    type: list
+    elements: str
+  net:
+    description:
+      - "NICs, C(net0: virtio,bridge=vmbr0,tag=20)."
+      - "An existing NIC keeps its MAC unless the value gives one (C(virtio=BC:24:11:00:00:01,...)); NICs are compared semantically (MAC case, option order, C(1) vs C(on)). A new NIC gets a MAC from Proxmox VE, returned in RV(mac)."
+    type: dict
+  newid:
+    description:
+      - "The vmid of the clone. When not given, the next free vmid is taken (retrying on a collision)."
+    type: int
+  node:
+    description:
+      - "The node to create the VM on (required with O(state=present)). An existing VM is found wherever it is."
+    type: str
+  numa:
+    description:
+      - "NUMA topology, C(numa0: cpus=0-1,memory=1024)."
+    type: dict
+  numa_enabled:
+    description:
+      - "Whether NUMA is enabled (config key C(numa))."
+    type: bool
+  onboot:
+    description:
+      - "Whether the VM starts when the node boots."
+    type: bool
+  ostype:
+    description:
+      - "The guest operating system."
+    type: str
+    choices: ["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"]
+  parallel:
+    description:
+      - "Parallel ports, C(parallel0: /dev/parport0)."
+    type: dict
+  pool:
+    description:
+      - "The resource pool of a new or cloned VM (not changed on an existing VM)."
+    type: str
+  protection:
+    description:
+      - "Whether the VM is protected against removal."
+    type: bool
+  purge:
+    description:
+      - "With O(state=absent): also remove the vmid from backup jobs, replication and HA."
+    type: bool
+    default: false
+  reboot:
+    description:
+      - "Whether a reboot inside the guest restarts it (V(false): it stops)."
+    type: bool
+  revert:
+    description:
+      - "A comma-separated list of pending config changes to revert. Only keys with a pending change are reverted, so a second run reports no change."
+    type: str
+  rng0:
+    description:
+      - "A VirtIO random number generator, e.g. C(source=/dev/urandom)."
+    type: str
+  sata:
+    description:
+      - "SATA drives C(sata0) to C(sata5). See O(ide) and O(scsi)."
+    type: dict
+  scsi:
+    description:
+      - "SCSI drives C(scsi0) to C(scsi30), C(scsi0: local-lvm:32,iothread=1,discard=on)."
+      - "A drive the VM does not have is created (C(STORAGE:N) allocates N GiB). On an existing drive the options are compared semantically and changed with the volume kept; C(size) and C(format) are informational. A different storage or size of an existing disk is refused: use ferro.proxmox.proxmox_disk (V(moved), V(resized)), which do it without data loss."
+    type: dict
+  scsihw:
+    description:
+      - "The SCSI controller model."
+    type: str
+    choices: ["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"]
+  searchdomains:
+    description:
+      - "Cloud-init: DNS search domains (config key C(searchdomain)). Compared as a list."
+    type: list
+    elements: str
+  serial:
+    description:
+      - "Serial ports, C(serial0: socket)."
+    type: dict
+  shares:
+    description:
+      - "The memory shares for auto-ballooning."
+    type: int
+  skiplock:
+    description:
+      - "Ignore locks (C(root@pam) only; another O(api_user) fails before any call)."
+    type: bool
+  smbios:
+    description:
+      - "SMBIOS type 1 fields (config key C(smbios1))."
+    type: str
+  snapname:
+    description:
+      - "The snapshot of the source to clone."
+    type: str
+  sockets:
+    description:
+      - "The number of CPU sockets."
+    type: int
+  spice_enhancements:
+    description:
+      - "SPICE enhancements, e.g. C(foldersharing=1,videostreaming=all)."
+    type: str
+  sshkeys:
+    description:
+      - "Cloud-init: public SSH keys, one per line. Sent URL-encoded as Proxmox VE requires, and compared decoded (line by line), so a second run reports no change."
+    type: str
+  startdate:
+    description:
+      - "The initial date of the real-time clock, C(now) or C(2006-06-17T16:01:21)."
+    type: str
+  startup:
+    description:
+      - "Startup and shutdown behaviour, C(order=1,up=30,down=60)."
+    type: str
+  state:
+    description:
+      - "V(present): create the VM (or clone it with O(clone)) when it does not exist; an existing VM is compared with every option of the task: with O(update=false) differences are returned as RV(drift) and warned about, with O(update=true) exactly the differing keys are written."
+      - "V(started), V(stopped) (graceful shutdown within O(timeout); then a hard stop only with O(force), else the task fails), V(restarted) (reboot, or reset with O(force)), V(paused), V(hibernated) (suspend to disk), V(template) (convert), V(current) (report the status), V(absent) (remove; a running VM needs O(force))."
+      - "Every Proxmox VE task is waited for until it has ended, and its exit status decides success."
+    type: str
+    default: "present"
+    choices: ["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"]
+  storage:
+    description:
+      - "The target storage of a full clone or a restore (and the default storage of a create)."
+    type: str
+  tablet:
+    description:
+      - "Whether a USB tablet device is enabled."
+    type: bool
+  tags:
+    description:
+      - "Tags of the VM, each matching C(^[a-zA-Z0-9_][a-zA-Z0-9_\\-\\+\\.]*$). Compared as a set, ignoring order and case (Proxmox VE stores them lower case and sorted)."
+    type: list
+    elements: str
+  target:
+    description:
+      - "The node to clone to (needs shared storage)."
+    type: str
+  tdf:
+    description:
+      - "Whether the time drift fix is enabled."
+    type: bool
+  template:
+    description:
+      - "The config flag C(template). Use O(state=template) to convert a VM into a template."
+    type: bool
+  timeout:
+    description:
+      - "How long to wait for each Proxmox VE task (create, clone, start, shutdown, ...), in seconds; also the shutdown timeout sent to Proxmox VE."
+      - "Unlike community.proxmox (V(30)), the default is V(300): 30 seconds is known to be too short for full clones."
+    type: int
+    default: 300
+  tpmstate0:
+    description:
+      - "The TPM state disk, allocated on create. Sub-options: C(storage) (str, required), C(version) (V(2.0) or V(1.2), default V(2.0))."
+      - "Its version cannot change once created; a different version or storage on an existing VM is refused."
+    type: dict
+  update:
+    description:
+      - "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but returns every difference as RV(drift) and warns about each one."
+      - "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing disk's options change with its volume kept, new disks and NICs are created. A second run reports no change."
+    type: bool
+    default: false
+  update_unsafe:
+    description:
+      - "Accepted for compatibility with community.proxmox, where it allows NIC and disk changes on update at the risk of a recreated, empty disk. Here it has no effect but a warning: O(update=true) already changes NICs and disks safely, and nothing this module does can recreate a disk."
+    type: bool
+    default: false
+  usb:
+    description:
+      - "USB devices, C(usb0: host=1234:5678)."
+    type: dict
+  vcpus:
+    description:
+      - "The number of hot-plugged vCPUs."
+    type: int
+  vga:
+    description:
+      - "The display, e.g. C(std), C(serial0), C(virtio)."
+    type: str
+  virtio:
+    description:
+      - "VirtIO block drives C(virtio0) to C(virtio15). See O(scsi)."
+    type: dict
+  virtiofs:
+    description:
+      - "virtiofs shares, C(virtiofs0: dirid=share1)."
+    type: dict
+  vmid:
+    description:
+      - "The vmid of the VM; takes precedence over O(name). With O(clone): the vmid of the source."
+      - "When creating without it, the next free vmid is taken from C(/cluster/nextid) and the create is retried with the next one when another run took it first, so parallel runs never collide. An explicit vmid from your source of truth is still the recommended way: it makes the task idempotent even when names change."
+    type: int
+  watchdog:
+    description:
+      - "A virtual watchdog, e.g. C(model=i6300esb,action=reset)."
+    type: str
+  with_local_disks:
+    description:
+      - "With O(migrate): migrate local disks too."
+    type: bool
+    default: false
+  api_host:
+    description:
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."
+      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+    type: str
+    required: true
+  api_port:
+    description:
+      - "The port of the Proxmox VE API. Defaults to 8006."
+      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+    type: int
+  api_user:
+    description:
+      - "The user to authenticate as, C(user@realm)."
+      - "If not set, the value of the environment variable PROXMOX_USER is used."
+    type: str
+    required: true
+  api_password:
+    description:
+      - "The user's password. When set, password (ticket) authentication is used instead of an API token."
+      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+    type: str
+  api_token_id:
+    description:
+      - "The id of the API token (the part after C(!)), for token authentication."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+    type: str
+  api_token_secret:
+    description:
+      - "The secret of the API token."
+      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+    type: str
+  api_timeout:
+    description:
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
+      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+    type: int
+    default: 5
+  validate_certs:
+    description:
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
+      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+    type: bool
+    default: true
+  ca_path:
+    description:
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
+      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+    type: path
+attributes:
+  check_mode:
+    description: "Can run in check mode and return changed status prediction without modifying target."
+    support: full
+  diff_mode:
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    support: full
+  action_group:
+    description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
+    support: full
+    membership: ["ferro.proxmox.proxmox"]
+  platform:
+    description: "Target OS/families that can be operated against."
+    support: full
+    platforms: "posix"
+notes:
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Writes are never retried; reads are."
+  - "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting."
+  - "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success."
+'''
+
+EXAMPLES = r'''
+- name: Create web01 (auto vmid), with a disk, a NIC and cloud-init
+  ferro.proxmox.proxmox_kvm:
+    node: pve1
+    name: web01
+    cores: 2
+    memory: 4096
+    scsihw: virtio-scsi-single
+    scsi:
+      scsi0: local-lvm:32,iothread=1,discard=on
+    ide:
+      ide2: local-lvm:cloudinit
+    net:
+      net0: virtio,bridge=vmbr0,tag=20
+    ciuser: debian
+    sshkeys: "{{ lookup('ansible.builtin.file', 'id_ed25519.pub') }}"
+    ipconfig:
+      ipconfig0: ip=dhcp
+    tags: [web, prod]
+  delegate_to: localhost
+  register: vm
+
+- name: The MAC of net0, for DHCP reservations
+  ansible.builtin.debug:
+    msg: "{{ vm.mac.net0 }}"
+
+- name: Clone the template and configure the clone in one task
+  ferro.proxmox.proxmox_kvm:
+    node: pve1
+    clone: debian-13-template
+    name: app01
+    newid: 120
+    cores: 4
+    ciuser: admin
+    ipconfig:
+      ipconfig0: ip=192.0.2.10/24,gw=192.0.2.1
+  delegate_to: localhost
+
+- name: Grow the memory of an existing VM (reported as drift unless update is true)
+  ferro.proxmox.proxmox_kvm:
+    node: pve1
+    vmid: 120
+    memory: 8192
+    update: true
+  delegate_to: localhost
+
+- name: Start it
+  ferro.proxmox.proxmox_kvm:
+    vmid: 120
+    state: started
+  delegate_to: localhost
+
+- name: Remove it, stopping it first
+  ferro.proxmox.proxmox_kvm:
+    vmid: 120
+    state: absent
+    force: true
+    purge: true
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+vmid:
+  description: The vmid of the VM (of the clone with O(clone), never of the source). In check mode, for a create without O(vmid), the predicted one.
+  returned: success
+  type: int
+  sample: 105
+name:
+  description: The name of the VM.
+  returned: success
+  type: str
+  sample: web01
+node:
+  description: The node of the VM.
+  returned: success
+  type: str
+  sample: pve1
+status:
+  description: The status of the VM after the run (V(running), V(stopped), V(paused), V(hibernated); null when absent).
+  returned: success
+  type: str
+  sample: running
+msg:
+  description: What happened, in community.proxmox's words where they apply.
+  returned: always
+  type: str
+  sample: VM web01 with vmid 105 deployed
+mac:
+  description: Every C(netN) of the VM and its MAC, on every path where the VM exists. In check mode a new NIC without a given MAC is missing (Proxmox VE draws it).
+  returned: success
+  type: dict
+  sample: {"net0": "BC:24:11:3A:5C:0F"}
+devices:
+  description: Every disk key of the VM and its volume.
+  returned: success
+  type: dict
+  sample: {"scsi0": "local-lvm:vm-105-disk-0", "ide2": "local-lvm:vm-105-cloudinit"}
+pending:
+  description: The config keys with a change that waits for the next start of the VM.
+  returned: success
+  type: list
+  elements: str
+  sample: ["cores"]
+reboot_required:
+  description: Whether the VM must be restarted for its config to be as described (RV(pending) is not empty).
+  returned: success
+  type: bool
+drift:
+  description: With O(update=false) on an existing VM, each key whose live value differs from the task, with the live (C(before)) and the task's (C(after)) value. Empty when the VM matches.
+  returned: success
+  type: dict
+  sample: {"memory": {"before": "2048", "after": "4096"}}
+'''
+
+from ansible.module_utils.basic import AnsibleModule, env_fallback
+
+ARGUMENT_SPEC = {
+    "acpi": {'type': 'bool'},
+    "agent": {'type': 'str'},
+    "archive": {'type': 'str'},
+    "args": {'type': 'str'},
+    "audio": {'type': 'dict'},
+    "autostart": {'type': 'bool'},
+    "balloon": {'type': 'int'},
+    "bios": {'type': 'str', 'choices': ["seabios", "ovmf"]},
+    "boot": {'type': 'str'},
+    "bootdisk": {'type': 'str'},
+    "cicustom": {'type': 'str'},
+    "cipassword": {'type': 'str', 'no_log': True},
+    "citype": {'type': 'str', 'choices': ["nocloud", "configdrive2"]},
+    "ciupgrade": {'type': 'bool'},
+    "ciuser": {'type': 'str'},
+    "clone": {'type': 'str'},
+    "cores": {'type': 'int'},
+    "cpu": {'type': 'str'},
+    "cpulimit": {'type': 'int'},
+    "cpuunits": {'type': 'int'},
+    "delete": {'type': 'str'},
+    "description": {'type': 'str'},
+    "destroy_unreferenced_disks": {'type': 'bool', 'default': False},
+    "digest": {'type': 'str'},
+    "efidisk0": {'type': 'dict'},
+    "force": {'type': 'bool'},
+    "format": {'type': 'str', 'choices': ["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"]},
+    "freeze": {'type': 'bool'},
+    "full": {'type': 'bool', 'default': True},
+    "hookscript": {'type': 'str'},
+    "hostpci": {'type': 'dict'},
+    "hotplug": {'type': 'str'},
+    "hugepages": {'type': 'str', 'choices': ["any", "2", "1024"]},
+    "ide": {'type': 'dict'},
+    "ipconfig": {'type': 'dict'},
+    "keyboard": {'type': 'str'},
+    "kvm": {'type': 'bool'},
+    "localtime": {'type': 'bool'},
+    "lock": {'type': 'str', 'choices': ["migrate", "backup", "snapshot", "rollback"]},
+    "machine": {'type': 'str'},
+    "memory": {'type': 'int'},
+    "migrate": {'type': 'bool', 'default': False},
+    "migrate_downtime": {'type': 'int'},
+    "migrate_speed": {'type': 'int'},
+    "name": {'type': 'str'},
+    "nameservers": {'type': 'list', 'elements': 'str'},
+    "net": {'type': 'dict'},
+    "newid": {'type': 'int'},
+    "node": {'type': 'str'},
+    "numa": {'type': 'dict'},
+    "numa_enabled": {'type': 'bool'},
+    "onboot": {'type': 'bool'},
+    "ostype": {'type': 'str', 'choices': ["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"]},
+    "parallel": {'type': 'dict'},
+    "pool": {'type': 'str'},
+    "protection": {'type': 'bool'},
+    "purge": {'type': 'bool', 'default': False},
+    "reboot": {'type': 'bool'},
+    "revert": {'type': 'str'},
+    "rng0": {'type': 'str'},
+    "sata": {'type': 'dict'},
+    "scsi": {'type': 'dict'},
+    "scsihw": {'type': 'str', 'choices': ["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"]},
+    "searchdomains": {'type': 'list', 'elements': 'str'},
+    "serial": {'type': 'dict'},
+    "shares": {'type': 'int'},
+    "skiplock": {'type': 'bool'},
+    "smbios": {'type': 'str'},
+    "snapname": {'type': 'str'},
+    "sockets": {'type': 'int'},
+    "spice_enhancements": {'type': 'str'},
+    "sshkeys": {'type': 'str'},
+    "startdate": {'type': 'str'},
+    "startup": {'type': 'str'},
+    "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"]},
+    "storage": {'type': 'str'},
+    "tablet": {'type': 'bool'},
+    "tags": {'type': 'list', 'elements': 'str'},
+    "target": {'type': 'str'},
+    "tdf": {'type': 'bool'},
+    "template": {'type': 'bool'},
+    "timeout": {'type': 'int', 'default': 300},
+    "tpmstate0": {'type': 'dict'},
+    "update": {'type': 'bool', 'default': False},
+    "update_unsafe": {'type': 'bool', 'default': False},
+    "usb": {'type': 'dict'},
+    "vcpus": {'type': 'int'},
+    "vga": {'type': 'str'},
+    "virtio": {'type': 'dict'},
+    "virtiofs": {'type': 'dict'},
+    "vmid": {'type': 'int'},
+    "watchdog": {'type': 'str'},
+    "with_local_disks": {'type': 'bool', 'default': False},
+    "api_host": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_HOST"])},
+    "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
+    "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
+    "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
+    "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
+    "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},
+    "validate_certs": {'type': 'bool', 'default': True, 'fallback': (env_fallback, ["PROXMOX_VALIDATE_CERTS"])},
+    "ca_path": {'type': 'path', 'fallback': (env_fallback, ["PROXMOX_CA_PATH"])},
+}
+MUTUALLY_EXCLUSIVE = [["delete", "revert"], ["delete", "update"], ["revert", "update"], ["clone", "update"], ["clone", "delete"], ["clone", "revert"]]
+REQUIRED_TOGETHER = [["api_token_id", "api_token_secret"]]
+REQUIRED_ONE_OF = [["name", "vmid"], ["api_password", "api_token_id"]]
+REQUIRED_IF = [("state", "present", ["node"])]
+REQUIRED_BY = {}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_together=REQUIRED_TOGETHER,
+        required_one_of=REQUIRED_ONE_OF,
+        required_if=REQUIRED_IF,
+        required_by=REQUIRED_BY,
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="ferro.proxmox.proxmox_kvm is a native module run by its action plugin; this Python file only documents it")
+
+
+if __name__ == '__main__':
+    main()
