@@ -1036,6 +1036,8 @@ class Pvesim(AdminMixin, FakePve):
             props.pop('format', None)
             props.update(media='cdrom', size='4M')
             return d.print_drive(volid, props), [volid]
+        if props.get('import-from') and NEW_DISK.match(volume or ''):
+            return self._qm_import_drive(vmid, volume, props, default)
         out, made = super()._qm_new_drive(vmid, key, value, default)
         if key == 'efidisk0' and NEW_DISK.match(volume or ''):
             newvol, newprops = d.parse_drive(out)
@@ -1049,6 +1051,23 @@ class Pvesim(AdminMixin, FakePve):
             newprops['size'] = d.format_size(size)
             out = d.print_drive(newvol, newprops)
         return out, made
+
+    def _qm_import_drive(self, vmid, volume, props, default):
+        """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source
+        into a new volume of the source's size on STORAGE, in the target storage's format; the
+        drive keeps the new volume, its size, and no `import-from` (pve-semantics.md §4.1, §8)."""
+        props = dict(props)
+        source = props.pop('import-from')
+        sid = NEW_DISK.match(volume).group(1) or default
+        if sid not in self.storages:
+            raise die("storage '{0}' does not exist".format(sid))
+        src = self._qm_volume(source) if not source.startswith('/') else None
+        if src is None:
+            raise die('volume {0} does not exist'.format(source))
+        size = int(src.get('size') or 0)
+        volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), size)
+        props['size'] = d.format_size(size)
+        return d.print_drive(volid, props), [volid]
 
     async def _qm_create(self, v, user):
         """fakepve's create with PVE's canonical NIC and drive strings (Network.pm print_net, §9)."""

@@ -142,3 +142,14 @@ def test_cloudinit_drive_is_named_for_the_vm(sim):
     cfg = create(sim, 200, ide2='local-lvm:cloudinit', scsi1='vmdata:cloudinit')
     assert cfg['ide2'] == 'local-lvm:vm-200-cloudinit,media=cdrom,size=4M'
     assert cfg['scsi1'] == 'vmdata:200/vm-200-cloudinit.qcow2,media=cdrom,size=4M'
+
+
+def test_import_from_copies_the_source_into_a_new_volume_without_keeping_import_from(sim):
+    # qemu-server src/PVE/API2/Qemu.pm create_disks, import path (9.2.6): `STORAGE:0,import-from=SRC`
+    # allocates a volume of the source's size and drops `import-from` from the drive; §4.1, §8
+    create(sim, 200, scsi0='local-lvm:0,import-from=vmdata:9000/base-9000-disk-0.qcow2,discard=on')
+    assert config(sim, 200)['scsi0'] == 'local-lvm:vm-200-disk-0,discard=on,size=8G'
+    assert volumes(sim, 'local-lvm')['local-lvm:vm-200-disk-0']['size'] == 8 * 1024 ** 3
+    # A source that does not exist fails the create task (create_disks runs in the worker).
+    status = run(sim, 'POST', Q, {'vmid': 201, 'scsi0': 'local-lvm:0,import-from=vmdata:9000/nope.qcow2'})
+    assert 'does not exist' in status['exitstatus']
