@@ -106,7 +106,8 @@ class Ansible:
         - the check run and the real run succeed, with the same tasks;
         - the check run sends no write request to Proxmox;
         - for every task, the check run's `changed` and `diff` equal the real run's (after
-          replacing each regex in `unpredictable`, e.g. a MAC PVE has yet to generate);
+          replacing each pattern in `unpredictable`, e.g. a MAC PVE has yet to generate; see
+          `_normalize`);
         - the third run changes nothing.
         """
         self.sim.clear_requests()
@@ -131,9 +132,12 @@ class Ansible:
 
 
 def _normalize(value, patterns):
+    """Replace each unpredictable part: a regex (by `<unpredictable>`) or a (regex, replacement)
+    pair, e.g. (',size=\\w+', '') for a size PVE fills in from the storage."""
     if value is None or not patterns:
         return value
     text = json.dumps(value, sort_keys=True)
     for p in patterns:
-        text = re.sub(p, '<unpredictable>', text)
+        pattern, replacement = p if isinstance(p, tuple) else (p, '<unpredictable>')
+        text = re.sub(pattern, replacement, text)
     return json.loads(text)
