@@ -719,7 +719,7 @@ ARGUMENT_SPEC = {
     "validate_certs": {'type': 'bool', 'default': True, 'fallback': (env_fallback, ["PROXMOX_VALIDATE_CERTS"])},
     "ca_path": {'type': 'path', 'fallback': (env_fallback, ["PROXMOX_CA_PATH"])},
 }
-MUTUALLY_EXCLUSIVE = [["delete", "revert"], ["delete", "update"], ["revert", "update"], ["clone", "update"], ["clone", "delete"], ["clone", "revert"]]
+MUTUALLY_EXCLUSIVE = [["delete", "revert"], ["clone", "delete"], ["clone", "revert"]]
 REQUIRED_TOGETHER = [["api_token_id", "api_token_secret"]]
 REQUIRED_ONE_OF = [["name", "vmid"], ["api_password", "api_token_id"]]
 REQUIRED_IF = [("state", "present", ["node"])]

@@ -176,6 +176,27 @@ pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
     VmConfig::from_current(base)
 }
 
+/// The config after a conversion to a template: `template: 1`, pending changes applied (the VM
+/// is stopped) and every disk volume renamed to its base volume (qemu-server `template_create`;
+/// CD-ROM and cloud-init drives are not converted).
+pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
+    let mut out = config.effective();
+    out.insert("template".into(), "1".into());
+    let from = format!("vm-{vmid}-disk-");
+    let to = format!("base-{vmid}-disk-");
+    for (k, v) in out.iter_mut() {
+        if !is_drive_key(k) || v.contains("media=cdrom") {
+            continue;
+        }
+        if let Some((file, rest)) = v.split_once(',').map(|(f, r)| (f.to_string(), format!(",{r}"))).or_else(|| Some((v.clone(), String::new()))) {
+            if file.contains(&from) {
+                *v = format!("{}{rest}", file.replace(&from, &to));
+            }
+        }
+    }
+    VmConfig::from_current(out)
+}
+
 fn already_exists(e: &Error) -> bool {
     let text = match e {
         Error::TaskFailed { exitstatus, .. } => exitstatus.clone(),
@@ -829,8 +850,8 @@ impl Run<'_> {
                 vm.vmid
             )));
         }
-        let mut after = config.clone();
-        after.current.insert("template".into(), "1".into());
+        let planned = template_config(&config, vm.vmid);
+        let mut after = planned.clone();
         if self.check() {
             self.record_power(&vm, &after, Power::Stopped, true)?;
         } else {
@@ -844,7 +865,7 @@ impl Run<'_> {
         }
         Ok(self
             .outcome(true, format!("VM {} converted to template", vm.vmid), &vm, Some(&after), Some("stopped"))
-            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&after)))))
+            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&planned)))))
     }
 
     // ------------------------------------------------------ delete, revert, migrate

@@ -349,6 +349,15 @@ impl Params {
         if p.bool("update_unsafe") == Some(true) {
             warn("update_unsafe has no effect in ferro.proxmox: update: true already changes NICs (keeping their MAC) and disks (keeping their volume) safely, and this module never recreates a disk".into());
         }
+        // Upstream's mutually_exclusive groups with update, for an update that is really asked
+        // for (see spec.rs).
+        if p.bool("update") == Some(true) {
+            for other in ["delete", "revert", "clone"] {
+                if p.is_set(other) {
+                    return Err(Error::args(format!("parameters are mutually exclusive: {other}|update")));
+                }
+            }
+        }
         let state = State::parse(p.str("state").unwrap_or("present"));
         let clone = p.str("clone").map(|source| CloneOpts {
             source: source.to_string(),

@@ -165,14 +165,9 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     ],
     options: OPTIONS,
     auth: true,
-    mutually_exclusive: &[
-        &["delete", "revert"],
-        &["delete", "update"],
-        &["revert", "update"],
-        &["clone", "update"],
-        &["clone", "delete"],
-        &["clone", "revert"],
-    ],
+    // (delete|revert|clone, update) are checked in params.rs for update=true only: the action
+    // plugin hands the binary every default, so a defaulted update: false would count as set.
+    mutually_exclusive: &[&["delete", "revert"], &["clone", "delete"], &["clone", "revert"]],
     required_together: &[],
     required_one_of: &[&["name", "vmid"]],
     required_if: &[RequiredIf { key: "state", value: "present", requirements: &["node"], any: false }],

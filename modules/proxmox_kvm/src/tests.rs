@@ -384,3 +384,17 @@ fn stub_matches_spec() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn template_renames_disk_volumes_to_base() {
+    let cfg = config(&[
+        ("scsi0", "local-lvm:vm-150-disk-0,size=1G"),
+        ("virtio1", "vmdata:150/vm-150-disk-1.qcow2"),
+        ("ide2", "local-lvm:vm-150-cloudinit,media=cdrom"),
+    ]);
+    let t = template_config(&cfg, 150);
+    assert_eq!(t.get("scsi0"), Some("local-lvm:base-150-disk-0,size=1G"));
+    assert_eq!(t.get("virtio1"), Some("vmdata:150/base-150-disk-1.qcow2"));
+    assert_eq!(t.get("ide2"), Some("local-lvm:vm-150-cloudinit,media=cdrom"));
+    assert_eq!(t.get("template"), Some("1"));
+}
