@@ -295,3 +295,25 @@ def test_only_the_calls_it_needs_for_an_unchanged_vm(ansible, sim):
     ansible.run_playbook(play(kvm(node='pve1', vmid=100, cores=2)))
     calls = [(r['method'], r['path'].replace('/api2/json', '')) for r in sim.requests()]
     assert calls == [('GET', '/cluster/resources'), ('GET', '/nodes/pve1/qemu/100/pending')], calls
+
+
+def test_delete_and_revert_only_touch_what_is_there(ansible, sim):
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'description': 'old', 'onboot': 1})
+    _, real, again = ansible.converge(play(kvm(node='pve1', vmid=100, delete='description,onboot,nonexistent')))
+    assert real.task('kvm')['result']['msg'] == 'Settings has deleted on VM existing-web with vmid 100'
+    cfg = config(sim, 100)
+    assert 'description' not in cfg and 'onboot' not in cfg
+    assert again.task('kvm')['changed'] is False
+    # cores on the running VM waits for a restart; revert drops the pending change (Qemu.pm update_vm_api).
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'cores': 8})
+    _, real, _ = ansible.converge(play(kvm(node='pve1', vmid=100, revert='cores')))
+    assert real.task('kvm')['result']['pending'] == []
+    assert config(sim, 100)['cores'] == 2
+
+
+def test_create_then_start_in_check_mode(ansible, sim):
+    book = play(kvm('create', node='pve1', vmid=160, name='starter', cores=1),
+                kvm('start', vmid=160, state='started'))
+    check, real, _ = ansible.converge(book)
+    assert check.task('start')['result']['msg'] == real.task('start')['result']['msg'] == 'VM 160 started'
+    assert sim.api('GET', '/nodes/pve1/qemu/160/status/current')['status'] == 'running'
