@@ -11,7 +11,7 @@ TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e demo clean
+.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint demo clean
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
@@ -44,7 +44,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: test-rust test-pvesim test-e2e
+test: test-rust test-pvesim test-e2e lint
 
 test-rust:
 	cargo test --locked --quiet --workspace
@@ -55,10 +55,14 @@ test-pvesim: venv
 test-e2e: install
 	$(PYTEST) -q tests/e2e
 
-## demo: start pvesim on its default seed, run playbooks/demo.yml against it, stop it
+## demo: start pvesim on its default seed, walk three VMs through their life (tests/tools/demo.sh), stop it
 demo: install
-	$(VENV)/bin/python tests/tools/with_pvesim.py -- \
-	  $(VENV)/bin/ansible-playbook -i playbooks/inventory/demo.yml playbooks/demo.yml
+	VENV_BIN=$(abspath $(VENV)/bin) ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) \
+	  $(VENV)/bin/python tests/tools/with_pvesim.py -- tests/tools/demo.sh
+
+## lint: ansible-lint (production profile) on playbooks/
+lint: install
+	cd playbooks && ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) ../$(VENV)/bin/ansible-lint --profile production --offline .
 
 clean:
 	rm -rf build dist target

@@ -85,11 +85,14 @@ class Ansible:
             f.write(plays if isinstance(plays, str) else yaml.safe_dump(plays, sort_keys=False))
         return path
 
-    def run_playbook(self, playbook, check=False, diff=False, extra_args=(), env=None):
+    def run_playbook(self, playbook, check=False, diff=False, extra_args=(), env=None, inventory=None):
+        """Run one playbook (a path, YAML text or a list of plays). Without `inventory`, the
+        plays run against an inventory of just localhost on the local connection."""
         path = playbook if os.path.isfile(str(playbook)) else self.write_playbook(playbook)
         fd, record = tempfile.mkstemp(suffix='.jsonl', dir=self.workdir)
         os.close(fd)
-        cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', 'localhost,', '-c', 'local', path]
+        target = ['-i', inventory] if inventory else ['-i', 'localhost,', '-c', 'local']
+        cmd = [os.path.join(VENV_BIN, 'ansible-playbook')] + target + [path]
         if check:
             cmd.append('--check')
         if diff:
@@ -101,7 +104,7 @@ class Ansible:
             results = [json.loads(line) for line in f if line.strip()]
         return Run(proc.returncode, proc.stdout, proc.stderr, results)
 
-    def converge(self, playbook, unpredictable=()):
+    def converge(self, playbook, unpredictable=(), inventory=None):
         """check → real → again. Returns the three runs after asserting:
         - the check run and the real run succeed, with the same tasks;
         - the check run sends no write request to Proxmox;
@@ -111,19 +114,21 @@ class Ansible:
         - the third run changes nothing.
         """
         self.sim.clear_requests()
-        check = self.run_playbook(playbook, check=True, diff=True)
+        check = self.run_playbook(playbook, check=True, diff=True, inventory=inventory)
         assert check.rc == 0, 'check run failed:\n' + check.stdout[-4000:] + check.stderr[-2000:]
         writes = [(r['method'], r['path']) for r in self.sim.requests()
                   if r['method'] != 'GET' and not r['path'].endswith('/access/ticket')]
         assert writes == [], 'the check run wrote: %s' % writes
-        real = self.run_playbook(playbook, diff=True)
+        real = self.run_playbook(playbook, diff=True, inventory=inventory)
         assert real.rc == 0, 'real run failed:\n' + real.stdout[-4000:] + real.stderr[-2000:]
-        again = self.run_playbook(playbook, diff=True)
+        again = self.run_playbook(playbook, diff=True, inventory=inventory)
         assert again.rc == 0, 'third run failed:\n' + again.stdout[-4000:] + again.stderr[-2000:]
 
         def comparable(run):
-            return [(r['host'], r['task'], r['status'], r['changed'], _normalize(r['result'].get('diff'), unpredictable))
+            # Hosts run in parallel forks: compare per host, each host's tasks in playbook order.
+            rows = [(r['host'], r['task'], r['status'], r['changed'], _normalize(r['result'].get('diff'), unpredictable))
                     for r in run.results]
+            return sorted(rows, key=lambda row: row[0])
 
         assert comparable(check) == comparable(real), (
             'the check run did not predict the real run:\ncheck: %s\nreal:  %s' % (comparable(check), comparable(real)))

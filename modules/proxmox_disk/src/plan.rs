@@ -177,14 +177,44 @@ pub fn plan(params: &Params, world: &World) -> Result<Plan> {
     let disk = params.disk.as_str();
     let current_text = world.config.get(disk).map(str::to_string);
     let current = current_text.as_deref().map(|t| parse_drive(disk, t)).transpose()?;
+    // Resize and move act on the drive as applied (Qemu.pm resize_vm, move_vm_disk read the
+    // main section), so that is what they are planned from.
+    let applied = || -> Result<Option<PropertyString>> {
+        if world.config.is_pending(disk) && world.config.current.contains_key(disk) {
+            let what = if params.state == State::Resized { "resizing" } else { "moving" };
+            return Err(Error::failed(format!(
+                "{disk} of VM {} has a change waiting for the next start; Proxmox VE would apply it after {what} the disk and undo part of it: restart the VM (or revert the pending change) first",
+                world.vmid
+            )));
+        }
+        if current.is_some() && !world.config.current.contains_key(disk) {
+            return Err(Error::failed(format!(
+                "{disk} of VM {} is only a pending change so far: start the VM (or apply the change) first",
+                world.vmid
+            )));
+        }
+        Ok(current.clone())
+    };
     match params.state {
         State::Present => plan_present(params, world, current),
-        State::Resized => plan_resize(params, world, current),
+        State::Resized => {
+            let unchanged = plan_resize(params, world, current.clone());
+            match unchanged {
+                Ok(p) if p.action == Action::None => Ok(p),
+                _ => plan_resize(params, world, applied()?),
+            }
+        }
         State::Detached => plan_remove(params, world, current, false),
         State::Absent => plan_remove(params, world, current, true),
         State::Moved => match params.target_vmid {
             Some(target) => plan_reassign(params, world, current, target),
-            None => plan_move(params, world, current),
+            None => {
+                let current_applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
+                match plan_move(params, world, current_applied.or(current.clone())) {
+                    Ok(p) if p.action == Action::None => Ok(p),
+                    _ => plan_move(params, world, applied()?),
+                }
+            }
         },
     }
 }

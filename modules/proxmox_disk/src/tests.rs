@@ -429,3 +429,25 @@ fn stub_matches_spec() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn moving_or_resizing_a_disk_with_a_pending_change_is_refused() {
+    // move_vm_disk and resize_vm work on the main section and leave the pending value, which
+    // still names the old volume, to be applied at the next start (Qemu.pm, 9.2.6).
+    let storages = storages();
+    let cfg = VmConfig::from_pending(&json!([
+        {"key": "scsi1", "value": SCSI1, "pending": "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G"},
+    ]))
+    .unwrap();
+    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    for args in [
+        json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
+        json!({"disk": "scsi1", "state": "resized", "size": "20G"}),
+    ] {
+        let e = plan(&params(args), &w).unwrap_err().to_string();
+        assert!(e.starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
+    }
+    // Already where the task wants it: unchanged, pending or not.
+    let p = plan(&params(json!({"disk": "scsi1", "state": "moved", "target_storage": "local-lvm"})), &w).unwrap();
+    assert_eq!(p.action, Action::None);
+}
