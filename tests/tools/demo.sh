@@ -12,7 +12,7 @@ step "2/7 create_vms.yml for real: the same changes, now made (and every Proxmox
 playbook create_vms.yml --diff
 step "3/7 create_vms.yml again: nothing to do (changed=0)"
 playbook create_vms.yml
-step "4/7 Dry run of day2.yml: retag a VLAN (same MAC), grow a disk, change a drive option, move a disk"
+step "4/7 Dry run of day2.yml: retag a VLAN (same MAC), grow a disk, move it to another storage, change a drive option"
 playbook day2.yml --check --diff
 step "5/7 day2.yml for real"
 playbook day2.yml --diff
