@@ -188,10 +188,12 @@ pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
         if !is_drive_key(k) || v.contains("media=cdrom") {
             continue;
         }
-        if let Some((file, rest)) = v.split_once(',').map(|(f, r)| (f.to_string(), format!(",{r}"))).or_else(|| Some((v.clone(), String::new()))) {
-            if file.contains(&from) {
-                *v = format!("{}{rest}", file.replace(&from, &to));
-            }
+        let (file, rest) = match v.split_once(',') {
+            Some((f, r)) => (f.to_string(), format!(",{r}")),
+            None => (v.clone(), String::new()),
+        };
+        if file.contains(&from) {
+            *v = format!("{}{rest}", file.replace(&from, &to));
         }
     }
     VmConfig::from_current(out)
