@@ -259,3 +259,18 @@ pub fn check_stub(spec: &ModuleSpec, workspace_root: &std::path::Path) -> Result
         ))
     }
 }
+
+/// The drift test every module crate has: `module_utils::stub_test!(SPEC);` in its tests.
+/// Fails when `plugins/modules/<name>.py` differs from what the spec renders (run `make stubs`).
+#[macro_export]
+macro_rules! stub_test {
+    ($spec:expr) => {
+        #[test]
+        fn stub_matches_spec() {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            if let Err(e) = $crate::docs::check_stub(&$spec, &root) {
+                panic!("{e}");
+            }
+        }
+    };
+}

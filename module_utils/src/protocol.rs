@@ -66,6 +66,17 @@ impl Context {
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
+
+    /// Build a module's typed params from the validated options; the warnings the conversion
+    /// raises (an ignored option, say) go into the result.
+    pub fn parse<T>(&mut self, from_spec: impl FnOnce(&Params, &mut dyn FnMut(String)) -> Result<T>) -> Result<T> {
+        let mut raised = Vec::new();
+        let parsed = from_spec(&self.params, &mut |w| raised.push(w));
+        for w in raised {
+            self.warn(w);
+        }
+        parsed
+    }
 }
 
 /// A module's successful result.

@@ -759,3 +759,35 @@ mod tests {
         assert_eq!(config_value_text(&json!(null)), None);
     }
 }
+
+/// Top-level config keys PVE sends as JSON numbers (integers and booleans; pve-semantics.md §3).
+const NUMERIC_KEYS: &[&str] = &[
+    "acpi", "autostart", "balloon", "cores", "cpuunits", "freeze", "keephugepages", "kvm", "localtime",
+    "migrate_speed", "numa", "onboot", "protection", "reboot", "shares", "sockets", "tablet", "template",
+    "vcpus", "ciupgrade",
+];
+
+/// A config value as PVE would encode it in `GET .../config`: numbers for integer and boolean
+/// keys, strings for everything else. Used where we produce a config PVE has not (a check-mode
+/// prediction), so it reads the same as one from PVE.
+pub fn config_json_value(key: &str, text: &str) -> Value {
+    if NUMERIC_KEYS.contains(&key) {
+        if let Ok(n) = text.parse::<i64>() {
+            return Value::from(n);
+        }
+    }
+    Value::String(text.to_string())
+}
+
+#[cfg(test)]
+mod json_value_tests {
+    use super::*;
+
+    #[test]
+    fn numeric_keys_become_numbers_others_stay_strings() {
+        assert_eq!(config_json_value("cores", "2"), Value::from(2));
+        assert_eq!(config_json_value("onboot", "1"), Value::from(1));
+        assert_eq!(config_json_value("memory", "2048"), Value::from("2048"));
+        assert_eq!(config_json_value("name", "123"), Value::from("123"));
+    }
+}

@@ -139,8 +139,20 @@ class NativeModuleAction(ActionBase):
                 msg = 'Unsupported parameters for (%s.%s) module: %s' % (COLLECTION, name, msg)
             result.update(failed=True, msg=msg)
             return remove_values(result, no_log_values)
-        args = dict(self._task.args)
-        args.update(validation.validated_parameters)
+        # Send what the task set (coerced, aliases resolved, environment fallbacks filled) and
+        # leave documented defaults to the binary, which applies the same ones: a default passed
+        # explicitly would count as "set" in the binary's mutually_exclusive / required_* checks.
+        given = set()
+        for key in self._task.args:
+            given.add(key)
+            for option, spec in stub.ARGUMENT_SPEC.items():
+                if key in spec.get('aliases', ()):
+                    given.add(option)
+        args = {}
+        for option, value in validation.validated_parameters.items():
+            default = stub.ARGUMENT_SPEC.get(option, {}).get('default')
+            if option in given or default is None or value != default:
+                args[option] = value
         # Options the task did not set arrive as null, which the binary treats as unset.
         self._update_module_args(name, args, task_vars)
         if self._task.check_mode and self._is_local():

@@ -422,13 +422,7 @@ fn bad_values_are_refused_before_any_call() {
     }
 }
 
-#[test]
-fn stub_matches_spec() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
-        panic!("{e}");
-    }
-}
+module_utils::stub_test!(SPEC);
 
 #[test]
 fn moving_or_resizing_a_disk_with_a_pending_change_is_refused() {

@@ -80,11 +80,7 @@ impl Power {
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
-    let mut warnings = Vec::new();
-    let params = Params::from_spec(&ctx.params, &mut |w| warnings.push(w))?;
-    for w in warnings {
-        ctx.warn(w);
-    }
+    let params = ctx.parse(Params::from_spec)?;
     let api = connect(ctx)?;
     let plan = ctx.check_plan.clone();
     let mut run = Run {

@@ -377,13 +377,7 @@ fn drift_lines_read_like_the_issue() {
     assert_eq!(compare::drift_line("net1", None, "virtio,bridge=vmbr1"), "net1: (unset) -> virtio,bridge=vmbr1");
 }
 
-#[test]
-fn stub_matches_spec() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
-        panic!("{e}");
-    }
-}
+module_utils::stub_test!(SPEC);
 
 #[test]
 fn template_renames_disk_volumes_to_base() {

@@ -286,11 +286,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
-    let mut warnings = Vec::new();
-    let params = Params::from_spec(&ctx.params, &mut |w| warnings.push(w))?;
-    for w in warnings {
-        ctx.warn(w);
-    }
+    let params = ctx.parse(Params::from_spec)?;
     let api = connect(ctx)?;
     let plan_dir = ctx.check_plan.clone();
     let vms = checkplan::cluster_vms(&api, plan_dir.as_ref())?;

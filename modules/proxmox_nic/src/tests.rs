@@ -281,10 +281,4 @@ fn trunks_are_joined_like_pve() {
     assert_eq!(Params::from_spec(&p, &mut |_| {}).unwrap().trunks.as_deref(), Some("10;20;30"));
 }
 
-#[test]
-fn stub_matches_spec() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
-        panic!("{e}");
-    }
-}
+module_utils::stub_test!(SPEC);

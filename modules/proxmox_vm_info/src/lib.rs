@@ -156,7 +156,10 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
                 Some(predicted) => {
                     let cfg = predicted.config();
                     let view = if params.config == ConfigMode::Current { cfg.current.clone() } else { cfg.effective() };
-                    view.into_iter().map(|(k, v)| (k, Value::String(v))).collect()
+                    view.into_iter().map(|(k, v)| {
+                        let value = module_utils::pveconfig::config_json_value(&k, &v);
+                        (k, value)
+                    }).collect()
                 }
                 None => {
                     let current = if params.config == ConfigMode::Current { "1" } else { "0" };
@@ -262,11 +265,5 @@ mod tests {
         assert_eq!(merge_entry(&c[0], None)["template"], json!(false));
     }
 
-    #[test]
-    fn stub_matches_spec() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        if let Err(e) = module_utils::docs::check_stub(&SPEC, &root) {
-            panic!("{e}");
-        }
-    }
+    module_utils::stub_test!(SPEC);
 }
