@@ -62,8 +62,12 @@ def test_vm_info_lists_the_clusters_vms(native_dir, triples, sim, triple):
 def test_vm_info_parses_the_config_of_one_vm(native_dir, triples, sim, triple):
     if triple not in triples:
         pytest.skip('this build does not ship %s' % triple)
-    vm = next(r for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}) if r.get('type') == 'qemu')
-    config = sim.api('GET', '/nodes/%s/qemu/%d/config' % (vm['node'], vm['vmid']))
+    with_nic = [(vm, config) for vm, config in
+                ((r, sim.api('GET', '/nodes/%s/qemu/%d/config' % (r['node'], r['vmid'])))
+                 for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}) if r.get('type') == 'qemu')
+                if 'net0' in config]
+    assert with_nic, 'the default seed has a QEMU VM with net0'
+    vm, config = with_nic[0]
     result = call(native_dir, triple, sim, {'vmid': vm['vmid'], 'config': 'current'})
     [got] = result['proxmox_vms']
     assert got['vmid'] == vm['vmid'] and got['name'] == vm['name']

@@ -17,10 +17,11 @@ VENV="$TOOLS/venv"
 REQUIREMENTS="$ROOT/tools/dist/requirements.txt"
 PYTHON="${PYTHON:-python3}"
 NO_INSTALL="${FERRO_DIST_NO_INSTALL:-}"
+WHO="make dist"
 
 say() { printf 'dist-tools: %s\n' "$*" >&2; }
 die() {
-    printf '\nmake dist: %s\n' "$1" >&2
+    printf '\n%s: %s\n' "$WHO" "$1" >&2
     shift
     for line in "$@"; do printf '  %s\n' "$line" >&2; done
     printf '\n' >&2
@@ -106,6 +107,7 @@ case "${1:-}" in
         ensure_zig
         ;;
     test)
+        WHO="make dist-test"
         ensure_qemu
         ;;
     *)
