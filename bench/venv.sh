@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The benchmark's own virtualenv with the `ansible` package (which bundles community.proxmox),
+# proxmoxer and requests, pinned. Prints the virtualenv's path on stdout; progress on stderr.
+#
+#   bench/venv.sh BUILD_DIR
+#
+# A Python 3.12 or newer gets ansible 14 (ansible-core 2.21, community.proxmox 2.0.0); otherwise
+# $PYTHON (3.11) gets ansible 12 (ansible-core 2.19, community.proxmox 1.x). BENCH_PYTHON forces
+# an interpreter. The virtualenv is reused while its requirements file is unchanged.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: venv.sh BUILD_DIR}
+
+usable() {  # usable PYTHON MIN_MINOR: runs, has venv and ssl, and is 3.MIN_MINOR or newer
+  "$1" -c "import sys, venv, ssl, ensurepip; sys.exit(0 if sys.version_info >= (3, $2) else 1)" >/dev/null 2>&1
+}
+
+py=""
+if [ -n "${BENCH_PYTHON:-}" ]; then
+  py=$BENCH_PYTHON
+else
+  for cand in python3.13 python3.12 /root/.pyenv/versions/3.12.1/bin/python3.12 /usr/bin/python3.12; do
+    if command -v "$cand" >/dev/null 2>&1 && usable "$cand" 12; then py=$cand; break; fi
+  done
+  if [ -z "$py" ]; then
+    py=${PYTHON:-python3}
+    echo "bench: no usable Python 3.12+; measuring with $py and ansible 12 (community.proxmox 1.x)" >&2
+  fi
+fi
+if usable "$py" 12; then
+  req=$here/requirements-ansible14.txt; tag=ansible14
+elif usable "$py" 11; then
+  req=$here/requirements-ansible12.txt; tag=ansible12
+else
+  echo "bench: $py is older than Python 3.11; set BENCH_PYTHON" >&2
+  exit 1
+fi
+venv=$out/venv-$tag
+stamp=$venv/.installed
+if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
+  echo "bench: installing $(grep -m1 '^ansible==' "$req") into $venv with $py (a few minutes, once)" >&2
+  rm -rf "$venv"
+  mkdir -p "$out"
+  "$py" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2
+  touch "$stamp"
+fi
+echo "$venv"
