@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -196,10 +197,14 @@ class Bench:
         timer = os.path.join(self.workdir, 'timer.json')
         if os.path.exists(timer):
             os.remove(timer)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(self.env(), BENCH_TIMER_FILE=timer),
                               cwd=self.workdir, timeout=1800)
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU seconds of ansible-playbook, its workers and the modules (pvesim is not waited for).
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         try:
             with open(timer, encoding='utf-8') as f:
                 elapsed = json.load(f)['elapsed']
@@ -216,7 +221,7 @@ class Bench:
                 f.write(proc.stdout + '\n--- stderr\n' + proc.stderr)
             log('  ! %s: rc=%d failed=%d (output in %s)' % (os.path.basename(playbook), proc.returncode,
                                                             recap['failed'], out))
-        return {'wall': wall, 'elapsed': elapsed, 'rc': proc.returncode, 'recap': recap, 'requests': requests}
+        return {'wall': wall, 'elapsed': elapsed, 'cpu': cpu, 'rc': proc.returncode, 'recap': recap, 'requests': requests}
 
 
 # --------------------------------------------------------------------------- measures
@@ -225,8 +230,11 @@ class Bench:
 def request_stats(requests, tasks):
     paths = {}
     for r in requests:
-        key = '%s %s' % (r['method'], re.sub(r'/\d+(?=/|$)', '/{vmid}', re.sub(r'UPID:[^/]+', '{upid}',
-                                                                                r['path'].replace('/api2/json', ''))))
+        path = r['path'].replace('/api2/json', '')
+        path = re.sub(r'UPID:[^/]+', '{upid}', path)
+        path = re.sub(r'^/nodes/[^/]+', '/nodes/{node}', path)
+        path = re.sub(r'/\d+(?=/|$)', '/{vmid}', path)
+        key = '%s %s' % (r['method'], path)
         paths[key] = paths.get(key, 0) + 1
     return {
         'per_task': len(requests) / tasks,
@@ -287,7 +295,7 @@ def main():
 
     def record(kind, workload, coll, rnd, r, tasks):
         entry = {'kind': kind, 'workload': workload, 'collection': coll, 'round': rnd, 'wall': r['wall'],
-                 'elapsed': r['elapsed'],
+                 'elapsed': r['elapsed'], 'cpu': r['cpu'],
                  'tasks': tasks, 'rc': r['rc'], 'recap': r['recap']}
         entry.update(request_stats(r['requests'], max(tasks, 1)))
         results['runs'].append(entry)
@@ -320,9 +328,11 @@ def main():
                 order = COLLECTIONS if rnd % 2 == 0 else tuple(reversed(COLLECTIONS))
                 log('round %d/%d (%s first)' % (rnd + 1, args.rounds, order[0]))
                 record('base', 'empty', '-', rnd, b.run(empty), 0)
-                record('base', 'floor', '-', rnd, b.run(floor), n)
                 record('base', 'floor_meta', '-', rnd, b.run(floor_meta), n)
                 for m in converge_modules:
+                    # The floor next to each pair, so a change of the machine's load between
+                    # modules moves both.
+                    record('base', 'floor', '-', rnd, b.run(floor), n)
                     for coll in order:
                         e = record('converge', m, coll, rnd, b.run(books[('converge', m, coll)]), n)
                         log('  %-16s %-9s %6.1f s  changed=%d failed=%d  %.1f req/task' % (
@@ -363,12 +373,12 @@ def main():
                        if str(x.get('name', '')).startswith('auto-')]
                 ids = [int(x['vmid']) for x in vms]
                 names = [x['name'] for x in vms]
-                results['forks'][forks] = {'wall': r['elapsed'], 'process_wall': r['wall'], 'failed': r['recap']['failed'], 'vms': len(vms),
+                results['forks'][str(forks)] = {'wall': r['elapsed'], 'process_wall': r['wall'], 'cpu': r['cpu'], 'failed': r['recap']['failed'], 'vms': len(vms),
                                            'duplicate_ids': len(ids) - len(set(ids)),
                                            'duplicate_names': len(names) - len(set(names)),
                                            'requests': len(r['requests'])}
-                log('  forks %-2d %6.1f s  VMs=%d failed=%d duplicate ids=%d' % (
-                    forks, r['elapsed'], len(vms), r['recap']['failed'], len(ids) - len(set(ids))))
+                log('  forks %-2d %6.1f s  VMs=%d failed=%d duplicate ids=%d  (%.1f CPU-s on the controller)' % (
+                    forks, r['elapsed'], len(vms), r['recap']['failed'], len(ids) - len(set(ids)), r['cpu']))
 
         if 'waiter' not in skip:
             # K creates whose qmcreate task runs S real seconds, against the same K creates with
@@ -401,19 +411,25 @@ def main():
 
 
 def per_task(results, kind, workload, coll):
-    """Median over rounds of (wall - that round's empty wall) / tasks, plus the medians of the
-    request figures."""
-    empties = {r['round']: r['elapsed'] for r in results['runs'] if r['workload'] == 'empty'}
+    """Medians over the rounds: time per task = (play time - that round's empty play time) / tasks,
+    where the play time runs from the play's start to the playbook's end in ansible-playbook (so
+    the interpreter's start-up is left out); CPU per task (ansible-playbook, its workers and the
+    modules, less the empty playbook's); and the request figures."""
+    empties = {r['round']: r for r in results['runs'] if r['workload'] == 'empty'}
     runs = [r for r in results['runs'] if r['kind'] == kind and r['workload'] == workload and r['collection'] == coll]
     if not runs:
         return None
-    times = []
+    fallback = {'elapsed': med([e['elapsed'] for e in empties.values()]),
+                'cpu': med([e.get('cpu', 0) for e in empties.values()])}
+    times, cpus = [], []
     for r in runs:
-        base = empties.get(r['round'] if kind != 'build' else 'b%d' % r['round'], med(list(empties.values())))
-        times.append((r['elapsed'] - base) / r['tasks'])
+        base = empties.get(r['round'] if kind != 'build' else 'b%d' % r['round'], fallback)
+        times.append((r['elapsed'] - base['elapsed']) / r['tasks'])
+        cpus.append((r.get('cpu', 0) - base.get('cpu', 0)) / r['tasks'])
     return {
         'ms': med(times) * 1000,
         'ms_all': [t * 1000 for t in times],
+        'cpu_ms': med(cpus) * 1000,
         'req': med([r['per_task'] for r in runs]),
         'api_ms': med([r['api_ms_per_task'] for r in runs]),
         'version': max(r['version_calls'] for r in runs),
@@ -439,9 +455,10 @@ def report(results):
             floor['ms'], floor_meta['ms']))
     out.append('')
     hdr = '| workload | ferro ms/task | community ms/task | community/ferro | ferro above floor ms | ' \
-          'ferro API ms/task | req/task ferro | req/task community | changed ferro / community |'
+          'ferro API ms/task | req/task ferro | req/task community | CPU ms/task ferro / community | ' \
+          'changed ferro / community |'
     out.append(hdr)
-    out.append('| --- |' + ' ---: |' * 8)
+    out.append('| --- |' + ' ---: |' * 9)
     rows = {}
     for kind, workloads in (('converge', CONVERGE), ('build', ('create', 'remove'))):
         for w in workloads:
@@ -452,11 +469,11 @@ def report(results):
             rows[(kind, w)] = (f, c)
             label = ('no-op %s' % w) if kind == 'converge' else ('build: %s VM' % w)
             above = f['ms'] - floor['ms'] if floor else float('nan')
-            out.append('| %s | %.1f | %.1f | %.1fx | %.1f | %.1f | %.2f | %.2f | %d / %d |' % (
+            out.append('| %s | %.1f | %.1f | %.1fx | %.1f | %.1f | %.2f | %.2f | %.0f / %.0f | %d / %d |' % (
                 label, f['ms'], c['ms'], c['ms'] / f['ms'], above, f['api_ms'], f['req'], c['req'],
-                f['changed'], c['changed']))
+                f['cpu_ms'], c['cpu_ms'], f['changed'], c['changed']))
     if floor:
-        out.append('| floor: ansible.builtin.debug | %.1f | | | | | | | |' % floor['ms'])
+        out.append('| floor: ansible.builtin.debug | %.1f | | | | | | | %.0f | |' % (floor['ms'], floor['cpu_ms']))
     for note in results['notes']:
         out.append('note: ' + note)
     out.append('')
@@ -464,8 +481,8 @@ def report(results):
     for (kind, w), (f, c) in rows.items():
         if kind != 'converge':
             continue
-        fp = ', '.join('%s x%.0f' % (p, cnt / n) for p, cnt in f['by_path'].items())
-        cp = ', '.join('%s x%.0f' % (p, cnt / n) for p, cnt in c['by_path'].items())
+        fp = ', '.join('%s x%.3g' % (p, cnt / n) for p, cnt in f['by_path'].items())
+        cp = ', '.join('%s x%.3g' % (p, cnt / n) for p, cnt in c['by_path'].items())
         out.append('  %s: %s | %s' % (w, fp, cp))
 
     out.append('')
@@ -495,7 +512,7 @@ def report(results):
             w, f['req'], c['req'], ', limit %d' % limit if limit else '', f['version']))
     forks = results.get('forks')
     if forks:
-        one, ten = forks[1], forks[10]
+        one, ten = forks['1'], forks['10']
         ok = (ten['failed'] == 0 and ten['duplicate_ids'] == 0 and ten['vms'] == n and ten['wall'] <= one['wall'] / 3)
         target(ok, 'create %d VMs with automatic vmids at forks 10: %d VMs, %d failed, %d duplicate ids, '
                '%.1f s = %.2f of forks 1 (%.1f s; target <= 0.33)' % (

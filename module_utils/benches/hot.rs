@@ -56,7 +56,7 @@ fn bench<T>(name: &str, mut f: impl FnMut() -> T) {
     samples.sort_by(|a, b| a.total_cmp(b));
     let median = samples[SAMPLES / 2];
     let (lo, hi) = (samples[0], samples[SAMPLES - 1]);
-    println!("{name:<52} {median:>11.0} ns/iter  (min {lo:.0}, max {hi:.0}; {iters} iters x {SAMPLES})");
+    println!("{name:<58} {median:>11.0} ns/iter  (min {lo:.0}, max {hi:.0}; {iters} iters x {SAMPLES})");
 }
 
 fn object(v: Value) -> Map<String, Value> {
