@@ -6,7 +6,7 @@
 #
 # A Python 3.12 or newer gets ansible 14 (ansible-core 2.21, community.proxmox 2.0.0); otherwise
 # $PYTHON (3.11) gets ansible 12 (ansible-core 2.19, community.proxmox 1.x). BENCH_PYTHON forces
-# an interpreter. The virtualenv is reused while its requirements file is unchanged.
+# an interpreter. The virtualenv is reused while its requirements file's content is unchanged.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: venv.sh BUILD_DIR}
@@ -36,13 +36,13 @@ else
   exit 1
 fi
 venv=$out/venv-$tag
-stamp=$venv/.installed
-if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
+stamp=$venv/requirements.installed   # a copy of the requirements it was built from
+if ! cmp -s "$req" "$stamp"; then
   echo "bench: installing $(grep -m1 '^ansible==' "$req") into $venv with $py (a few minutes, once)" >&2
   rm -rf "$venv"
   mkdir -p "$out"
   "$py" -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2
-  touch "$stamp"
+  cp "$req" "$stamp"
 fi
 echo "$venv"
