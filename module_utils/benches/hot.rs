@@ -7,6 +7,8 @@
 //! median batch's time per call, with the fastest and slowest batch (on a shared machine the
 //! fastest is the steadiest figure). `BENCH_FILTER=<substring>` runs only matching benchmarks.
 
+#![allow(clippy::expect_used, clippy::print_stdout)]
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
