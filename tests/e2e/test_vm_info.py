@@ -191,12 +191,17 @@ def test_secret_never_appears_at_vvv(ansible, sim):
 
 # The binary on its own, as ansible-core's binary-module path or a user would call it.
 
-def binary():
-    found = []
-    for dirpath, _, files in os.walk(os.path.join(ROOT, 'build', 'collection', 'native')):
-        found += [os.path.join(dirpath, f) for f in files if f == 'proxmox_vm_info']
-    assert found, 'the collection is not built: run make collection'
-    return found[0]
+def binary(collections_path):
+    """The binary the installed collection's action plugin would run on this machine."""
+    import platform
+    import sys
+    root = os.path.join(collections_path, 'ansible_collections', 'ferro', 'proxmox')
+    sys.path.insert(0, os.path.join(root, 'plugins', 'plugin_utils'))
+    try:
+        import native
+    finally:
+        sys.path.pop(0)
+    return native.find_binary('proxmox_vm_info', platform.system(), platform.machine(), root=root)
 
 
 @pytest.mark.parametrize('argv,stdin,expected', [
@@ -206,11 +211,11 @@ def binary():
     ([], '[1, 2]', 'the module arguments must be a JSON object'),
     ([], '{"vmid": [1]}', "argument 'vmid' is of type list"),
 ], ids=['unreadable file', 'empty stdin', 'non-JSON', 'not an object', 'wrong type'])
-def test_binary_answers_bad_input_with_one_json_object(argv, stdin, expected, tmp_path):
+def test_binary_answers_bad_input_with_one_json_object(argv, stdin, expected, collections_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith('PROXMOX_')}
     env.update({'PROXMOX_HOST': '127.0.0.1', 'PROXMOX_USER': 'a@pve', 'PROXMOX_TOKEN_ID': 't',
                 'PROXMOX_TOKEN_SECRET': 'canary-secret-value'})
-    proc = subprocess.run([binary()] + argv, input=stdin, capture_output=True, text=True, env=env, timeout=30)
+    proc = subprocess.run([binary(collections_path)] + argv, input=stdin, capture_output=True, text=True, env=env, timeout=30)
     result = json.loads(proc.stdout)
     assert proc.stdout.strip().count('\n') == 0
     assert result['failed'] is True and expected in result['msg'], result
