@@ -445,6 +445,10 @@ impl PropertyString {
                 }
             }
         }
+        if ps.entries.is_empty() {
+            // Only separators (`,`, `, ,`): nothing was given.
+            return Err(err("empty value"));
+        }
         if mode == Mode::Strict {
             if let Some(dk) = format.default_key {
                 if ps.get(dk).is_none() {
@@ -576,10 +580,14 @@ impl fmt::Display for PropertyString {
             if let Some(v) = self.get(dk) {
                 skip.push(dk);
                 match self.format.key_alias.filter(|ka| ka.key == dk) {
-                    Some(ka) if self.get(ka.value_key).is_some() => {
+                    // `<model>=<MAC>` reads back as the keyAlias only for a model it knows.
+                    Some(ka) if ka.keys.contains(&v) && self.get(ka.value_key).is_some() => {
                         skip.push(ka.value_key);
                         parts.push(format!("{v}={}", self.get(ka.value_key).unwrap_or("")));
                     }
+                    // A bare value with `=` would read back as another key, a blank one not at
+                    // all: those keep their key.
+                    _ if v.contains('=') || v.trim().is_empty() => parts.push(format!("{dk}={v}")),
                     _ => parts.push(v.to_string()),
                 }
             }
@@ -1412,6 +1420,29 @@ mod tests {
         assert_eq!(d.remove("file").as_deref(), Some("local-lvm:vm-100-disk-0"));
         assert_eq!(d.len(), 1);
         assert!(!d.is_empty());
+    }
+
+    #[test]
+    fn printing_reads_back_as_the_same_value() {
+        // Found by the property tests (tests/props): a default-key value with `=` or blank was
+        // printed bare and read back as another key; a model the keyAlias does not know was
+        // printed as `<model>=<MAC>`; only separators parsed to an empty string.
+        for (format, text, printed) in [
+            (&UNUSED, "file=a=b", "file=a=b"),
+            (&DRIVE, "volume=a=b,size=1G", "file=a=b,size=1G"),
+            (&DRIVE, "file= ,size=1G", "file= ,size=1G"),
+        ] {
+            let ps = p(format, text);
+            assert_eq!(ps.to_string(), printed);
+            assert!(p(format, printed).semantically_equal(&ps), "{text}");
+        }
+        let ps = PropertyString::parse_lenient(&NET, "model=foo,macaddr=BC:24:11:00:00:01").unwrap();
+        assert_eq!(ps.to_string(), "foo,macaddr=BC:24:11:00:00:01");
+        assert!(PropertyString::parse_lenient(&NET, &ps.to_string()).unwrap().semantically_equal(&ps));
+        for text in [",", " , ,"] {
+            let e = PropertyString::parse_lenient(&DRIVE, text).unwrap_err().to_string();
+            assert!(e.starts_with("invalid format - empty value"), "{e}");
+        }
     }
 
     #[test]
