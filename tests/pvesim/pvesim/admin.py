@@ -4,6 +4,7 @@
     GET    /_sim/requests     the request log; DELETE clears it
     POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
     GET    /_sim/faults       the active faults; DELETE clears them
+    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret}, "acl"? {path: [privs]}}
     POST   /_sim/time-scale   {"scale": X}
     GET    /_sim/state        a summary (vmids, time scale) for debugging
 """
@@ -110,18 +111,22 @@ class AdminMixin(object):
                                              'size': int(size), 'ctime': 1767225600}
             self.storages[name] = store
         for userid, info in seed.get('users', {}).items():
-            if info.get('password') is not None:
-                if userid == self.user:
-                    self.password = info['password']
-                else:
-                    self.users[userid] = info['password']
-            for tokenid, secret in (info.get('tokens') or {}).items():
-                self.apitokens['{0}!{1}'.format(userid, tokenid)] = secret
-            for acl_path, privs in (info.get('acl') or {}).items():
-                self.grant(userid, acl_path, *privs)
+            self.add_user(userid, info)
         for spec in seed.get('vms', []):
             self._seed_vm(spec)
         return path
+
+    def add_user(self, userid, info):
+        """A user as in a seed's `users`: `password`, `tokens` {id: secret}, `acl` {path: [privs]}."""
+        if info.get('password') is not None:
+            if userid == self.user:
+                self.password = info['password']
+            else:
+                self.users[userid] = info['password']
+        for tokenid, secret in (info.get('tokens') or {}).items():
+            self.apitokens['{0}!{1}'.format(userid, tokenid)] = secret
+        for acl_path, privs in (info.get('acl') or {}).items():
+            self.grant(userid, acl_path, *privs)
 
     def _seed_vm(self, spec):
         config = dict(spec.get('config', {}))
@@ -360,6 +365,13 @@ class AdminMixin(object):
                             vm.lock = None
                 self.faults.clear()
                 return answer({'data': None})
+        if route == 'users' and method == 'POST':
+            userid = body.get('userid')
+            if not isinstance(userid, str) or '@' not in userid or '!' in userid:
+                raise PveError(400, 'Parameter verification failed.', {'userid': 'a user id user@realm is required'})
+            info = dict((k, body[k]) for k in ('password', 'tokens', 'acl') if k in body)
+            self.add_user(userid, info)
+            return answer({'data': {'userid': userid, 'tokens': sorted((body.get('tokens') or {}).keys())}})
         if route == 'time-scale':
             if method == 'POST':
                 try:

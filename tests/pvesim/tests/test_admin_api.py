@@ -121,3 +121,20 @@ def test_cli_prints_the_ready_line_serves_tls_from_its_ca_and_stops_on_sigterm(t
         if proc.poll() is None:
             proc.kill()
         proc.stdout.close()
+
+
+def test_users_call_adds_a_user_with_password_token_and_acl_until_reset(sim):
+    sim.add_user('canary@pve', password='pw-1', tokens={'e2e': 'tok-1'}, acl={'/': ['VM.Audit']})
+    assert sorted(v['vmid'] for v in sim.api('GET', Q, token='canary@pve!e2e=tok-1')) == [100, 9000]
+    ticket = sim.api('POST', '/access/ticket', {'username': 'canary@pve', 'password': 'pw-1'}, token=False)
+    assert ticket['username'] == 'canary@pve'
+    with pytest.raises(Exception) as e:
+        sim.api('PUT', Q + '/100/config', {'cores': 4}, token='canary@pve!e2e=tok-1')
+    assert getattr(e.value, 'status', None) == 403
+    sim.reset('default')
+    with pytest.raises(Exception) as e:
+        sim.api('GET', Q, token='canary@pve!e2e=tok-1')
+    assert getattr(e.value, 'status', None) == 401
+    with pytest.raises(Exception) as e:
+        sim.admin('POST', '/_sim/users', {'userid': 'no-realm'})
+    assert getattr(e.value, 'status', None) == 400
