@@ -70,3 +70,4 @@ clean:
 # Release builds for every controller platform (make dist, make dist-test).
 include mk/dist.mk
 include mk/bench.mk
+include mk/reliability.mk
