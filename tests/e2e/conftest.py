@@ -9,7 +9,7 @@ import pytest
 
 from pvesim.testing import PvesimProcess
 
-from harness import ROOT, VENV_BIN, Ansible
+from harness import ROOT, VENV_BIN, Ansible, add_canary_user
 
 
 @pytest.fixture(scope='session')
@@ -33,6 +33,7 @@ def sim_session():
 def sim(sim_session):
     sim_session.reset('default')
     sim_session.clear_faults()
+    add_canary_user(sim_session)
     yield sim_session
 
 

@@ -15,6 +15,15 @@ from dataclasses import dataclass, field
 
 import yaml
 
+# Canary credentials (issue 9): every playbook run authenticates with these, and fails if either
+# secret appears in its output, its results or pvesim's request log. `add_canary_user` creates
+# the user in pvesim after each reset (conftest.py); it has the VM privileges of ansible@pve.
+CANARY_USER = 'ferro-canary@pve'
+CANARY_TOKEN_ID = 'e2e'
+CANARY_TOKEN_SECRET = 'CANARY-token-3b9d0c2e-61f4-4f0a-b7a1'
+CANARY_PASSWORD = 'CANARY-password-8e21f7'
+CANARY_SECRETS = (CANARY_TOKEN_SECRET, CANARY_PASSWORD)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
@@ -51,8 +60,7 @@ class Ansible:
         self.workdir = workdir
 
     def env(self, extra=None):
-        from pvesim.testing import TOKEN_ID, TOKEN_SECRET
-        user, token = TOKEN_ID.split('!', 1)
+        user, token = CANARY_USER, CANARY_TOKEN_ID
         env = dict(os.environ)
         env.update({
             'ANSIBLE_COLLECTIONS_PATH': self.collections_path,
@@ -67,7 +75,7 @@ class Ansible:
             'PROXMOX_PORT': str(self.sim.port),
             'PROXMOX_USER': user,
             'PROXMOX_TOKEN_ID': token,
-            'PROXMOX_TOKEN_SECRET': TOKEN_SECRET,
+            'PROXMOX_TOKEN_SECRET': CANARY_TOKEN_SECRET,
             'PROXMOX_CA_PATH': self.sim.ca_path,
         })
         # A value of None unsets the variable.
@@ -102,6 +110,9 @@ class Ansible:
                               cwd=self.workdir, timeout=600)
         with open(record, encoding='utf-8') as f:
             results = [json.loads(line) for line in f if line.strip()]
+        assert_no_canary(proc.stdout + proc.stderr, 'the output of ansible-playbook ' + ' '.join(cmd[1:]))
+        assert_no_canary(json.dumps(results), 'a task result')
+        assert_no_canary(json.dumps(self.sim.requests()), "pvesim's request log")
         return Run(proc.returncode, proc.stdout, proc.stderr, results)
 
     def converge(self, playbook, unpredictable=(), inventory=None):
@@ -134,6 +145,24 @@ class Ansible:
             'the check run did not predict the real run:\ncheck: %s\nreal:  %s' % (comparable(check), comparable(real)))
         assert again.changed_tasks == [], 'the third run changed: %s' % again.changed_tasks
         return check, real, again
+
+
+def assert_no_canary(text, where):
+    for secret in CANARY_SECRETS:
+        assert secret not in text, 'a canary secret (%s...) leaked into %s' % (secret[:12], where)
+
+
+def add_canary_user(sim):
+    """The canary user with its password and token, privileged like ansible@pve (seed)."""
+    sim.add_user(CANARY_USER, password=CANARY_PASSWORD, tokens={CANARY_TOKEN_ID: CANARY_TOKEN_SECRET},
+                 acl={'/': CANARY_PRIVILEGES})
+
+
+CANARY_PRIVILEGES = [
+    'VM.Allocate', 'VM.Audit', 'VM.Clone', 'VM.Config.CDROM', 'VM.Config.CPU', 'VM.Config.Cloudinit',
+    'VM.Config.Disk', 'VM.Config.HWType', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options',
+    'VM.Console', 'VM.GuestAgent.Audit', 'VM.Migrate', 'VM.PowerMgmt', 'VM.Snapshot', 'VM.Backup',
+    'Datastore.AllocateSpace', 'Datastore.Audit', 'Sys.Audit', 'SDN.Use', 'SDN.Audit', 'Pool.Audit']
 
 
 def _normalize(value, patterns):
