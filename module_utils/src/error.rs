@@ -29,13 +29,16 @@ pub enum Error {
         may_have_applied: bool,
     },
     /// A Proxmox task (UPID) ended with an exit status other than `OK`/`WARNINGS: n`.
+    /// `context` is what the module was doing (`Error::context`), empty when none: the variant
+    /// is kept through it, so the result still carries `upid`, `exitstatus` and `task_log`.
     TaskFailed {
         upid: String,
         exitstatus: String,
         log_tail: Vec<String>,
+        context: String,
     },
     /// A Proxmox task was still running when the module's timeout ran out.
-    TaskTimeout { upid: String, seconds: u64 },
+    TaskTimeout { upid: String, seconds: u64, context: String },
     /// A precondition of the module failed (VM missing, shrink requested, ...): the message is
     /// complete as it stands.
     Failed(String),
@@ -80,8 +83,40 @@ impl Error {
                 status,
                 message: format!("{what}: {message}"),
             },
+            Error::TaskFailed {
+                upid,
+                exitstatus,
+                log_tail,
+                context,
+            } => Error::TaskFailed {
+                upid,
+                exitstatus,
+                log_tail,
+                context: prefix(what, &context),
+            },
+            Error::TaskTimeout { upid, seconds, context } => Error::TaskTimeout {
+                upid,
+                seconds,
+                context: prefix(what, &context),
+            },
             other => Error::Failed(format!("{what}: {other}")),
         }
+    }
+}
+
+fn prefix(what: &str, context: &str) -> String {
+    if context.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {context}")
+    }
+}
+
+fn write_context(f: &mut fmt::Formatter<'_>, context: &str) -> fmt::Result {
+    if context.is_empty() {
+        Ok(())
+    } else {
+        write!(f, "{context}: ")
     }
 }
 
@@ -111,17 +146,19 @@ impl fmt::Display for Error {
                 upid,
                 exitstatus,
                 log_tail,
+                context,
             } => {
+                write_context(f, context)?;
                 write!(f, "task {upid} failed: {exitstatus}")?;
                 if !log_tail.is_empty() {
                     write!(f, "; last lines of its log: {}", log_tail.join(" | "))?;
                 }
                 Ok(())
             }
-            Error::TaskTimeout { upid, seconds } => write!(
-                f,
-                "timed out after {seconds}s waiting for task {upid}; it may still be running on Proxmox"
-            ),
+            Error::TaskTimeout { upid, seconds, context } => {
+                write_context(f, context)?;
+                write!(f, "timed out after {seconds}s waiting for task {upid}; it may still be running on Proxmox")
+            }
             Error::Internal(m) => write!(f, "internal error: {m}"),
         }
     }
@@ -152,9 +189,28 @@ mod tests {
         let e = Error::TaskTimeout {
             upid: "UPID:pve1:x".into(),
             seconds: 30,
+            context: String::new(),
         };
         assert!(e.to_string().contains("UPID:pve1:x"));
         assert!(e.to_string().contains("may still be running"));
+    }
+
+    #[test]
+    fn context_keeps_the_task_fields() {
+        // Found by the e2e fault table: proxmox_kvm's failed start lost exitstatus and task_log.
+        let e = Error::TaskFailed {
+            upid: "UPID:pve1:x".into(),
+            exitstatus: "start failed".into(),
+            log_tail: vec!["line".into()],
+            context: String::new(),
+        }
+        .context("starting of VM 150 failed")
+        .context("outer");
+        assert!(matches!(&e, Error::TaskFailed { exitstatus, .. } if exitstatus == "start failed"));
+        assert_eq!(e.to_string(), "outer: starting of VM 150 failed: task UPID:pve1:x failed: start failed; last lines of its log: line");
+        let e = Error::TaskTimeout { upid: "UPID:pve1:x".into(), seconds: 3, context: String::new() }.context("resizing");
+        assert!(matches!(&e, Error::TaskTimeout { .. }));
+        assert!(e.to_string().starts_with("resizing: timed out after 3s waiting for task UPID:pve1:x"));
     }
 
     #[test]

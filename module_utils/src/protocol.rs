@@ -295,6 +295,7 @@ fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecatio
             upid,
             exitstatus,
             log_tail,
+            ..
         } => {
             result.insert("upid".into(), json!(upid));
             result.insert("exitstatus".into(), json!(exitstatus));

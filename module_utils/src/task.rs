@@ -68,6 +68,7 @@ impl Waiter {
                 return Err(Error::TaskTimeout {
                     upid: upid.to_string(),
                     seconds: self.timeout.as_secs(),
+                    context: String::new(),
                 });
             }
             std::thread::sleep(pause.min(self.timeout - elapsed));
@@ -103,6 +104,7 @@ impl Waiter {
             upid: upid.to_string(),
             exitstatus,
             log_tail: tail,
+            context: String::new(),
         })
     }
 }
