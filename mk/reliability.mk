@@ -49,7 +49,7 @@ fuzz: fuzz-tools fuzz-seed
 	    grep -E 'panicked|violat|ERROR|SUMMARY|Test unit written|error' build/fuzz/$$t.log | head -20 >&2 || tail -30 build/fuzz/$$t.log >&2; \
 	    echo "make fuzz: $$t failed: see build/fuzz/$$t.log and $(FUZZ_DIR)/artifacts/$$t/" >&2; exit 1; \
 	  fi; \
-	  grep -E '^#[0-9]+ +DONE' build/fuzz/$$t.log | tail -1 || true; \
+	  grep -E '^Done [0-9]+ runs' build/fuzz/$$t.log | tail -1 | sed "s/^/fuzz: $$t: /" || true; \
 	  $(FUZZ_ENV) $(CARGO_FUZZ) fuzz cmin --fuzz-dir $(FUZZ_DIR) $$t -- $(FUZZ_FLAGS) >> build/fuzz/$$t.log 2>&1 \
 	    || { echo "make fuzz: cargo fuzz cmin $$t failed: see build/fuzz/$$t.log" >&2; exit 1; }; \
 	  echo "fuzz: $$t: no crash in $(FUZZ_SECONDS)s; corpus: $$(ls $(FUZZ_DIR)/corpus/$$t | wc -l) inputs"; \
