@@ -15,7 +15,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -27,11 +27,11 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
     pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+        self.next_u64() % 100 < percent
     }
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
@@ -203,8 +203,8 @@ fn nasty_number(rng: &mut Rng) -> Value {
         1 => json!(*rng.pick(&[0.5f64, -0.0, 1e300, -1e300, 3.0, 4094.5, 1e-9])),
         2 => json!(u64::MAX),
         3 => serde_json::from_str("1e400").unwrap_or(Value::Null),
-        4 => json!(rng.next() as i64),
-        _ => json!((rng.next() % 10_000) as i64 - 100),
+        4 => json!(rng.next_u64() as i64),
+        _ => json!((rng.next_u64() % 10_000) as i64 - 100),
     }
 }
 

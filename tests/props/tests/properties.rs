@@ -93,9 +93,9 @@ fn sizes_print_and_parse_back() {
     let mut rng = Rng::new(seed());
     for _ in 0..20_000 {
         let bytes = match rng.below(3) {
-            0 => rng.next(),
-            1 => rng.next() % (1 << 44),
-            _ => (rng.next() % 4096) << (10 * rng.below(5)),
+            0 => rng.next_u64(),
+            1 => rng.next_u64() % (1 << 44),
+            _ => (rng.next_u64() % 4096) << (10 * rng.below(5)),
         };
         let printed = module_utils::propstring::format_size(bytes);
         assert_eq!(module_utils::propstring::parse_size(&printed).ok(), Some(bytes), "{bytes} printed as {printed}");
