@@ -162,6 +162,7 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'bios': 'ovmf', 'efidisk0': {'format': 'raw'}}, 'missing required arguments: storage found in efidisk0'),
     ({'tpmstate0': {'storage': 'local-lvm', 'version': '3.0'}}, 'value of version must be one of: 2.0, 1.2, got: 3.0 found in tpmstate0'),
     ({'timeout': 0}, 'timeout must be a number of seconds above 0, got 0'),
+    ({'name': 'web_01'}, "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got 'web_01'"),
     ({'bogus_option': 1}, unsupported('proxmox_kvm', 'bogus_option')),
     ({'node': None}, 'state is present but all of the following are missing: node'),
     ({'ca_path': '/nonexistent/ca.pem'}, 'ca_path: unable to read the CA file /nonexistent/ca.pem: No such file or directory (os error 2)'),

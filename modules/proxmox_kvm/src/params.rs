@@ -368,6 +368,9 @@ impl Params {
             target: p.str("target").map(str::to_string),
             snapname: p.str("snapname").map(str::to_string),
         });
+        if let Some(name) = p.str("name") {
+            check_dns_name(name)?;
+        }
         let timeout = p.int("timeout").unwrap_or(300);
         if timeout <= 0 {
             return Err(Error::args(format!("timeout must be a number of seconds above 0, got {timeout}")));
@@ -427,4 +430,41 @@ fn unknown_suboptions(map: &serde_json::Map<String, Value>, opt: &str, known: &[
 /// Whether a config key holds a disk-backed drive (not `unusedN`).
 pub fn is_drive_key(key: &str) -> bool {
     matches!(disk_bus(key), Some(b) if b != "unused")
+}
+
+/// PVE's `dns-name` format for a VM name (pve-common JSONSchema.pm `pve_verify_dns_name`):
+/// dot-separated labels of letters, digits and inner hyphens. Checked before any call, since a
+/// create would otherwise only fail inside Proxmox VE.
+fn check_dns_name(name: &str) -> Result<()> {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if name.len() <= 253 && name.split('.').all(label_ok) {
+        Ok(())
+    } else {
+        Err(Error::args(format!(
+            "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{name}'"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::check_dns_name;
+
+    #[test]
+    fn dns_names() {
+        for ok in ["web01", "web-01", "a.b-c.d", "x"] {
+            assert!(check_dns_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-web", "web-", "web_01", "web 01", "a..b", "wéb"] {
+            assert_eq!(
+                check_dns_name(bad).unwrap_err().to_string(),
+                format!("name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{bad}'")
+            );
+        }
+    }
 }
