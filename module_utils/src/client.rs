@@ -305,8 +305,10 @@ fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
     Ok(builder.build())
 }
 
-/// Percent-encode one path segment (UPIDs contain `:`, `@` and `!`).
-pub fn encode_segment(s: &str) -> String {
+/// Percent-encode everything but RFC 3986's unreserved characters: a path segment (UPIDs
+/// contain `:`, `@` and `!`) or a `urlencoded` PVE value such as `sshkeys` (the same as Python's
+/// `urllib.parse.quote(text, safe='')`, which community.proxmox applies).
+pub fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -404,7 +406,7 @@ mod tests {
     #[test]
     fn upid_segment_encoding() {
         assert_eq!(
-            encode_segment("UPID:pve1:0000A1B2:00C0FFEE:65F00000:qmcreate:101:ansible@pve!automation:"),
+            percent_encode("UPID:pve1:0000A1B2:00C0FFEE:65F00000:qmcreate:101:ansible@pve!automation:"),
             "UPID%3Apve1%3A0000A1B2%3A00C0FFEE%3A65F00000%3Aqmcreate%3A101%3Aansible%40pve%21automation%3A"
         );
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::{encode_segment, form, Api};
+use crate::client::{form, percent_encode, Api};
 use crate::error::{Error, Result};
 
 /// A task that ended successfully; `warnings` are its `WARN:` log lines when it ended with
@@ -45,7 +45,7 @@ impl Waiter {
     /// `Error::TaskTimeout` (naming the UPID) when it is still running after `timeout`.
     pub fn wait(&self, api: &dyn Api, upid: &str) -> Result<TaskSuccess> {
         let node = upid_node(upid)?;
-        let base = format!("/nodes/{}/tasks/{}", node, encode_segment(upid));
+        let base = format!("/nodes/{}/tasks/{}", node, percent_encode(upid));
         let started = Instant::now();
         let mut pause = self.first_poll;
         loop {

@@ -34,14 +34,10 @@ impl Run<'_> {
             .unwrap_or_else(|| format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string())));
         let base = clone_base(&source_config, &name);
         let conv = converge(&base, &self.p.desired);
-        if !conv.refused.is_empty() {
-            let reasons: Vec<String> = conv.refused.iter().map(|r| r.reason.clone()).collect();
-            return Err(Error::failed(format!(
-                "the clone of VM {} cannot be configured as the task asks (nothing was cloned): {}",
-                source.vmid,
-                reasons.join("; ")
-            )));
-        }
+        conv.check_refusals(&format!(
+            "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
+            source.vmid
+        ))?;
         let planned = predict(&base, &conv.changes, false);
         let node = c.target.clone().unwrap_or_else(|| source.node.clone());
         let (newid, vm, after) = if self.check() {

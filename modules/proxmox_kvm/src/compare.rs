@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use module_utils::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::pveconfig::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
 use module_utils::vmconfig::{Hotplug, VmConfig};
+use module_utils::{Error, Result};
 
 use crate::params::{is_drive_key, url_decode};
 
@@ -40,6 +41,15 @@ pub struct Converge {
 impl Converge {
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty() && self.refused.is_empty()
+    }
+
+    /// Fail with every refusal's reason, when there is any: `what` says what was not done.
+    pub fn check_refusals(&self, what: &str) -> Result<()> {
+        if self.refused.is_empty() {
+            return Ok(());
+        }
+        let reasons: Vec<&str> = self.refused.iter().map(|r| r.reason.as_str()).collect();
+        Err(Error::failed(format!("{what}: {}", reasons.join("; "))))
     }
 }
 

@@ -400,14 +400,7 @@ impl Run<'_> {
     /// Write the changes in one `PUT .../config` guarded by the digest, or predict them in check
     /// mode. Refusals fail the task before any write. Returns (changed, config after).
     fn apply_changes(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge) -> Result<(bool, VmConfig)> {
-        if !conv.refused.is_empty() {
-            let reasons: Vec<String> = conv.refused.iter().map(|r| r.reason.clone()).collect();
-            return Err(Error::failed(format!(
-                "VM {} cannot be changed as the task asks (nothing was changed): {}",
-                vm.vmid,
-                reasons.join("; ")
-            )));
-        }
+        conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
         if conv.changes.is_empty() {
             return Ok((false, config.clone()));
         }

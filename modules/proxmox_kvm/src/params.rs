@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pveconfig::{disk_bus, format_for_key};
+use module_utils::client::percent_encode;
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -143,20 +144,6 @@ const DICT_OPTIONS: &[(&str, &str, u32)] = &[
     ("virtiofs", "virtiofs", 9),
 ];
 
-/// Python's `urllib.parse.quote(text, safe='')`, which upstream applies to `sshkeys` and PVE
-/// expects (the key is `urlencoded` in the schema).
-pub fn url_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Decode `%XX` (and leave anything malformed as it is).
 pub fn url_decode(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -257,7 +244,7 @@ impl Params {
             desired.insert("agent".into(), value);
         }
         if let Some(keys) = p.str("sshkeys") {
-            desired.insert("sshkeys".into(), url_encode(keys));
+            desired.insert("sshkeys".into(), percent_encode(keys));
         }
         for (opt, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {
             if let Some(items) = p.list(opt) {

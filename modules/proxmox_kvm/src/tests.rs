@@ -163,7 +163,7 @@ fn cases() -> Vec<Case> {
                 ("description", "hello\n"),
             ]),
             desired: desired(&[
-                ("sshkeys", &params::url_encode("ssh-ed25519 AAAA me@host")),
+                ("sshkeys", &module_utils::client::percent_encode("ssh-ed25519 AAAA me@host")),
                 ("tags", "b;a"),
                 ("description", "hello"),
             ]),
@@ -341,8 +341,8 @@ fn params_reject_what_pve_would_reject() {
 #[test]
 fn url_encoding_round_trips() {
     let keys = "ssh-ed25519 AAAA+/= me@host\nssh-rsa BBBB you@there";
-    assert_eq!(params::url_decode(&params::url_encode(keys)), keys);
-    assert_eq!(params::url_encode("a b/c"), "a%20b%2Fc");
+    assert_eq!(params::url_decode(&module_utils::client::percent_encode(keys)), keys);
+    assert_eq!(module_utils::client::percent_encode("a b/c"), "a%20b%2Fc");
 }
 
 #[test]
