@@ -6,4 +6,6 @@
 
 from __future__ import annotations
 
-from ansible_collections.ferro.proxmox.plugins.plugin_utils.native import NativeModuleAction as ActionModule  # noqa: F401
+from ansible_collections.ferro.proxmox.plugins.plugin_utils.native import native_action
+
+ActionModule = native_action('proxmox_disk')

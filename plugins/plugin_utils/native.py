@@ -13,6 +13,11 @@ Per task, on the controller:
    (the delegate_to: localhost case; no temp dir, no shell), otherwise the way ansible-core runs
    binary modules (copy binary and args through the connection, execute, clean up);
 4. parse its one JSON object and mask every no_log value before returning.
+
+Each plugins/action/<name>.py is `ActionModule = native_action('<name>')`: the module's stub is
+imported and its validator built when ansible-playbook first loads the action class, in the main
+process, so every task's worker (a fork of it) inherits them instead of importing and compiling
+the stub again on each task.
 """
 
 from __future__ import annotations
@@ -99,13 +104,15 @@ def parse_module_output(stdout, stderr, rc):
 
 
 class NativeModuleAction(ActionBase):
-    """Runs the native binary of the module named like this action."""
+    """Runs the native binary of MODULE (set by native_action)."""
 
     _supports_check_mode = True
     _supports_async = False
 
-    def _module_name(self):
-        return self._task.resolved_action.rsplit('.', 1)[-1] if self._task.resolved_action else self._task.action.rsplit('.', 1)[-1]
+    MODULE = None            # the module's short name, e.g. 'proxmox_nic'
+    ARGUMENT_SPEC = {}       # from its stub
+    VALIDATOR = None         # ArgumentSpecValidator over that spec
+    OPTION_OF_KEY = {}       # every option name and alias -> the option it sets
 
     def _is_local(self):
         # FERRO_PROXMOX_EXEC=connection forces the copy-and-execute path even on a local
@@ -120,17 +127,8 @@ class NativeModuleAction(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
 
-        name = self._module_name()
-        stub = importlib.import_module('ansible_collections.ferro.proxmox.plugins.modules.%s' % name)
-        validator = ArgumentSpecValidator(
-            stub.ARGUMENT_SPEC,
-            mutually_exclusive=stub.MUTUALLY_EXCLUSIVE,
-            required_together=stub.REQUIRED_TOGETHER,
-            required_one_of=stub.REQUIRED_ONE_OF,
-            required_if=stub.REQUIRED_IF,
-            required_by=stub.REQUIRED_BY,
-        )
-        validation = validator.validate(dict(self._task.args))
+        name = self.MODULE
+        validation = self.VALIDATOR.validate(dict(self._task.args))
         no_log_values = set(validation._no_log_values)
         if validation.error_messages:
             # AnsibleModule's wording, naming the module as the user called it.
@@ -142,15 +140,10 @@ class NativeModuleAction(ActionBase):
         # Send what the task set (coerced, aliases resolved, environment fallbacks filled) and
         # leave documented defaults to the binary, which applies the same ones: a default passed
         # explicitly would count as "set" in the binary's mutually_exclusive / required_* checks.
-        given = set()
-        for key in self._task.args:
-            given.add(key)
-            for option, spec in stub.ARGUMENT_SPEC.items():
-                if key in spec.get('aliases', ()):
-                    given.add(option)
+        given = set(self._task.args) | {self.OPTION_OF_KEY.get(key, key) for key in self._task.args}
         args = {}
         for option, value in validation.validated_parameters.items():
-            default = stub.ARGUMENT_SPEC.get(option, {}).get('default')
+            default = self.ARGUMENT_SPEC.get(option, {}).get('default')
             if option in given or default is None or value != default:
                 args[option] = value
         # Options the task did not set arrive as null, which the binary treats as unset.
@@ -204,3 +197,29 @@ class NativeModuleAction(ActionBase):
         finally:
             self._remove_tmp_path(tmpdir)
         return parse_module_output(res.get('stdout', ''), res.get('stderr', ''), res.get('rc'))
+
+
+def native_action(name):
+    """The action plugin class of module `name`: NativeModuleAction with the module's stub loaded
+    and its validator built, once, when ansible-core first loads the class."""
+    stub = importlib.import_module('ansible_collections.ferro.proxmox.plugins.modules.%s' % name)
+    option_of_key = {}
+    for option, spec in stub.ARGUMENT_SPEC.items():
+        option_of_key[option] = option
+        for alias in spec.get('aliases') or ():
+            option_of_key[alias] = option
+    validator = ArgumentSpecValidator(
+        stub.ARGUMENT_SPEC,
+        mutually_exclusive=stub.MUTUALLY_EXCLUSIVE,
+        required_together=stub.REQUIRED_TOGETHER,
+        required_one_of=stub.REQUIRED_ONE_OF,
+        required_if=stub.REQUIRED_IF,
+        required_by=stub.REQUIRED_BY,
+    )
+    return type('ActionModule', (NativeModuleAction,), {
+        '__doc__': 'Runs the native binary of %s.%s.' % (COLLECTION, name),
+        'MODULE': name,
+        'ARGUMENT_SPEC': stub.ARGUMENT_SPEC,
+        'VALIDATOR': validator,
+        'OPTION_OF_KEY': option_of_key,
+    })
