@@ -11,7 +11,7 @@ TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint demo clean
+.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust demo clean
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
@@ -44,7 +44,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: test-rust test-pvesim test-e2e lint
+test: lint-rust test-rust test-pvesim test-e2e lint
 
 test-rust:
 	cargo test --locked --quiet --workspace
@@ -59,6 +59,11 @@ test-e2e: install
 demo: install
 	VENV_BIN=$(abspath $(VENV)/bin) ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) \
 	  $(VENV)/bin/python tests/tools/with_pvesim.py -- tests/tools/demo.sh
+
+## lint-rust: rustfmt (rustfmt.toml) and clippy with every warning an error, on the whole workspace
+lint-rust:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
 
 ## lint: ansible-lint (production profile) on playbooks/
 lint: install

@@ -17,7 +17,7 @@ BENCH_SKIP ?=
 .PHONY: bench bench-micro
 
 bench-micro:
-	cargo bench --locked --quiet -p module_utils --bench hot
+	cargo bench --locked --quiet -p ferro_bench --bench hot
 
 bench: collection bench-micro
 	@venv=$$(PYTHON=$(PYTHON) bench/venv.sh $(BENCH_DIR)) && \

@@ -92,10 +92,7 @@ impl Connection {
                 if id.is_empty() {
                     return Err(Error::args("api_token_id must not be empty"));
                 }
-                Credentials::Token {
-                    token_id: id,
-                    secret: secret.to_string(),
-                }
+                Credentials::Token { token_id: id, secret: secret.to_string() }
             }
             _ => return Err(Error::args("one of the following is required: api_password, api_token_id")),
         };
@@ -162,10 +159,7 @@ mod tests {
 
     #[test]
     fn debug_never_shows_secrets() {
-        let c = Credentials::Token {
-            token_id: "automation".into(),
-            secret: "topsecret".into(),
-        };
+        let c = Credentials::Token { token_id: "automation".into(), secret: "topsecret".into() };
         assert!(!format!("{c:?}").contains("topsecret"));
         assert!(!format!("{:?}", Credentials::Password("pw123".into())).contains("pw123"));
     }

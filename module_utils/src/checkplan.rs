@@ -248,7 +248,10 @@ mod tests {
     #[test]
     fn recorded_vm_appears_in_the_cluster_and_removed_one_disappears() {
         let plan = CheckPlan::new(tmpdir("overlay"));
-        let real = VmResource::from_json(&json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"})).unwrap();
+        let real = VmResource::from_json(
+            &json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"}),
+        )
+        .unwrap();
         plan.record(&predicted(105)).unwrap();
         let vms = plan.overlay(vec![real.clone()]);
         assert_eq!(vms.iter().map(|v| v.vmid).collect::<Vec<_>>(), vec![100, 105]);

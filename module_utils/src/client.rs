@@ -63,7 +63,8 @@ pub trait Api {
 const TLS_UNVERIFIED: &str = "could not be verified";
 
 /// How many times a read is tried, and the pause before each retry.
-const READ_BACKOFF: [Duration; 3] = [Duration::from_millis(200), Duration::from_millis(500), Duration::from_millis(1200)];
+const READ_BACKOFF: [Duration; 3] =
+    [Duration::from_millis(200), Duration::from_millis(500), Duration::from_millis(1200)];
 
 /// An authenticated HTTPS client for one PVE API endpoint.
 pub struct PveClient {
@@ -105,10 +106,8 @@ impl PveClient {
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
-                client.auth_header = (
-                    "Authorization".into(),
-                    format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret),
-                );
+                client.auth_header =
+                    ("Authorization".into(), format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret));
             }
             Credentials::Password(password) => {
                 let answer = client.send(
@@ -160,10 +159,7 @@ impl PveClient {
         };
         let mut response = response.map_err(|e| self.transport_error(method, path, &e))?;
         let status = response.status().as_u16();
-        let body = response
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| self.transport_error(method, path, &e))?;
+        let body = response.body_mut().read_to_string().map_err(|e| self.transport_error(method, path, &e))?;
         decode(method, path, status, &body, &self.principal)
     }
 
@@ -275,12 +271,7 @@ pub fn decode(method: Method, path: &str, status: u16, body: &str, principal: &s
     if status == 401 {
         message = format!("authentication failed for {principal}: {message}");
     }
-    Err(Error::Api {
-        method: method.as_str().to_string(),
-        path: path.to_string(),
-        status,
-        message,
-    })
+    Err(Error::Api { method: method.as_str().to_string(), path: path.to_string(), status, message })
 }
 
 fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
@@ -288,7 +279,8 @@ fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
     if !conn.validate_certs {
         builder = builder.disable_verification(true);
     } else if let Some(path) = &conn.ca_path {
-        let pem = std::fs::read(path).map_err(|e| Error::args(format!("ca_path: unable to read the CA file {path}: {e}")))?;
+        let pem =
+            std::fs::read(path).map_err(|e| Error::args(format!("ca_path: unable to read the CA file {path}: {e}")))?;
         let mut certs = Vec::new();
         for item in ureq::tls::parse_pem(&pem) {
             match item {
@@ -358,7 +350,10 @@ mod tests {
 
     #[test]
     fn decode_success_and_errors() {
-        assert_eq!(decode(Method::Get, "/version", 200, r#"{"data":{"version":"9.2"}}"#, "u").unwrap()["version"], "9.2");
+        assert_eq!(
+            decode(Method::Get, "/version", 200, r#"{"data":{"version":"9.2"}}"#, "u").unwrap()["version"],
+            "9.2"
+        );
         let e = decode(
             Method::Put,
             "/nodes/pve1/qemu/100/config",
@@ -371,7 +366,9 @@ mod tests {
             e.to_string(),
             "Parameter verification failed. net0: invalid format - format error net0.tag: value must have a maximum value of 4094 (HTTP 400 on PUT /nodes/pve1/qemu/100/config)"
         );
-        let e = decode(Method::Get, "/cluster/resources", 401, r#"{"data":null}"#, "ansible@pve!automation (API token)").unwrap_err();
+        let e =
+            decode(Method::Get, "/cluster/resources", 401, r#"{"data":null}"#, "ansible@pve!automation (API token)")
+                .unwrap_err();
         assert_eq!(
             e.to_string(),
             "authentication failed for ansible@pve!automation (API token): authentication failure (HTTP 401 on GET /cluster/resources)"
@@ -396,7 +393,9 @@ mod tests {
         };
         assert!(is_transient(&transport("connection reset")));
         // Found by the e2e TLS tests: a wrong CA cost three retries (1.9 s) per task.
-        assert!(!is_transient(&transport("the TLS certificate of https://pve1:8006 could not be verified (UnknownIssuer); set ca_path")));
+        assert!(!is_transient(&transport(
+            "the TLS certificate of https://pve1:8006 could not be verified (UnknownIssuer); set ca_path"
+        )));
         assert!(is_transient(&api(503, "")));
         assert!(!is_transient(&api(500, "Configuration file 'nodes/pve1/qemu-server/1.conf' does not exist")));
         assert!(!is_transient(&api(400, "Parameter verification failed.")));

@@ -70,10 +70,7 @@ mod tests {
             "net10": "virtio=BC:24:11:00:00:0A", "net2": "e1000", "cores": 2, "digest": "abc", "description": "a\nb"
         }))
         .unwrap();
-        assert_eq!(
-            config_text(&m),
-            "cores: 2\ndescription: a\\nb\nnet2: e1000\nnet10: virtio=BC:24:11:00:00:0A\n"
-        );
+        assert_eq!(config_text(&m), "cores: 2\ndescription: a\\nb\nnet2: e1000\nnet10: virtio=BC:24:11:00:00:0A\n");
     }
 
     #[test]

@@ -106,8 +106,16 @@ fn documentation(spec: &ModuleSpec) -> String {
     }
     out.push_str("attributes:\n");
     for (name, what, s) in [
-        ("check_mode", "Can run in check mode and return changed status prediction without modifying target.", spec.check_mode),
-        ("diff_mode", "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.", spec.diff_mode),
+        (
+            "check_mode",
+            "Can run in check mode and return changed status prediction without modifying target.",
+            spec.check_mode,
+        ),
+        (
+            "diff_mode",
+            "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.",
+            spec.diff_mode,
+        ),
     ] {
         let (level, details) = support(s);
         out.push_str(&format!("  {name}:\n    description: {}\n    support: {level}\n", quote(what)));
@@ -178,11 +186,8 @@ fn argument_spec_python(spec: &ModuleSpec) -> String {
         })
         .collect();
     out.push_str(&format!("REQUIRED_IF = [{}]\n", required_if.join(", ")));
-    let required_by: Vec<String> = spec
-        .required_by
-        .iter()
-        .map(|(k, v)| format!("{}: {}", quote(k), list_yaml(v)))
-        .collect();
+    let required_by: Vec<String> =
+        spec.required_by.iter().map(|(k, v)| format!("{}: {}", quote(k), list_yaml(v))).collect();
     out.push_str(&format!("REQUIRED_BY = {{{}}}\n", required_by.join(", ")));
     out
 }

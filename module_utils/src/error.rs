@@ -14,29 +14,14 @@ pub enum Error {
     /// The task's arguments are invalid; the message names the option (AnsibleModule wording).
     Args(String),
     /// Proxmox answered an HTTP error. `message` is PVE's text, per-parameter errors appended.
-    Api {
-        method: String,
-        path: String,
-        status: u16,
-        message: String,
-    },
+    Api { method: String, path: String, status: u16, message: String },
     /// The request did not get an answer (connection refused, reset, timeout, TLS).
     /// `may_have_applied` is true for writes whose request may have reached the server.
-    Transport {
-        method: String,
-        path: String,
-        detail: String,
-        may_have_applied: bool,
-    },
+    Transport { method: String, path: String, detail: String, may_have_applied: bool },
     /// A Proxmox task (UPID) ended with an exit status other than `OK`/`WARNINGS: n`.
     /// `context` is what the module was doing (`Error::context`), empty when none: the variant
     /// is kept through it, so the result still carries `upid`, `exitstatus` and `task_log`.
-    TaskFailed {
-        upid: String,
-        exitstatus: String,
-        log_tail: Vec<String>,
-        context: String,
-    },
+    TaskFailed { upid: String, exitstatus: String, log_tail: Vec<String>, context: String },
     /// A Proxmox task was still running when the module's timeout ran out.
     TaskTimeout { upid: String, seconds: u64, context: String },
     /// A precondition of the module failed (VM missing, shrink requested, ...): the message is
@@ -72,33 +57,15 @@ impl Error {
         match self {
             Error::Failed(m) => Error::Failed(format!("{what}: {m}")),
             Error::Internal(m) => Error::Internal(format!("{what}: {m}")),
-            Error::Api {
-                method,
-                path,
-                status,
-                message,
-            } => Error::Api {
-                method,
-                path,
-                status,
-                message: format!("{what}: {message}"),
-            },
-            Error::TaskFailed {
-                upid,
-                exitstatus,
-                log_tail,
-                context,
-            } => Error::TaskFailed {
-                upid,
-                exitstatus,
-                log_tail,
-                context: prefix(what, &context),
-            },
-            Error::TaskTimeout { upid, seconds, context } => Error::TaskTimeout {
-                upid,
-                seconds,
-                context: prefix(what, &context),
-            },
+            Error::Api { method, path, status, message } => {
+                Error::Api { method, path, status, message: format!("{what}: {message}") }
+            }
+            Error::TaskFailed { upid, exitstatus, log_tail, context } => {
+                Error::TaskFailed { upid, exitstatus, log_tail, context: prefix(what, &context) }
+            }
+            Error::TaskTimeout { upid, seconds, context } => {
+                Error::TaskTimeout { upid, seconds, context: prefix(what, &context) }
+            }
             other => Error::Failed(format!("{what}: {other}")),
         }
     }
@@ -124,30 +91,15 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Args(m) | Error::Failed(m) => f.write_str(m),
-            Error::Api {
-                method,
-                path,
-                status,
-                message,
-            } => write!(f, "{message} (HTTP {status} on {method} {path})"),
-            Error::Transport {
-                method,
-                path,
-                detail,
-                may_have_applied,
-            } => {
+            Error::Api { method, path, status, message } => write!(f, "{message} (HTTP {status} on {method} {path})"),
+            Error::Transport { method, path, detail, may_have_applied } => {
                 write!(f, "{method} {path} failed: {detail}")?;
                 if *may_have_applied {
                     f.write_str(" (the request may have reached Proxmox; it was not retried)")?;
                 }
                 Ok(())
             }
-            Error::TaskFailed {
-                upid,
-                exitstatus,
-                log_tail,
-                context,
-            } => {
+            Error::TaskFailed { upid, exitstatus, log_tail, context } => {
                 write_context(f, context)?;
                 write!(f, "task {upid} failed: {exitstatus}")?;
                 if !log_tail.is_empty() {
@@ -178,19 +130,12 @@ mod tests {
             status: 500,
             message: "VM is locked (backup)".into(),
         };
-        assert_eq!(
-            e.to_string(),
-            "VM is locked (backup) (HTTP 500 on PUT /nodes/pve1/qemu/100/config)"
-        );
+        assert_eq!(e.to_string(), "VM is locked (backup) (HTTP 500 on PUT /nodes/pve1/qemu/100/config)");
     }
 
     #[test]
     fn task_timeout_says_it_may_still_run() {
-        let e = Error::TaskTimeout {
-            upid: "UPID:pve1:x".into(),
-            seconds: 30,
-            context: String::new(),
-        };
+        let e = Error::TaskTimeout { upid: "UPID:pve1:x".into(), seconds: 30, context: String::new() };
         assert!(e.to_string().contains("UPID:pve1:x"));
         assert!(e.to_string().contains("may still be running"));
     }
@@ -207,8 +152,12 @@ mod tests {
         .context("starting of VM 150 failed")
         .context("outer");
         assert!(matches!(&e, Error::TaskFailed { exitstatus, .. } if exitstatus == "start failed"));
-        assert_eq!(e.to_string(), "outer: starting of VM 150 failed: task UPID:pve1:x failed: start failed; last lines of its log: line");
-        let e = Error::TaskTimeout { upid: "UPID:pve1:x".into(), seconds: 3, context: String::new() }.context("resizing");
+        assert_eq!(
+            e.to_string(),
+            "outer: starting of VM 150 failed: task UPID:pve1:x failed: start failed; last lines of its log: line"
+        );
+        let e =
+            Error::TaskTimeout { upid: "UPID:pve1:x".into(), seconds: 3, context: String::new() }.context("resizing");
         assert!(matches!(&e, Error::TaskTimeout { .. }));
         assert!(e.to_string().starts_with("resizing: timed out after 3s waiting for task UPID:pve1:x"));
     }

@@ -45,23 +45,13 @@ pub struct KeyDef {
 
 impl KeyDef {
     pub const fn new(name: &'static str, kind: ValueType) -> Self {
-        KeyDef {
-            name,
-            kind,
-            default: None,
-        }
+        KeyDef { name, kind, default: None }
     }
     pub const fn boolean(name: &'static str) -> Self {
         Self::new(name, ValueType::Bool)
     }
     pub const fn int(name: &'static str) -> Self {
-        Self::new(
-            name,
-            ValueType::Int {
-                min: None,
-                max: None,
-            },
-        )
+        Self::new(name, ValueType::Int { min: None, max: None })
     }
     pub const fn int_range(name: &'static str, min: Option<i64>, max: Option<i64>) -> Self {
         Self::new(name, ValueType::Int { min, max })
@@ -79,10 +69,7 @@ impl KeyDef {
         Self::new(name, ValueType::Pattern(re))
     }
     pub const fn with_default(self, default: &'static str) -> Self {
-        KeyDef {
-            default: Some(default),
-            ..self
-        }
+        KeyDef { default: Some(default), ..self }
     }
 }
 
@@ -172,11 +159,7 @@ pub static NET: Format = Format {
         KeyDef::pattern("trunks", TRUNKS_RE),
     ],
     aliases: &[],
-    key_alias: Some(KeyAlias {
-        keys: NET_MODELS,
-        key: "model",
-        value_key: "macaddr",
-    }),
+    key_alias: Some(KeyAlias { keys: NET_MODELS, key: "model", value_key: "macaddr" }),
 };
 
 const DRIVE_FORMATS: &[&str] = &["raw", "qcow", "qed", "qcow2", "vmdk", "cloop"];
@@ -192,10 +175,7 @@ pub static DRIVE: Format = Format {
     keys: &[
         KeyDef::str("file"),
         KeyDef::enumeration("media", &["cdrom", "disk"]).with_default("disk"),
-        KeyDef::enumeration(
-            "cache",
-            &["none", "writethrough", "writeback", "unsafe", "directsync"],
-        ),
+        KeyDef::enumeration("cache", &["none", "writethrough", "writeback", "unsafe", "directsync"]),
         KeyDef::enumeration("format", DRIVE_FORMATS),
         KeyDef::new("size", ValueType::Size),
         KeyDef::enumeration("aio", &["native", "threads", "io_uring"]),
@@ -307,10 +287,7 @@ pub static AGENT: Format = Format {
         KeyDef::boolean("fstrim_cloned_disks").with_default("0"),
         KeyDef::enumeration("type", &["virtio", "isa"]).with_default("virtio"),
     ],
-    aliases: &[
-        ("freeze-fs", "freeze-fs-on-backup"),
-        ("guest-fsfreeze", "freeze-fs-on-backup"),
-    ],
+    aliases: &[("freeze-fs", "freeze-fs-on-backup"), ("guest-fsfreeze", "freeze-fs-on-backup")],
     key_alias: None,
 };
 
@@ -376,10 +353,7 @@ impl PropertyString {
 
     /// An empty property string of `format`, to be filled with `set`.
     pub fn new(format: &'static Format) -> PropertyString {
-        PropertyString {
-            format,
-            entries: Vec::new(),
-        }
+        PropertyString { format, entries: Vec::new() }
     }
 
     fn parse_mode(format: &'static Format, text: &str, mode: Mode) -> Result<PropertyString> {
@@ -403,9 +377,7 @@ impl PropertyString {
                     }
                     // Like PVE, the key as written is looked up among the canonical keys.
                     if ps.has_canonical(key) {
-                        return Err(err(&format!(
-                            "duplicate key in comma-separated list property: {key}"
-                        )));
+                        return Err(err(&format!("duplicate key in comma-separated list property: {key}")));
                     }
                     let target = if let Some(ka) = format.key_alias_for(key) {
                         if ps.get(ka.key).is_some() {
@@ -417,28 +389,20 @@ impl PropertyString {
                         format.canonical_key(key)
                     };
                     if target != key && ps.get(target).is_some() {
-                        return Err(err(&format!(
-                            "key '{target}' is already defined (via alias)"
-                        )));
+                        return Err(err(&format!("key '{target}' is already defined (via alias)")));
                     }
                     if format.key(target).is_none() && mode == Mode::Strict {
-                        return Err(err(&format!(
-                            "invalid key in comma-separated list property: {target}"
-                        )));
+                        return Err(err(&format!("invalid key in comma-separated list property: {target}")));
                     }
                     let value = normalize_value(format.kind_of(target), value);
                     ps.entries.push((target.to_string(), value));
                 }
                 None => {
                     let Some(dk) = format.default_key else {
-                        return Err(err(
-                            "value without key, but schema does not define a default key",
-                        ));
+                        return Err(err("value without key, but schema does not define a default key"));
                     };
                     if ps.get(dk).is_some() {
-                        return Err(err(&format!(
-                            "duplicate key in comma-separated list property: {dk}"
-                        )));
+                        return Err(err(&format!("duplicate key in comma-separated list property: {dk}")));
                     }
                     let value = normalize_value(format.kind_of(dk), part);
                     ps.entries.push((dk.to_string(), value));
@@ -452,9 +416,7 @@ impl PropertyString {
         if mode == Mode::Strict {
             if let Some(dk) = format.default_key {
                 if ps.get(dk).is_none() {
-                    return Err(err(&format!(
-                        "{dk}: property is missing and it is not optional"
-                    )));
+                    return Err(err(&format!("{dk}: property is missing and it is not optional")));
                 }
             }
             for (key, value) in &ps.entries {
@@ -478,10 +440,7 @@ impl PropertyString {
     /// The value of a key (aliases accepted).
     pub fn get(&self, key: &str) -> Option<&str> {
         let key = self.format.canonical_key(key);
-        self.entries
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// Sets a key (aliases accepted; a keyAlias key such as `virtio` sets `model` and
@@ -535,11 +494,7 @@ impl PropertyString {
         let kind = self.format.kind_of(key);
         match self.get(key) {
             Some(v) => Some(semantic_value(kind, v)),
-            None => self
-                .format
-                .key(key)
-                .and_then(|k| k.default)
-                .map(|d| semantic_value(kind, d)),
+            None => self.format.key(key).and_then(|k| k.default).map(|d| semantic_value(kind, d)),
         }
     }
 
@@ -553,9 +508,7 @@ impl PropertyString {
     /// Like `semantically_equal`, not looking at the keys in `ignore` (e.g. a drive's
     /// informational `size`).
     pub fn semantically_equal_ignoring(&self, other: &PropertyString, ignore: &[&str]) -> bool {
-        self.differences(other)
-            .iter()
-            .all(|k| ignore.iter().any(|i| self.format.canonical_key(i) == k))
+        self.differences(other).iter().all(|k| ignore.iter().any(|i| self.format.canonical_key(i) == k))
     }
 
     /// The keys whose semantic values differ, sorted.
@@ -563,10 +516,7 @@ impl PropertyString {
         let mut keys: Vec<&str> = self.keys().chain(other.keys()).collect();
         keys.sort_unstable();
         keys.dedup();
-        keys.into_iter()
-            .filter(|k| self.effective(k) != other.effective(k))
-            .map(str::to_string)
-            .collect()
+        keys.into_iter().filter(|k| self.effective(k) != other.effective(k)).map(str::to_string).collect()
     }
 }
 
@@ -592,11 +542,8 @@ impl fmt::Display for PropertyString {
                 }
             }
         }
-        let mut rest: Vec<&(String, String)> = self
-            .entries
-            .iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .collect();
+        let mut rest: Vec<&(String, String)> =
+            self.entries.iter().filter(|(k, _)| !skip.contains(&k.as_str())).collect();
         rest.sort_by(|a, b| a.0.cmp(&b.0));
         for (k, v) in rest {
             let v = match self.format.kind_of(k) {
@@ -624,12 +571,8 @@ fn normalize_value(kind: ValueType, value: &str) -> String {
 /// The form two values are compared in.
 fn semantic_value(kind: ValueType, value: &str) -> String {
     match kind {
-        ValueType::Bool => {
-            parse_boolean(value).map_or_else(|| value.to_string(), |b| bool_text(b).into())
-        }
-        ValueType::Int { .. } => value
-            .parse::<i128>()
-            .map_or_else(|_| value.to_string(), |i| i.to_string()),
+        ValueType::Bool => parse_boolean(value).map_or_else(|| value.to_string(), |b| bool_text(b).into()),
+        ValueType::Int { .. } => value.parse::<i128>().map_or_else(|_| value.to_string(), |i| i.to_string()),
         ValueType::Number { .. } => match value.parse::<f64>() {
             // `{}` prints 10.0 as `10`, so equal numbers compare equal as text.
             Ok(n) if n.is_finite() && is_number(value) => format!("{}", n + 0.0),
@@ -652,11 +595,7 @@ fn check_value(kind: ValueType, value: &str) -> std::result::Result<(), String> 
             }
         }
         ValueType::Int { min, max } => {
-            let n = if is_integer(value) {
-                value.parse::<i128>().ok()
-            } else {
-                None
-            };
+            let n = if is_integer(value) { value.parse::<i128>().ok() } else { None };
             let Some(n) = n else {
                 return Err(format!("type check ('integer') failed - got '{value}'"));
             };
@@ -666,9 +605,9 @@ fn check_value(kind: ValueType, value: &str) -> std::result::Result<(), String> 
             Ok(n) if is_number(value) => check_bounds(n, min, None),
             _ => Err(format!("type check ('number') failed - got '{value}'")),
         },
-        ValueType::Size => parse_size(value)
-            .map(|_| ())
-            .map_err(|_| format!("value does not look like a valid disk size: {value}")),
+        ValueType::Size => {
+            parse_size(value).map(|_| ()).map_err(|_| format!("value does not look like a valid disk size: {value}"))
+        }
         ValueType::Mac => normalize_mac(value)
             .map(|_| ())
             .ok_or_else(|| "value does not look like a valid unicast MAC address".to_string()),
@@ -676,10 +615,7 @@ fn check_value(kind: ValueType, value: &str) -> std::result::Result<(), String> 
             if values.contains(&value) {
                 Ok(())
             } else {
-                Err(format!(
-                    "value '{value}' does not have a value in the enumeration '{}'",
-                    values.join(", ")
-                ))
+                Err(format!("value '{value}' does not have a value in the enumeration '{}'", values.join(", ")))
             }
         }
         ValueType::Str => Ok(()),
@@ -754,11 +690,7 @@ fn bool_text(b: bool) -> &'static str {
 /// Bytes of a PVE `disk-size`: `\d+(\.\d+)?[KMGT]?`, no suffix = bytes, units are powers of
 /// 1024, fractions truncated. Strict like PVE: no lower-case units, no `B`, no spaces, no sign.
 pub fn parse_size(text: &str) -> Result<u64> {
-    let bad = || {
-        Error::Args(format!(
-            "invalid size '{text}': expected a number with an optional K, M, G or T suffix"
-        ))
-    };
+    let bad = || Error::Args(format!("invalid size '{text}': expected a number with an optional K, M, G or T suffix"));
     let (number, shift) = match text.as_bytes().last() {
         Some(b'K') => (&text[..text.len() - 1], 10),
         Some(b'M') => (&text[..text.len() - 1], 20),
@@ -771,8 +703,7 @@ pub fn parse_size(text: &str) -> Result<u64> {
         None => (number, ""),
     };
     let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    if int.is_empty() || !digits(int) || !digits(frac) || (number.contains('.') && frac.is_empty())
-    {
+    if int.is_empty() || !digits(int) || !digits(frac) || (number.contains('.') && frac.is_empty()) {
         return Err(bad());
     }
     let too_big = || Error::Args(format!("invalid size '{text}': too large"));
@@ -812,15 +743,9 @@ pub fn format_size(bytes: u64) -> String {
 /// number with a K/M/G/T suffix as in `parse_size`.
 pub fn parse_gib_or_size(text: &str) -> Result<u64> {
     let bare = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    let result = if bare {
-        parse_size(&format!("{text}G"))
-    } else {
-        parse_size(text)
-    };
+    let result = if bare { parse_size(&format!("{text}G")) } else { parse_size(text) };
     result.map_err(|_| {
-        Error::Args(format!(
-            "invalid size '{text}': expected a number of GiB or a number with a K, M, G or T suffix"
-        ))
+        Error::Args(format!("invalid size '{text}': expected a number of GiB or a number with a K, M, G or T suffix"))
     })
 }
 
@@ -832,11 +757,7 @@ pub fn normalize_mac(text: &str) -> Option<String> {
         return None;
     }
     for (i, b) in bytes.iter().enumerate() {
-        let ok = if i % 3 == 2 {
-            *b == b':'
-        } else {
-            b.is_ascii_hexdigit()
-        };
+        let ok = if i % 3 == 2 { *b == b':' } else { b.is_ascii_hexdigit() };
         if !ok {
             return None;
         }
@@ -854,13 +775,8 @@ pub fn normalize_mac(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    static NO_DEFAULT: Format = Format {
-        name: "test",
-        default_key: None,
-        keys: &[KeyDef::boolean("enabled")],
-        aliases: &[],
-        key_alias: None,
-    };
+    static NO_DEFAULT: Format =
+        Format { name: "test", default_key: None, keys: &[KeyDef::boolean("enabled")], aliases: &[], key_alias: None };
 
     fn p(format: &'static Format, s: &str) -> PropertyString {
         PropertyString::parse(format, s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -875,18 +791,10 @@ mod tests {
             "virtio=BC:24:11:5A:8E:BE,bridge=vmbr0,firewall=1,tag=10",
         ),
         (&NET, "virtio=BC:24:11:00:00:01", "virtio=BC:24:11:00:00:01"),
-        (
-            &NET,
-            "model=virtio,macaddr=bc:24:11:00:00:01,bridge=vmbr0",
-            "virtio=BC:24:11:00:00:01,bridge=vmbr0",
-        ),
+        (&NET, "model=virtio,macaddr=bc:24:11:00:00:01,bridge=vmbr0", "virtio=BC:24:11:00:00:01,bridge=vmbr0"),
         (&NET, "virtio,bridge=vmbr0", "virtio,bridge=vmbr0"),
         (&NET, "bridge=vmbr0,model=e1000", "e1000,bridge=vmbr0"),
-        (
-            &NET,
-            "e1000-82540em=BC:24:11:00:00:02,bridge=vmbr1",
-            "e1000-82540em=BC:24:11:00:00:02,bridge=vmbr1",
-        ),
+        (&NET, "e1000-82540em=BC:24:11:00:00:02,bridge=vmbr1", "e1000-82540em=BC:24:11:00:00:02,bridge=vmbr1"),
         (
             &NET,
             "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=yes,link_down=off",
@@ -897,11 +805,7 @@ mod tests {
             "virtio=BC:24:11:00:00:01,firewall=ON,link_down=True",
             "virtio=BC:24:11:00:00:01,firewall=1,link_down=1",
         ),
-        (
-            &NET,
-            "virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=10.0",
-            "virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=10.0",
-        ),
+        (&NET, "virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=10.0", "virtio=BC:24:11:00:00:01,bridge=vmbr0,rate=10.0"),
         (
             &NET,
             "virtio=BC:24:11:00:00:01,bridge=vmbr0,trunks=10;20-30",
@@ -912,11 +816,7 @@ mod tests {
             "virtio=BC:24:11:00:00:01,bridge=vmbr0,mtu=1,queues=4",
             "virtio=BC:24:11:00:00:01,bridge=vmbr0,mtu=1,queues=4",
         ),
-        (
-            &NET,
-            "vmxnet3=BC:24:11:00:00:03,host-tunnel=1",
-            "vmxnet3=BC:24:11:00:00:03,host-tunnel=1",
-        ),
+        (&NET, "vmxnet3=BC:24:11:00:00:03,host-tunnel=1", "vmxnet3=BC:24:11:00:00:03,host-tunnel=1"),
         // §20.2 drives, §8 allocation, §10 sizes
         (
             &DRIVE,
@@ -928,54 +828,18 @@ mod tests {
             "local-lvm:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G",
             "local-lvm:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G",
         ),
-        (
-            &DRIVE,
-            "local:iso/debian.iso,media=cdrom,size=650M",
-            "local:iso/debian.iso,media=cdrom,size=650M",
-        ),
+        (&DRIVE, "local:iso/debian.iso,media=cdrom,size=650M", "local:iso/debian.iso,media=cdrom,size=650M"),
         (&DRIVE, "none,media=cdrom", "none,media=cdrom"),
         (&DRIVE, "cdrom,media=cdrom", "cdrom,media=cdrom"),
-        (
-            &DRIVE,
-            "/dev/disk/by-id/ata-X,backup=0",
-            "/dev/disk/by-id/ata-X,backup=0",
-        ),
-        (
-            &DRIVE,
-            "vmdata:100/vm-100-disk-0.qcow2,size=32768M",
-            "vmdata:100/vm-100-disk-0.qcow2,size=32G",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-disk-0,size=4194304K",
-            "local-lvm:vm-100-disk-0,size=4G",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-disk-0,size=1025K",
-            "local-lvm:vm-100-disk-0,size=1025K",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-disk-0,size=1T",
-            "local-lvm:vm-100-disk-0,size=1T",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-disk-0,size=512",
-            "local-lvm:vm-100-disk-0,size=512",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-disk-0,size=0.5G",
-            "local-lvm:vm-100-disk-0,size=512M",
-        ),
+        (&DRIVE, "/dev/disk/by-id/ata-X,backup=0", "/dev/disk/by-id/ata-X,backup=0"),
+        (&DRIVE, "vmdata:100/vm-100-disk-0.qcow2,size=32768M", "vmdata:100/vm-100-disk-0.qcow2,size=32G"),
+        (&DRIVE, "local-lvm:vm-100-disk-0,size=4194304K", "local-lvm:vm-100-disk-0,size=4G"),
+        (&DRIVE, "local-lvm:vm-100-disk-0,size=1025K", "local-lvm:vm-100-disk-0,size=1025K"),
+        (&DRIVE, "local-lvm:vm-100-disk-0,size=1T", "local-lvm:vm-100-disk-0,size=1T"),
+        (&DRIVE, "local-lvm:vm-100-disk-0,size=512", "local-lvm:vm-100-disk-0,size=512"),
+        (&DRIVE, "local-lvm:vm-100-disk-0,size=0.5G", "local-lvm:vm-100-disk-0,size=512M"),
         (&DRIVE, "local-lvm:32", "local-lvm:32"),
-        (
-            &DRIVE,
-            "local-lvm:0.5,format=raw",
-            "local-lvm:0.5,format=raw",
-        ),
+        (&DRIVE, "local-lvm:0.5,format=raw", "local-lvm:0.5,format=raw"),
         (
             &DRIVE,
             "local-lvm:10,iothread=1,discard=on,cache=writeback",
@@ -991,16 +855,8 @@ mod tests {
             "local-lvm:0,import-from=/var/lib/vz/images/disk.raw",
             "local-lvm:0,import-from=/var/lib/vz/images/disk.raw",
         ),
-        (
-            &DRIVE,
-            "file=local-lvm:vm-100-disk-0,ssd=yes",
-            "local-lvm:vm-100-disk-0,ssd=1",
-        ),
-        (
-            &DRIVE,
-            "volume=local-lvm:vm-100-disk-0,bps_rd_length=5",
-            "local-lvm:vm-100-disk-0,bps_rd_max_length=5",
-        ),
+        (&DRIVE, "file=local-lvm:vm-100-disk-0,ssd=yes", "local-lvm:vm-100-disk-0,ssd=1"),
+        (&DRIVE, "volume=local-lvm:vm-100-disk-0,bps_rd_length=5", "local-lvm:vm-100-disk-0,bps_rd_max_length=5"),
         (
             &DRIVE,
             "local-lvm:vm-100-disk-0,iops_wr_length=2,bps_wr_length=3,iops_rd_length=4",
@@ -1021,16 +877,8 @@ mod tests {
             "local-lvm:vm-100-disk-0,scsiblock=0,queues=4,product=QEMU,vendor=PVE",
             "local-lvm:vm-100-disk-0,product=QEMU,queues=4,scsiblock=0,vendor=PVE",
         ),
-        (
-            &DRIVE,
-            "local-lvm:base-100-disk-0,size=8G",
-            "local-lvm:base-100-disk-0,size=8G",
-        ),
-        (
-            &DRIVE,
-            "local-lvm:vm-100-cloudinit,media=cdrom",
-            "local-lvm:vm-100-cloudinit,media=cdrom",
-        ),
+        (&DRIVE, "local-lvm:base-100-disk-0,size=8G", "local-lvm:base-100-disk-0,size=8G"),
+        (&DRIVE, "local-lvm:vm-100-cloudinit,media=cdrom", "local-lvm:vm-100-cloudinit,media=cdrom"),
         // §20.3 / §20.4 / §20.5
         (
             &EFIDISK,
@@ -1047,43 +895,15 @@ mod tests {
             "local-lvm:1,efitype=4m,ms-cert=2023,pre-enrolled-keys=yes",
             "local-lvm:1,efitype=4m,ms-cert=2023,pre-enrolled-keys=1",
         ),
-        (
-            &TPMSTATE,
-            "local-lvm:vm-100-disk-2,size=4M,version=v2.0",
-            "local-lvm:vm-100-disk-2,size=4M,version=v2.0",
-        ),
-        (
-            &TPMSTATE,
-            "local-lvm:1,version=v2.0",
-            "local-lvm:1,version=v2.0",
-        ),
-        (
-            &TPMSTATE,
-            "volume=local-lvm:0,import-from=local:100/tpm.raw",
-            "local-lvm:0,import-from=local:100/tpm.raw",
-        ),
-        (
-            &UNUSED,
-            "local-lvm:vm-100-disk-1",
-            "local-lvm:vm-100-disk-1",
-        ),
-        (
-            &UNUSED,
-            "file=vmdata:100/vm-100-disk-3.qcow2",
-            "vmdata:100/vm-100-disk-3.qcow2",
-        ),
+        (&TPMSTATE, "local-lvm:vm-100-disk-2,size=4M,version=v2.0", "local-lvm:vm-100-disk-2,size=4M,version=v2.0"),
+        (&TPMSTATE, "local-lvm:1,version=v2.0", "local-lvm:1,version=v2.0"),
+        (&TPMSTATE, "volume=local-lvm:0,import-from=local:100/tpm.raw", "local-lvm:0,import-from=local:100/tpm.raw"),
+        (&UNUSED, "local-lvm:vm-100-disk-1", "local-lvm:vm-100-disk-1"),
+        (&UNUSED, "file=vmdata:100/vm-100-disk-3.qcow2", "vmdata:100/vm-100-disk-3.qcow2"),
         // §20.6
         (&AGENT, "1", "1"),
-        (
-            &AGENT,
-            "enabled=1,fstrim_cloned_disks=1",
-            "1,fstrim_cloned_disks=1",
-        ),
-        (
-            &AGENT,
-            "yes,type=isa,freeze-fs=0",
-            "1,freeze-fs-on-backup=0,type=isa",
-        ),
+        (&AGENT, "enabled=1,fstrim_cloned_disks=1", "1,fstrim_cloned_disks=1"),
+        (&AGENT, "yes,type=isa,freeze-fs=0", "1,freeze-fs-on-backup=0,type=isa"),
         (&MEMORY, "2048", "2048"),
         (&MEMORY, "current=4096", "4096"),
     ];
@@ -1114,26 +934,10 @@ mod tests {
     #[test]
     fn errors_use_pve_wording_and_quote_the_input() {
         let cases: &[(&Format, &str, &str)] = &[
-            (
-                &NET,
-                "virtio=BC:24:11:00:00:01,e1000=BC:24:11:00:00:02",
-                "key alias 'model' is already defined",
-            ),
-            (
-                &NET,
-                "model=virtio,virtio=BC:24:11:00:00:01",
-                "key alias 'model' is already defined",
-            ),
-            (
-                &NET,
-                "virtio,bridge=vmbr0,bridge=vmbr1",
-                "duplicate key in comma-separated list property: bridge",
-            ),
-            (
-                &NET,
-                "virtio,e1000",
-                "duplicate key in comma-separated list property: model",
-            ),
+            (&NET, "virtio=BC:24:11:00:00:01,e1000=BC:24:11:00:00:02", "key alias 'model' is already defined"),
+            (&NET, "model=virtio,virtio=BC:24:11:00:00:01", "key alias 'model' is already defined"),
+            (&NET, "virtio,bridge=vmbr0,bridge=vmbr1", "duplicate key in comma-separated list property: bridge"),
+            (&NET, "virtio,e1000", "duplicate key in comma-separated list property: model"),
             (
                 &NET,
                 "virtio=BC:24:11:00:00:01,macaddr=BC:24:11:00:00:02",
@@ -1144,102 +948,30 @@ mod tests {
                 "macaddr=BC:24:11:00:00:02,virtio=BC:24:11:00:00:01",
                 "key 'macaddr' is already defined (via alias)",
             ),
-            (
-                &NET,
-                "virtio,colour=blue",
-                "invalid key in comma-separated list property: colour",
-            ),
-            (
-                &NET,
-                "bridge=vmbr0",
-                "model: property is missing and it is not optional",
-            ),
-            (
-                &NET,
-                "virtio,firewall=maybe",
-                "firewall: type check ('boolean') failed - got 'maybe'",
-            ),
-            (
-                &NET,
-                "virtio,tag=0",
-                "tag: value must have a minimum value of 1",
-            ),
-            (
-                &NET,
-                "virtio,tag=4095",
-                "tag: value must have a maximum value of 4094",
-            ),
-            (
-                &NET,
-                "virtio,tag=ten",
-                "tag: type check ('integer') failed - got 'ten'",
-            ),
-            (
-                &NET,
-                "virtio,rate=fast",
-                "rate: type check ('number') failed - got 'fast'",
-            ),
-            (
-                &NET,
-                "virtio=01:00:00:00:00:00",
-                "macaddr: value does not look like a valid unicast MAC address",
-            ),
-            (
-                &NET,
-                "rtl8029",
-                "model: value 'rtl8029' does not have a value in the enumeration",
-            ),
-            (
-                &NET,
-                "virtio,trunks=10,20",
-                "duplicate key in comma-separated list property: model",
-            ),
-            (
-                &NO_DEFAULT,
-                "1",
-                "value without key, but schema does not define a default key",
-            ),
-            (
-                &DRIVE,
-                "local:x,file=local:y",
-                "duplicate key in comma-separated list property: file",
-            ),
-            (
-                &DRIVE,
-                "file=local:y,volume=local:x",
-                "key 'file' is already defined (via alias)",
-            ),
-            (
-                &DRIVE,
-                "local:x,size=32g",
-                "size: value does not look like a valid disk size: 32g",
-            ),
+            (&NET, "virtio,colour=blue", "invalid key in comma-separated list property: colour"),
+            (&NET, "bridge=vmbr0", "model: property is missing and it is not optional"),
+            (&NET, "virtio,firewall=maybe", "firewall: type check ('boolean') failed - got 'maybe'"),
+            (&NET, "virtio,tag=0", "tag: value must have a minimum value of 1"),
+            (&NET, "virtio,tag=4095", "tag: value must have a maximum value of 4094"),
+            (&NET, "virtio,tag=ten", "tag: type check ('integer') failed - got 'ten'"),
+            (&NET, "virtio,rate=fast", "rate: type check ('number') failed - got 'fast'"),
+            (&NET, "virtio=01:00:00:00:00:00", "macaddr: value does not look like a valid unicast MAC address"),
+            (&NET, "rtl8029", "model: value 'rtl8029' does not have a value in the enumeration"),
+            (&NET, "virtio,trunks=10,20", "duplicate key in comma-separated list property: model"),
+            (&NO_DEFAULT, "1", "value without key, but schema does not define a default key"),
+            (&DRIVE, "local:x,file=local:y", "duplicate key in comma-separated list property: file"),
+            (&DRIVE, "file=local:y,volume=local:x", "key 'file' is already defined (via alias)"),
+            (&DRIVE, "local:x,size=32g", "size: value does not look like a valid disk size: 32g"),
             (
                 &DRIVE,
                 "local:x,discard=off",
                 "discard: value 'off' does not have a value in the enumeration 'ignore, on'",
             ),
-            (
-                &DRIVE,
-                "local:x,size=",
-                "missing key in comma-separated list property",
-            ),
-            (
-                &DRIVE,
-                "local:x,=1",
-                "missing key in comma-separated list property",
-            ),
+            (&DRIVE, "local:x,size=", "missing key in comma-separated list property"),
+            (&DRIVE, "local:x,=1", "missing key in comma-separated list property"),
             (&DRIVE, "", "empty value"),
-            (
-                &AGENT,
-                "type=isa",
-                "enabled: property is missing and it is not optional",
-            ),
-            (
-                &UNUSED,
-                "local:x,media=cdrom",
-                "invalid key in comma-separated list property: media",
-            ),
+            (&AGENT, "type=isa", "enabled: property is missing and it is not optional"),
+            (&UNUSED, "local:x,media=cdrom", "invalid key in comma-separated list property: media"),
         ];
         for (format, input, want) in cases {
             match PropertyString::parse(format, input) {
@@ -1254,15 +986,10 @@ mod tests {
 
     #[test]
     fn lenient_parse_keeps_unknown_keys_and_bad_values() {
-        let n =
-            PropertyString::parse_lenient(&NET, "virtio=BC:24:11:00:00:01,future-key=x,tag=abc")
-                .unwrap();
+        let n = PropertyString::parse_lenient(&NET, "virtio=BC:24:11:00:00:01,future-key=x,tag=abc").unwrap();
         assert_eq!(n.get("future-key"), Some("x"));
         assert_eq!(n.get("tag"), Some("abc"));
-        assert_eq!(
-            n.to_string(),
-            "virtio=BC:24:11:00:00:01,future-key=x,tag=abc"
-        );
+        assert_eq!(n.to_string(), "virtio=BC:24:11:00:00:01,future-key=x,tag=abc");
         // Structure is still checked.
         assert!(PropertyString::parse_lenient(&NET, "virtio,virtio").is_err());
         assert!(PropertyString::parse_lenient(&NET, "").is_err());
@@ -1274,66 +1001,26 @@ mod tests {
     #[test]
     fn semantic_equality() {
         let eq: &[(&Format, &str, &str)] = &[
-            (
-                &NET,
-                "virtio=BC:24:11:00:00:01,bridge=vmbr0",
-                "virtio=bc:24:11:00:00:01,bridge=vmbr0",
-            ),
-            (
-                &NET,
-                "virtio=BC:24:11:00:00:01,bridge=vmbr0",
-                "bridge=vmbr0,model=virtio,macaddr=BC:24:11:00:00:01",
-            ),
+            (&NET, "virtio=BC:24:11:00:00:01,bridge=vmbr0", "virtio=bc:24:11:00:00:01,bridge=vmbr0"),
+            (&NET, "virtio=BC:24:11:00:00:01,bridge=vmbr0", "bridge=vmbr0,model=virtio,macaddr=BC:24:11:00:00:01"),
             (&NET, "virtio,rate=10", "virtio,rate=10.0"),
             (&NET, "virtio,rate=10", "virtio,rate=1e1"),
             (&NET, "virtio,firewall=0", "virtio"),
             (&NET, "virtio,link_down=no", "virtio"),
-            (
-                &NET,
-                "virtio,firewall=1,tag=10",
-                "virtio,tag=10,firewall=yes",
-            ),
+            (&NET, "virtio,firewall=1,tag=10", "virtio,tag=10,firewall=yes"),
             (&NET, "virtio,tag=010", "virtio,tag=10"),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0,size=32G",
-                "local-lvm:vm-100-disk-0,size=32768M",
-            ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0,replicate=1,shared=0,media=disk",
-                "local-lvm:vm-100-disk-0",
-            ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0,backup=1,scsiblock=0,iothread=0",
-                "local-lvm:vm-100-disk-0",
-            ),
+            (&DRIVE, "local-lvm:vm-100-disk-0,size=32G", "local-lvm:vm-100-disk-0,size=32768M"),
+            (&DRIVE, "local-lvm:vm-100-disk-0,replicate=1,shared=0,media=disk", "local-lvm:vm-100-disk-0"),
+            (&DRIVE, "local-lvm:vm-100-disk-0,backup=1,scsiblock=0,iothread=0", "local-lvm:vm-100-disk-0"),
             (
                 &DRIVE,
                 "local-lvm:vm-100-disk-0,discard=on,iothread=1",
                 "iothread=on,file=local-lvm:vm-100-disk-0,discard=on",
             ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0,mbps=100",
-                "local-lvm:vm-100-disk-0,mbps=100.00",
-            ),
-            (
-                &EFIDISK,
-                "local-lvm:vm-100-disk-0,efitype=2m,ms-cert=2011",
-                "local-lvm:vm-100-disk-0",
-            ),
-            (
-                &TPMSTATE,
-                "local-lvm:vm-100-disk-0,version=v1.2",
-                "local-lvm:vm-100-disk-0",
-            ),
-            (
-                &AGENT,
-                "1,type=virtio,freeze-fs-on-backup=1",
-                "enabled=true",
-            ),
+            (&DRIVE, "local-lvm:vm-100-disk-0,mbps=100", "local-lvm:vm-100-disk-0,mbps=100.00"),
+            (&EFIDISK, "local-lvm:vm-100-disk-0,efitype=2m,ms-cert=2011", "local-lvm:vm-100-disk-0"),
+            (&TPMSTATE, "local-lvm:vm-100-disk-0,version=v1.2", "local-lvm:vm-100-disk-0"),
+            (&AGENT, "1,type=virtio,freeze-fs-on-backup=1", "enabled=true"),
             (&MEMORY, "512", "current=512"),
         ];
         for (f, a, b) in eq {
@@ -1343,51 +1030,16 @@ mod tests {
             assert!(a.differences(&b).is_empty());
         }
         let ne: &[(&Format, &str, &str, &[&str])] = &[
-            (
-                &NET,
-                "virtio=BC:24:11:00:00:01",
-                "virtio=BC:24:11:00:00:02",
-                &["macaddr"],
-            ),
-            (
-                &NET,
-                "virtio,bridge=vmbr0",
-                "e1000,bridge=vmbr0",
-                &["model"],
-            ),
+            (&NET, "virtio=BC:24:11:00:00:01", "virtio=BC:24:11:00:00:02", &["macaddr"]),
+            (&NET, "virtio,bridge=vmbr0", "e1000,bridge=vmbr0", &["model"]),
             (&NET, "virtio,firewall=1", "virtio", &["firewall"]),
             (&NET, "virtio,rate=10", "virtio,rate=10.5", &["rate"]),
-            (
-                &NET,
-                "virtio,tag=10,bridge=vmbr0",
-                "virtio,bridge=vmbr1",
-                &["bridge", "tag"],
-            ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0,size=32G",
-                "local-lvm:vm-100-disk-0,size=33G",
-                &["size"],
-            ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0",
-                "local-lvm:vm-100-disk-0,backup=0",
-                &["backup"],
-            ),
-            (
-                &DRIVE,
-                "local-lvm:vm-100-disk-0",
-                "local-lvm:vm-100-disk-0,cache=none",
-                &["cache"],
-            ),
+            (&NET, "virtio,tag=10,bridge=vmbr0", "virtio,bridge=vmbr1", &["bridge", "tag"]),
+            (&DRIVE, "local-lvm:vm-100-disk-0,size=32G", "local-lvm:vm-100-disk-0,size=33G", &["size"]),
+            (&DRIVE, "local-lvm:vm-100-disk-0", "local-lvm:vm-100-disk-0,backup=0", &["backup"]),
+            (&DRIVE, "local-lvm:vm-100-disk-0", "local-lvm:vm-100-disk-0,cache=none", &["cache"]),
             (&DRIVE, "none,media=cdrom", "none", &["media"]),
-            (
-                &EFIDISK,
-                "local-lvm:vm-100-disk-0",
-                "local-lvm:vm-100-disk-0,efitype=4m",
-                &["efitype"],
-            ),
+            (&EFIDISK, "local-lvm:vm-100-disk-0", "local-lvm:vm-100-disk-0,efitype=4m", &["efitype"]),
         ];
         for (f, a, b, keys) in ne {
             let (a, b) = (p(f, a), p(f, b));
@@ -1406,10 +1058,7 @@ mod tests {
         n.set("firewall", "yes");
         n.set("tag", "20");
         n.set("e1000", "bc:24:11:00:00:09");
-        assert_eq!(
-            n.to_string(),
-            "e1000=BC:24:11:00:00:09,bridge=vmbr0,firewall=1,tag=20"
-        );
+        assert_eq!(n.to_string(), "e1000=BC:24:11:00:00:09,bridge=vmbr0,firewall=1,tag=20");
         assert_eq!(n.remove("macaddr").as_deref(), Some("BC:24:11:00:00:09"));
         assert_eq!(n.to_string(), "e1000,bridge=vmbr0,firewall=1,tag=20");
         assert_eq!(n.remove("nope"), None);
@@ -1486,10 +1135,7 @@ mod tests {
         ];
         for format in [&NET, &DRIVE, &EFIDISK, &TPMSTATE, &UNUSED, &AGENT, &MEMORY] {
             for w in weird {
-                for parsed in [
-                    PropertyString::parse(format, w),
-                    PropertyString::parse_lenient(format, w),
-                ] {
+                for parsed in [PropertyString::parse(format, w), PropertyString::parse_lenient(format, w)] {
                     if let Ok(ps) = parsed {
                         let _ = ps.to_string();
                         let _ = ps.semantically_equal(&ps);
@@ -1518,9 +1164,7 @@ mod tests {
         for (s, n) in ok {
             assert_eq!(parse_size(s).unwrap(), *n, "{s}");
         }
-        for bad in [
-            "", "G", "32g", "32 G", "32GB", "-1G", "+1G", ".5G", "5.G", "1e3", "32KiB", "١٢",
-        ] {
+        for bad in ["", "G", "32g", "32 G", "32GB", "-1G", "+1G", ".5G", "5.G", "1e3", "32KiB", "١٢"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
         assert!(parse_size("16777216T").is_err(), "overflow");
@@ -1556,14 +1200,8 @@ mod tests {
 
     #[test]
     fn macs() {
-        assert_eq!(
-            normalize_mac("bc:24:11:5a:8e:be").as_deref(),
-            Some("BC:24:11:5A:8E:BE")
-        );
-        assert_eq!(
-            normalize_mac("02:00:00:00:00:00").as_deref(),
-            Some("02:00:00:00:00:00")
-        );
+        assert_eq!(normalize_mac("bc:24:11:5a:8e:be").as_deref(), Some("BC:24:11:5A:8E:BE"));
+        assert_eq!(normalize_mac("02:00:00:00:00:00").as_deref(), Some("02:00:00:00:00:00"));
         for bad in [
             "01:00:5E:00:00:01",
             "BC:24:11:5A:8E",

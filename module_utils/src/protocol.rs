@@ -35,15 +35,7 @@ impl Context {
     /// A context for tests and for callers that validated elsewhere.
     pub fn new(params: Params, check_mode: bool, diff_mode: bool) -> Self {
         let warnings = params.warnings().to_vec();
-        Context {
-            params,
-            check_mode,
-            check_plan: None,
-            diff_mode,
-            verbosity: 0,
-            warnings,
-            deprecations: Vec::new(),
-        }
+        Context { params, check_mode, check_plan: None, diff_mode, verbosity: 0, warnings, deprecations: Vec::new() }
     }
 
     /// Add a warning to the result (shown as `[WARNING]: ...`).
@@ -92,11 +84,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn new(changed: bool, msg: impl Into<String>) -> Self {
-        Outcome {
-            changed,
-            msg: msg.into(),
-            ..Default::default()
-        }
+        Outcome { changed, msg: msg.into(), ..Default::default() }
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -129,10 +117,7 @@ pub fn run(spec: &'static ModuleSpec, body: ModuleMain) -> ! {
 fn read_input() -> Result<String> {
     match std::env::args_os().nth(1) {
         Some(path) => std::fs::read_to_string(&path).map_err(|e| {
-            Error::args(format!(
-                "unable to read the module arguments from {}: {e}",
-                path.to_string_lossy()
-            ))
+            Error::args(format!("unable to read the module arguments from {}: {e}", path.to_string_lossy()))
         }),
         None => {
             let mut text = String::new();
@@ -151,8 +136,8 @@ fn parse_input(text: &str) -> Result<(Map<String, Value>, Map<String, Value>)> {
             "no module arguments: expected a JSON object in the file named by the first argument, or on stdin",
         ));
     }
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| Error::args(format!("the module arguments are not valid JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| Error::args(format!("the module arguments are not valid JSON: {e}")))?;
     let Value::Object(mut object) = value else {
         return Err(Error::args("the module arguments must be a JSON object"));
     };
@@ -169,7 +154,11 @@ fn parse_input(text: &str) -> Result<(Map<String, Value>, Map<String, Value>)> {
 
 /// Values of `no_log` options as given (or from their environment fallbacks), known before
 /// validation so that even a validation error cannot echo them.
-fn raw_no_log_values(spec: &ModuleSpec, user: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+fn raw_no_log_values(
+    spec: &ModuleSpec,
+    user: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
     let mut values = Vec::new();
     for opt in spec.all_options().into_iter().filter(|o| o.no_log) {
         let names = std::iter::once(opt.name).chain(opt.aliases.iter().copied());
@@ -226,11 +215,8 @@ pub fn execute(
     let mut ctx = Context::new(params, flag("_ansible_check_mode"), flag("_ansible_diff"));
     ctx.verbosity = internal.get("_ansible_verbosity").and_then(Value::as_u64).unwrap_or(0);
     if ctx.check_mode {
-        ctx.check_plan = internal
-            .get("_ferro_check_plan_dir")
-            .and_then(Value::as_str)
-            .filter(|d| !d.is_empty())
-            .map(CheckPlan::new);
+        ctx.check_plan =
+            internal.get("_ferro_check_plan_dir").and_then(Value::as_str).filter(|d| !d.is_empty()).map(CheckPlan::new);
     }
     let invocation = json!({"module_args": ctx.params.as_json()});
 
@@ -291,12 +277,7 @@ fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecatio
     result.insert("changed".into(), Value::Bool(false));
     result.insert("msg".into(), Value::String(e.to_string()));
     match e {
-        Error::TaskFailed {
-            upid,
-            exitstatus,
-            log_tail,
-            ..
-        } => {
+        Error::TaskFailed { upid, exitstatus, log_tail, .. } => {
             result.insert("upid".into(), json!(upid));
             result.insert("exitstatus".into(), json!(exitstatus));
             result.insert("task_log".into(), json!(log_tail));
@@ -330,7 +311,9 @@ pub fn mask(value: Value, secrets: &[String]) -> Value {
     match value {
         Value::String(s) => Value::String(mask_str(&s, secrets)),
         Value::Array(items) => Value::Array(items.into_iter().map(|v| mask(v, secrets)).collect()),
-        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (mask_str(&k, secrets), mask(v, secrets))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.into_iter().map(|(k, v)| (mask_str(&k, secrets), mask(v, secrets))).collect())
+        }
         Value::Number(n) => {
             let text = n.to_string();
             if secrets.contains(&text) {
@@ -409,13 +392,19 @@ mod tests {
             assert_eq!(code, 1);
             assert!(v["msg"].as_str().unwrap().contains("module arguments"), "{v}");
         }
-        let (v, _) = execute(&SPEC, Err(Error::args("unable to read the module arguments from /x: No such file")), &|_| None, body);
+        let (v, _) = execute(
+            &SPEC,
+            Err(Error::args("unable to read the module arguments from /x: No such file")),
+            &|_| None,
+            body,
+        );
         assert_eq!(v["msg"], "unable to read the module arguments from /x: No such file");
     }
 
     #[test]
     fn unknown_ansible_keys_are_ignored_and_flags_read() {
-        let (v, code) = exec(r#"{"what": "echo", "_ansible_check_mode": true, "_ansible_diff": true, "_ansible_future_thing": 1}"#);
+        let (v, code) =
+            exec(r#"{"what": "echo", "_ansible_check_mode": true, "_ansible_diff": true, "_ansible_future_thing": 1}"#);
         assert_eq!(code, 0);
         assert_eq!(v["changed"], true);
         assert_eq!(v["diff"]["before"], "a\n");

@@ -12,18 +12,10 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::propstring::{
-    parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED,
-};
+use crate::propstring::{parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED};
 
 /// `(prefix, highest index)` of the indexed disk keys (qemu-server Drive.pm `MAX_*_DISKS`).
-const DISK_BUSES: &[(&str, u32)] = &[
-    ("ide", 3),
-    ("sata", 5),
-    ("scsi", 30),
-    ("virtio", 15),
-    ("unused", 255),
-];
+const DISK_BUSES: &[(&str, u32)] = &[("ide", 3), ("sata", 5), ("scsi", 30), ("virtio", 15), ("unused", 255)];
 
 /// Splits `net10` into `("net", 10)`. The index must be canonical decimal (no sign, no leading
 /// zero), as PVE writes it.
@@ -53,10 +45,7 @@ pub fn disk_bus(key: &str) -> Option<&'static str> {
         _ => {}
     }
     let (prefix, n) = split_index(key)?;
-    DISK_BUSES
-        .iter()
-        .find(|(bus, max)| *bus == prefix && n <= *max)
-        .map(|(bus, _)| *bus)
+    DISK_BUSES.iter().find(|(bus, max)| *bus == prefix && n <= *max).map(|(bus, _)| *bus)
 }
 
 /// ide0-3, sata0-5, scsi0-30, virtio0-15, efidisk0, tpmstate0, unused0-255.
@@ -184,10 +173,7 @@ impl Nic {
                 "tag" => set(&mut nic.tag, v.parse().ok()),
                 "mtu" => set(&mut nic.mtu, v.parse().ok()),
                 "queues" => set(&mut nic.queues, v.parse().ok()),
-                "rate" => set(
-                    &mut nic.rate,
-                    v.parse::<f64>().ok().filter(|r| r.is_finite()),
-                ),
+                "rate" => set(&mut nic.rate, v.parse::<f64>().ok().filter(|r| r.is_finite())),
                 "firewall" => set_bool(&mut nic.firewall, v),
                 "link_down" => set_bool(&mut nic.link_down, v),
                 _ => false,
@@ -217,10 +203,7 @@ impl Nic {
         m.insert("firewall".into(), Value::from(self.firewall));
         m.insert("link_down".into(), Value::from(self.link_down));
         m.insert("mtu".into(), self.mtu.map_or(Value::Null, Value::from));
-        m.insert(
-            "queues".into(),
-            self.queues.map_or(Value::Null, Value::from),
-        );
+        m.insert("queues".into(), self.queues.map_or(Value::Null, Value::from));
         m.insert("rate".into(), self.rate.map_or(Value::Null, Value::from));
         m.insert("other".into(), other_json(&self.other));
         Value::Object(m)
@@ -302,10 +285,7 @@ impl Disk {
         m.insert("storage".into(), opt(&self.storage));
         m.insert("volume".into(), opt(&self.volume));
         m.insert("size".into(), opt(&self.size));
-        m.insert(
-            "size_bytes".into(),
-            self.size_bytes.map_or(Value::Null, Value::from),
-        );
+        m.insert("size_bytes".into(), self.size_bytes.map_or(Value::Null, Value::from));
         m.insert("format".into(), opt(&self.format));
         m.insert("media".into(), Value::from(self.media.clone()));
         m.insert("other".into(), other_json(&self.other));
@@ -354,39 +334,25 @@ fn opt(value: &Option<String>) -> Value {
 }
 
 fn other_json(other: &BTreeMap<String, String>) -> Value {
-    Value::Object(
-        other
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
-            .collect(),
-    )
+    Value::Object(other.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect())
 }
 
 /// The config keys matching `pred`, with their text, in natural order.
 fn sorted_entries(config: &Map<String, Value>, pred: fn(&str) -> bool) -> Vec<(&str, String)> {
-    let mut entries: Vec<(&str, String)> = config
-        .iter()
-        .filter(|(k, _)| pred(k))
-        .filter_map(|(k, v)| Some((k.as_str(), config_value_text(v)?)))
-        .collect();
+    let mut entries: Vec<(&str, String)> =
+        config.iter().filter(|(k, _)| pred(k)).filter_map(|(k, v)| Some((k.as_str(), config_value_text(v)?))).collect();
     entries.sort_by(|a, b| natural_cmp(a.0, b.0));
     entries
 }
 
 /// The NICs of a config, in natural key order.
 pub fn parse_config_nics(config: &Map<String, Value>) -> Vec<Nic> {
-    sorted_entries(config, is_nic_key)
-        .into_iter()
-        .map(|(k, v)| Nic::parse(k, &v))
-        .collect()
+    sorted_entries(config, is_nic_key).into_iter().map(|(k, v)| Nic::parse(k, &v)).collect()
 }
 
 /// The disks of a config (drives, `efidisk0`, `tpmstate0`, `unusedN`), in natural key order.
 pub fn parse_config_disks(config: &Map<String, Value>) -> Vec<Disk> {
-    sorted_entries(config, is_disk_key)
-        .into_iter()
-        .filter_map(|(k, v)| Disk::parse(k, &v))
-        .collect()
+    sorted_entries(config, is_disk_key).into_iter().filter_map(|(k, v)| Disk::parse(k, &v)).collect()
 }
 
 #[cfg(test)]
@@ -398,17 +364,7 @@ mod tests {
     #[test]
     fn key_classification() {
         let nics = ["net0", "net9", "net10", "net31"];
-        let not_nics = [
-            "net",
-            "net32",
-            "net-1",
-            "net01",
-            "netx",
-            "NET0",
-            "net0a",
-            "ipconfig0",
-            "",
-        ];
+        let not_nics = ["net", "net32", "net-1", "net01", "netx", "NET0", "net0a", "ipconfig0", ""];
         for k in nics {
             assert!(is_nic_key(k), "{k}");
             assert!(std::ptr::eq(format_for_key(k).unwrap(), &NET));
@@ -450,10 +406,7 @@ mod tests {
         }
         assert!(std::ptr::eq(format_for_key("scsi0").unwrap(), &DRIVE));
         assert!(std::ptr::eq(format_for_key("efidisk0").unwrap(), &EFIDISK));
-        assert!(std::ptr::eq(
-            format_for_key("tpmstate0").unwrap(),
-            &TPMSTATE
-        ));
+        assert!(std::ptr::eq(format_for_key("tpmstate0").unwrap(), &TPMSTATE));
         assert!(std::ptr::eq(format_for_key("unused7").unwrap(), &UNUSED));
         assert!(std::ptr::eq(format_for_key("agent").unwrap(), &AGENT));
         assert!(format_for_key("name").is_none());
@@ -461,22 +414,14 @@ mod tests {
 
     #[test]
     fn natural_order() {
-        let mut keys = vec![
-            "net10", "net2", "net1", "scsi10", "ide2", "scsi9", "efidisk0",
-        ];
+        let mut keys = vec!["net10", "net2", "net1", "scsi10", "ide2", "scsi9", "efidisk0"];
         keys.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(
-            keys,
-            ["efidisk0", "ide2", "net1", "net2", "net10", "scsi9", "scsi10"]
-        );
+        assert_eq!(keys, ["efidisk0", "ide2", "net1", "net2", "net10", "scsi9", "scsi10"]);
     }
 
     #[test]
     fn nic_from_canonical_and_long_forms() {
-        let n = Nic::parse(
-            "net0",
-            "virtio=BC:24:11:5A:8E:BE,bridge=vmbr0,firewall=1,tag=10",
-        );
+        let n = Nic::parse("net0", "virtio=BC:24:11:5A:8E:BE,bridge=vmbr0,firewall=1,tag=10");
         assert_eq!(
             n.to_json(),
             json!({
@@ -522,10 +467,7 @@ mod tests {
         assert_eq!(odd.other.get("newkey").map(String::as_str), Some("1"));
         let broken = Nic::parse("net3", "virtio,virtio");
         assert_eq!(broken.model, None);
-        assert_eq!(
-            broken.other.get("unparsed").map(String::as_str),
-            Some("virtio,virtio")
-        );
+        assert_eq!(broken.other.get("unparsed").map(String::as_str), Some("virtio,virtio"));
         assert!(Nic::parse_strict("net0", "virtio,tag=x").is_err());
         assert!(Nic::parse_strict("net0", "virtio,tag=5").is_ok());
     }
@@ -673,11 +615,7 @@ mod tests {
             assert_eq!(d.size_bytes, c.bytes, "{}", c.value);
             assert_eq!(d.format.as_deref(), c.format, "{}", c.value);
             assert_eq!(d.media, c.media, "{}", c.value);
-            let other: Vec<(&str, &str)> = d
-                .other
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect();
+            let other: Vec<(&str, &str)> = d.other.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             assert_eq!(other, c.other, "{}", c.value);
         }
         let d = Disk::parse("scsi0", "local-lvm:vm-100-disk-0,size=32G").unwrap();
@@ -694,18 +632,9 @@ mod tests {
 
     #[test]
     fn new_disk_allocation_form() {
-        assert_eq!(
-            parse_new_disk("local-lvm:32"),
-            Some((Some("local-lvm"), "32"))
-        );
-        assert_eq!(
-            parse_new_disk("local-lvm:0.5"),
-            Some((Some("local-lvm"), "0.5"))
-        );
-        assert_eq!(
-            parse_new_disk("local-lvm:0"),
-            Some((Some("local-lvm"), "0"))
-        );
+        assert_eq!(parse_new_disk("local-lvm:32"), Some((Some("local-lvm"), "32")));
+        assert_eq!(parse_new_disk("local-lvm:0.5"), Some((Some("local-lvm"), "0.5")));
+        assert_eq!(parse_new_disk("local-lvm:0"), Some((Some("local-lvm"), "0")));
         assert_eq!(parse_new_disk("32"), Some((None, "32")));
         for no in [
             "local-lvm:vm-100-disk-0",
@@ -741,17 +670,11 @@ mod tests {
             "sata0": null
         });
         let config = config.as_object().unwrap();
-        let nics: Vec<String> = parse_config_nics(config)
-            .into_iter()
-            .map(|n| n.interface)
-            .collect();
+        let nics: Vec<String> = parse_config_nics(config).into_iter().map(|n| n.interface).collect();
         assert_eq!(nics, ["net0", "net2", "net10"]);
         let disks: Vec<Disk> = parse_config_disks(config);
         let keys: Vec<&str> = disks.iter().map(|d| d.key.as_str()).collect();
-        assert_eq!(
-            keys,
-            ["efidisk0", "ide2", "scsi2", "scsi10", "unused0", "virtio0"]
-        );
+        assert_eq!(keys, ["efidisk0", "ide2", "scsi2", "scsi10", "unused0", "virtio0"]);
         // A number where a string was expected is read as its text.
         assert_eq!(disks[5].volume.as_deref(), Some("5"));
         assert_eq!(config_value_text(&json!(1.5)).as_deref(), Some("1.5"));
@@ -762,9 +685,26 @@ mod tests {
 
 /// Top-level config keys PVE sends as JSON numbers (integers and booleans; pve-semantics.md §3).
 const NUMERIC_KEYS: &[&str] = &[
-    "acpi", "autostart", "balloon", "cores", "cpuunits", "freeze", "keephugepages", "kvm", "localtime",
-    "migrate_speed", "numa", "onboot", "protection", "reboot", "shares", "sockets", "tablet", "template",
-    "vcpus", "ciupgrade",
+    "acpi",
+    "autostart",
+    "balloon",
+    "cores",
+    "cpuunits",
+    "freeze",
+    "keephugepages",
+    "kvm",
+    "localtime",
+    "migrate_speed",
+    "numa",
+    "onboot",
+    "protection",
+    "reboot",
+    "shares",
+    "sockets",
+    "tablet",
+    "template",
+    "vcpus",
+    "ciupgrade",
 ];
 
 /// A config value as PVE would encode it in `GET .../config`: numbers for integer and boolean

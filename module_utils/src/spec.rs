@@ -162,7 +162,11 @@ impl ModuleSpec {
         all
     }
 
-    fn groups(&self, own: &'static [&'static [&'static str]], shared: &'static [&'static [&'static str]]) -> Vec<&'static [&'static str]> {
+    fn groups(
+        &self,
+        own: &'static [&'static [&'static str]],
+        shared: &'static [&'static [&'static str]],
+    ) -> Vec<&'static [&'static str]> {
         let mut v: Vec<&'static [&'static str]> = own.to_vec();
         if self.auth {
             v.extend_from_slice(shared);
@@ -236,11 +240,8 @@ impl Params {
 /// environment. Returns the first error, as AnsibleModule's `fail_json` does.
 pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
     let options = spec.all_options();
-    let mut values: BTreeMap<String, Value> = raw
-        .iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut values: BTreeMap<String, Value> =
+        raw.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
     let mut warnings = Vec::new();
     let mut no_log_values = Vec::new();
 
@@ -277,11 +278,8 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
     }
 
     // Unsupported parameters (_get_unsupported_parameters), with the supported list.
-    let mut unsupported: Vec<&str> = values
-        .keys()
-        .filter(|k| !options.iter().any(|o| o.name == k.as_str()))
-        .map(String::as_str)
-        .collect();
+    let mut unsupported: Vec<&str> =
+        values.keys().filter(|k| !options.iter().any(|o| o.name == k.as_str())).map(String::as_str).collect();
     if !unsupported.is_empty() {
         unsupported.sort_unstable();
         let mut names: Vec<&str> = options.iter().map(|o| o.name).collect();
@@ -314,11 +312,8 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
         }
     }
 
-    let mut missing: Vec<&str> = options
-        .iter()
-        .filter(|o| o.required && !values.contains_key(o.name))
-        .map(|o| o.name)
-        .collect();
+    let mut missing: Vec<&str> =
+        options.iter().filter(|o| o.required && !values.contains_key(o.name)).map(|o| o.name).collect();
     if !missing.is_empty() {
         missing.sort_unstable();
         return Err(Error::args(format!("missing required arguments: {}", missing.join(", "))));
@@ -337,11 +332,8 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
                 Value::Array(items) => items.iter().collect(),
                 other => vec![other],
             };
-            let bad: Vec<String> = items
-                .iter()
-                .map(|i| scalar_text(i))
-                .filter(|t| !opt.choices.contains(&t.as_str()))
-                .collect();
+            let bad: Vec<String> =
+                items.iter().map(|i| scalar_text(i)).filter(|t| !opt.choices.contains(&t.as_str())).collect();
             if !bad.is_empty() {
                 let msg = if v.is_array() {
                     format!(
@@ -393,19 +385,11 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
         }
         let missing: Vec<&str> = needs.iter().copied().filter(|k| !is_set(k)).collect();
         if !missing.is_empty() {
-            return Err(Error::args(format!(
-                "missing parameter(s) required by '{}': {}",
-                key,
-                missing.join(", ")
-            )));
+            return Err(Error::args(format!("missing parameter(s) required by '{}': {}", key, missing.join(", "))));
         }
     }
 
-    Ok(Params {
-        values,
-        no_log_values,
-        warnings,
-    })
+    Ok(Params { values, no_log_values, warnings })
 }
 
 /// Python's name for the type of a JSON value, as ansible-core prints it in type errors.
@@ -487,7 +471,9 @@ fn to_int(v: &Value) -> std::result::Result<i64, String> {
             }
             // Decimal("3.0") == 3 is accepted by ansible-core; "3.5" is not.
             match t.parse::<f64>() {
-                Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 && !t.contains(['e', 'E']) => Ok(f as i64),
+                Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 && !t.contains(['e', 'E']) => {
+                    Ok(f as i64)
+                }
                 _ => Err(fail()),
             }
         }
@@ -537,9 +523,8 @@ fn to_dict(v: &Value) -> std::result::Result<Map<String, Value>, String> {
         Value::String(s) => {
             let mut m = Map::new();
             for field in s.split([',', ' ']).filter(|f| !f.is_empty()) {
-                let (k, val) = field
-                    .split_once('=')
-                    .ok_or("dictionary requested, could not parse JSON or key=value")?;
+                let (k, val) =
+                    field.split_once('=').ok_or("dictionary requested, could not parse JSON or key=value")?;
                 m.insert(k.trim().to_string(), Value::String(val.trim().to_string()));
             }
             Ok(m)
@@ -614,7 +599,10 @@ fn coerce(opt: &OptionSpec, v: &Value) -> Result<Value> {
                 Value::String(s) => s.split(',').map(|p| Value::String(p.to_string())).collect(),
                 Value::Number(_) => vec![Value::String(v.to_string())],
                 other => {
-                    return Err(type_error(format!("<class '{}'> cannot be converted to a list", python_type_name(other))))
+                    return Err(type_error(format!(
+                        "<class '{}'> cannot be converted to a list",
+                        python_type_name(other)
+                    )))
                 }
             };
             let kind = elem_kind(elem);
@@ -646,7 +634,9 @@ mod tests {
     const OPTS: &[OptionSpec] = &[
         OptionSpec::new("vmid", Kind::Int, &["The VM id."]),
         OptionSpec::new("name", Kind::Str, &["The VM name."]).aliases(&["vmname"]),
-        OptionSpec::new("state", Kind::Str, &["State."]).default(DefaultValue::Str("present")).choices(&["present", "absent"]),
+        OptionSpec::new("state", Kind::Str, &["State."])
+            .default(DefaultValue::Str("present"))
+            .choices(&["present", "absent"]),
         OptionSpec::new("force", Kind::Bool, &["Force."]).default(DefaultValue::Bool(false)),
         OptionSpec::new("rate", Kind::Float, &["Rate."]),
         OptionSpec::new("tags", Kind::List(Elem::Str), &["Tags."]),

@@ -52,11 +52,8 @@ impl Waiter {
             match api.get(&format!("{base}/status"), &Vec::new()) {
                 Ok(status) => {
                     if status.get("status").and_then(Value::as_str) == Some("stopped") {
-                        let exitstatus = status
-                            .get("exitstatus")
-                            .and_then(Value::as_str)
-                            .unwrap_or("unexpected status")
-                            .to_string();
+                        let exitstatus =
+                            status.get("exitstatus").and_then(Value::as_str).unwrap_or("unexpected status").to_string();
                         return self.finish(api, &base, upid, exitstatus);
                     }
                 }
@@ -78,41 +75,24 @@ impl Waiter {
 
     fn finish(&self, api: &dyn Api, base: &str, upid: &str, exitstatus: String) -> Result<TaskSuccess> {
         if exitstatus == "OK" {
-            return Ok(TaskSuccess {
-                upid: upid.to_string(),
-                warnings: Vec::new(),
-            });
+            return Ok(TaskSuccess { upid: upid.to_string(), warnings: Vec::new() });
         }
         let log = read_log(api, base).unwrap_or_default();
         if is_warnings_status(&exitstatus) {
-            let warnings = log
-                .iter()
-                .filter_map(|l| l.strip_prefix("WARN: "))
-                .map(|l| format!("task {upid}: {l}"))
-                .collect();
-            return Ok(TaskSuccess {
-                upid: upid.to_string(),
-                warnings,
-            });
+            let warnings =
+                log.iter().filter_map(|l| l.strip_prefix("WARN: ")).map(|l| format!("task {upid}: {l}")).collect();
+            return Ok(TaskSuccess { upid: upid.to_string(), warnings });
         }
-        let useful: Vec<&String> = log
-            .iter()
-            .filter(|l| !l.starts_with("TASK ERROR:") && !l.trim().is_empty())
-            .collect();
+        let useful: Vec<&String> =
+            log.iter().filter(|l| !l.starts_with("TASK ERROR:") && !l.trim().is_empty()).collect();
         let tail: Vec<String> = useful[useful.len().saturating_sub(5)..].iter().map(|l| l.to_string()).collect();
-        Err(Error::TaskFailed {
-            upid: upid.to_string(),
-            exitstatus,
-            log_tail: tail,
-            context: String::new(),
-        })
+        Err(Error::TaskFailed { upid: upid.to_string(), exitstatus, log_tail: tail, context: String::new() })
     }
 }
 
 /// `WARNINGS: <n>` counts as success (pve-manager Tasks.pm).
 fn is_warnings_status(s: &str) -> bool {
-    s.strip_prefix("WARNINGS: ")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    s.strip_prefix("WARNINGS: ").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The node a task runs on, from `UPID:<node>:...`.
@@ -137,12 +117,7 @@ fn read_log(api: &dyn Api, base: &str) -> Result<Vec<String>> {
 
 fn log_lines(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i.get("t").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
+        .map(|items| items.iter().filter_map(|i| i.get("t").and_then(Value::as_str).map(str::to_string)).collect())
         .unwrap_or_default()
 }
 
@@ -183,12 +158,16 @@ mod tests {
     #[test]
     fn failed_task_reports_exit_status_and_log_tail() {
         let api = ScriptedApi::default();
-        api.answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!({"status": "stopped", "exitstatus": "VM is locked (clone)"})))
-            .answer(
-                Method::Get,
-                "/nodes/pve1/tasks/",
-                Ok(json!([{"n": 1, "t": "trying to acquire lock..."}, {"n": 2, "t": "TASK ERROR: VM is locked (clone)"}])),
-            );
+        api.answer(
+            Method::Get,
+            "/nodes/pve1/tasks/",
+            Ok(json!({"status": "stopped", "exitstatus": "VM is locked (clone)"})),
+        )
+        .answer(
+            Method::Get,
+            "/nodes/pve1/tasks/",
+            Ok(json!([{"n": 1, "t": "trying to acquire lock..."}, {"n": 2, "t": "TASK ERROR: VM is locked (clone)"}])),
+        );
         match fast(5000).wait(&api, UPID) {
             Err(Error::TaskFailed { exitstatus, log_tail, .. }) => {
                 assert_eq!(exitstatus, "VM is locked (clone)");
@@ -202,7 +181,11 @@ mod tests {
     fn warnings_status_is_success_with_warn_lines() {
         let api = ScriptedApi::default();
         api.answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!({"status": "stopped", "exitstatus": "WARNINGS: 1"})))
-            .answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!([{"n": 1, "t": "WARN: disk full soon"}, {"n": 2, "t": "TASK WARNINGS: 1"}])));
+            .answer(
+                Method::Get,
+                "/nodes/pve1/tasks/",
+                Ok(json!([{"n": 1, "t": "WARN: disk full soon"}, {"n": 2, "t": "TASK WARNINGS: 1"}])),
+            );
         let ok = fast(5000).wait(&api, UPID).unwrap();
         assert_eq!(ok.warnings, vec![format!("task {UPID}: disk full soon")]);
     }
@@ -210,9 +193,13 @@ mod tests {
     #[test]
     fn a_400_right_after_creation_is_polled_through() {
         let api = ScriptedApi::default();
-        let not_yet = Error::Api { method: "GET".into(), path: "/x".into(), status: 400, message: "no such task".into() };
-        api.answer(Method::Get, "/nodes/pve1/tasks/", Err(not_yet))
-            .answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!({"status": "stopped", "exitstatus": "OK"})));
+        let not_yet =
+            Error::Api { method: "GET".into(), path: "/x".into(), status: 400, message: "no such task".into() };
+        api.answer(Method::Get, "/nodes/pve1/tasks/", Err(not_yet)).answer(
+            Method::Get,
+            "/nodes/pve1/tasks/",
+            Ok(json!({"status": "stopped", "exitstatus": "OK"})),
+        );
         assert!(fast(5000).wait(&api, UPID).is_ok());
     }
 

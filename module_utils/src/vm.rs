@@ -26,7 +26,9 @@ pub struct VmResource {
 /// PVE sends integers as numbers or numeric strings (pve-semantics.md §3): accept both.
 pub fn lenient_u64(v: Option<&Value>) -> Option<u64> {
     match v? {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)),
+        Value::Number(n) => {
+            n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
+        }
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
@@ -68,10 +70,8 @@ pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
     let data = api
         .get("/cluster/resources", &form([("type", "vm")]))
         .map_err(|e| e.context("Failed to retrieve VMs information from cluster resources"))?;
-    let mut vms: Vec<VmResource> = data
-        .as_array()
-        .map(|items| items.iter().filter_map(VmResource::from_json).collect())
-        .unwrap_or_default();
+    let mut vms: Vec<VmResource> =
+        data.as_array().map(|items| items.iter().filter_map(VmResource::from_json).collect()).unwrap_or_default();
     vms.sort_by_key(|v| v.vmid);
     Ok(vms)
 }
@@ -114,9 +114,8 @@ impl StorageResource {
 
 /// VMs and storages in one unfiltered `/cluster/resources` read.
 pub fn cluster_vms_and_storages(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<StorageResource>)> {
-    let data = api
-        .get("/cluster/resources", &Vec::new())
-        .map_err(|e| e.context("Failed to retrieve cluster resources"))?;
+    let data =
+        api.get("/cluster/resources", &Vec::new()).map_err(|e| e.context("Failed to retrieve cluster resources"))?;
     let items = data.as_array().cloned().unwrap_or_default();
     let mut vms: Vec<VmResource> = items
         .iter()
@@ -137,10 +136,8 @@ pub fn resolve<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>)
     let Some(name) = name else {
         return Err(Error::args("one of the following is required: vmid, name"));
     };
-    let matches: Vec<&VmResource> = vms
-        .iter()
-        .filter(|v| v.kind == "qemu" && v.name.as_deref() == Some(name))
-        .collect();
+    let matches: Vec<&VmResource> =
+        vms.iter().filter(|v| v.kind == "qemu" && v.name.as_deref() == Some(name)).collect();
     match matches.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(one)),

@@ -30,9 +30,7 @@ pub struct VmConfig {
 impl VmConfig {
     /// Parse the answer of `GET .../pending` (GuestHelpers.pm `config_with_pending_array`).
     pub fn from_pending(data: &Value) -> Result<VmConfig> {
-        let items = data
-            .as_array()
-            .ok_or_else(|| Error::Internal("GET .../pending did not answer a list".into()))?;
+        let items = data.as_array().ok_or_else(|| Error::Internal("GET .../pending did not answer a list".into()))?;
         let mut cfg = VmConfig::default();
         for item in items {
             let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
@@ -62,10 +60,7 @@ impl VmConfig {
 
     /// A config with no pending section (a plan's prediction of a stopped VM, a test).
     pub fn from_current(current: BTreeMap<String, String>) -> VmConfig {
-        VmConfig {
-            current,
-            ..Default::default()
-        }
+        VmConfig { current, ..Default::default() }
     }
 
     /// The config as it will be once pending changes apply (what `GET .../config` shows).
@@ -95,12 +90,7 @@ impl VmConfig {
 
     /// Keys with a change waiting for the next start.
     pub fn pending_keys(&self) -> BTreeSet<String> {
-        self.pending
-            .keys()
-            .chain(self.pending_delete.keys())
-            .filter(|k| self.is_pending(k))
-            .cloned()
-            .collect()
+        self.pending.keys().chain(self.pending_delete.keys()).filter(|k| self.is_pending(k)).cloned().collect()
     }
 
     /// What the VM hot-plugs when running (`hotplug`; unset = `network,disk,usb`, §6).

@@ -77,7 +77,11 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
             params.disk, vm.vmid
         ));
     }
-    let diff = Diff::config(Some(&view(&config, &params.disk)), Some(&view(&after, &params.disk)), &format!("VM {} {}", vm.vmid, params.disk));
+    let diff = Diff::config(
+        Some(&view(&config, &params.disk)),
+        Some(&view(&after, &params.disk)),
+        &format!("VM {} {}", vm.vmid, params.disk),
+    );
     // Where the drive is after the run: this VM, or the target of a reassign.
     let (drive_config, drive_key) = match (&target_after, &params.target_vmid) {
         (Some(t), Some(_)) => (t, params.target_disk.clone().unwrap_or_else(|| params.disk.clone())),
@@ -123,7 +127,14 @@ struct Applied {
 }
 
 /// Make the write, wait for its task, read the result back.
-fn apply(api: &dyn Api, vm: &VmResource, config: &VmConfig, params: &Params, action: &Action, target: Option<&VmResource>) -> Result<Applied> {
+fn apply(
+    api: &dyn Api,
+    vm: &VmResource,
+    config: &VmConfig,
+    params: &Params,
+    action: &Action,
+    target: Option<&VmResource>,
+) -> Result<Applied> {
     let disk = params.disk.as_str();
     let waiter = Waiter::new(Duration::from_secs(params.timeout));
     let digest = config.digest.clone();
@@ -159,20 +170,15 @@ fn apply(api: &dyn Api, vm: &VmResource, config: &VmConfig, params: &Params, act
         None => None,
     };
     // The unusedN that holds the volume this run took out of use.
-    let before_unused: Vec<&String> = config.current.iter().filter(|(k, _)| k.starts_with("unused")).map(|(_, v)| v).collect();
+    let before_unused: Vec<&String> =
+        config.current.iter().filter(|(k, _)| k.starts_with("unused")).map(|(_, v)| v).collect();
     let unused = after
         .current
         .iter()
         .find(|(k, v)| k.starts_with("unused") && !before_unused.contains(v))
         .map(|(k, _)| k.clone());
     let pending = after.is_pending(disk);
-    Ok(Applied {
-        after,
-        target_after,
-        unused,
-        pending,
-        warnings,
-    })
+    Ok(Applied { after, target_after, unused, pending, warnings })
 }
 
 #[cfg(test)]

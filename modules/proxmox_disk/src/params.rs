@@ -165,7 +165,9 @@ impl Params {
             )));
         }
         if state == State::Moved && p.str("target_storage").is_none() && target_vmid.is_none() {
-            return Err(Error::args("state is moved but any of the following are missing: target_storage, target_vmid"));
+            return Err(Error::args(
+                "state is moved but any of the following are missing: target_storage, target_vmid",
+            ));
         }
         if target_vmid.is_some() && target_vmid == vmid && p.str("target_disk").is_none_or(|t| t == disk) {
             return Err(Error::args("target_vmid must differ from vmid (or target_disk from disk) to reassign a disk"));

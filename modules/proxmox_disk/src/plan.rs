@@ -32,7 +32,9 @@ pub enum Action {
     /// `PUT .../resize {disk, size}` (a `resize` task).
     Resize(String),
     /// `PUT .../unlink {idlist: <disk>, force}`.
-    Unlink { force: bool },
+    Unlink {
+        force: bool,
+    },
     /// `POST .../move_disk` with these parameters (a `qmmove` task).
     Move(Form),
 }
@@ -113,7 +115,13 @@ fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64) -> BTreeSet<u32> {
 
 /// The volume PVE will allocate on `storage` for `vmid`, or `None` when it cannot be known
 /// without reading the storage (a file storage whose default format we cannot see).
-pub fn predict_volume(config: &VmConfig, storages: &[StorageResource], storage: &str, vmid: u64, format: Option<&str>) -> Option<String> {
+pub fn predict_volume(
+    config: &VmConfig,
+    storages: &[StorageResource],
+    storage: &str,
+    vmid: u64,
+    format: Option<&str>,
+) -> Option<String> {
     let info = storages.iter().find(|s| s.storage == storage)?;
     let used = disk_numbers(config, storage, vmid);
     let n = (0..).find(|n| !used.contains(n))?;
@@ -128,7 +136,9 @@ pub fn predict_volume(config: &VmConfig, storages: &[StorageResource], storage: 
 /// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`).
 fn next_unused(config: &VmConfig) -> String {
     let effective = config.effective();
-    let n = (0..256).find(|n| !effective.contains_key(&format!("unused{n}")) && !config.current.contains_key(&format!("unused{n}"))).unwrap_or(255);
+    let n = (0..256)
+        .find(|n| !effective.contains_key(&format!("unused{n}")) && !config.current.contains_key(&format!("unused{n}")))
+        .unwrap_or(255);
     format!("unused{n}")
 }
 
@@ -248,7 +258,9 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         if let Some(iso) = &params.iso_image {
             desired.set("file", iso);
         }
-        if let (Some(SizeRequest::Absolute(want)), Some(have)) = (params.size, current.get("size").and_then(|s| parse_size(s).ok())) {
+        if let (Some(SizeRequest::Absolute(want)), Some(have)) =
+            (params.size, current.get("size").and_then(|s| parse_size(s).ok()))
+        {
             if want != have {
                 warnings.push(format!(
                     "size is only used to create a disk: {disk} is {} and stays so (use state: resized to grow it)",
@@ -299,7 +311,8 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     }
 
     // Create (or replace, with create: forced).
-    let mut value = PropertyString::new(format_for_key(disk).ok_or_else(|| Error::Internal(format!("{disk} is not a drive key")))?);
+    let mut value =
+        PropertyString::new(format_for_key(disk).ok_or_else(|| Error::Internal(format!("{disk} is not a drive key")))?);
     let (msg, predicted_file, predicted_size, volume_known) = if let Some(iso) = &params.iso_image {
         value.set("file", iso);
         (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), None, true)
@@ -350,7 +363,9 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     }
     match &predicted_file {
         Some(f) => stored.set("file", f),
-        None => stored.set("file", &format!("{}:<volume allocated by Proxmox VE>", params.storage.as_deref().unwrap_or(""))),
+        None => {
+            stored.set("file", &format!("{}:<volume allocated by Proxmox VE>", params.storage.as_deref().unwrap_or("")))
+        }
     }
     if let Some(b) = predicted_size {
         stored.set("size", &format_size(b));
@@ -378,16 +393,7 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             unused.as_deref().map(|u| format!(" as {u}")).unwrap_or_default()
         ));
     }
-    Ok(Plan {
-        action: Action::SetDrive(send),
-        msg,
-        warnings,
-        after,
-        target_after: None,
-        pending,
-        unused,
-        volume_known,
-    })
+    Ok(Plan { action: Action::SetDrive(send), msg, warnings, after, target_after: None, pending, unused, volume_known })
 }
 
 /// Whether changing an existing drive from `applied` to `desired` waits for the next start.
@@ -415,10 +421,9 @@ fn plan_resize(params: &Params, world: &World, current: Option<PropertyString>) 
     if current.get("media") == Some("cdrom") {
         return Err(Error::failed(format!("{disk} of VM {vmid} is a CD-ROM drive: it cannot be resized")));
     }
-    let have = current
-        .get("size")
-        .and_then(|s| parse_size(s).ok())
-        .ok_or_else(|| Error::failed(format!("the size of {disk} of VM {vmid} is not known to Proxmox VE (no size= in its config)")))?;
+    let have = current.get("size").and_then(|s| parse_size(s).ok()).ok_or_else(|| {
+        Error::failed(format!("the size of {disk} of VM {vmid} is not known to Proxmox VE (no size= in its config)"))
+    })?;
     let mut warnings = Vec::new();
     let (want, send) = match params.size {
         Some(SizeRequest::Absolute(want)) => {
@@ -488,7 +493,14 @@ fn plan_remove(params: &Params, world: &World, current: Option<PropertyString>, 
     }
     let mut unused = None;
     if !destroy && !pending {
-        if let Some(vol) = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?.and_then(|d| becomes_unused(&d, vmid)) {
+        if let Some(vol) = world
+            .config
+            .current
+            .get(disk)
+            .map(|t| parse_drive(disk, t))
+            .transpose()?
+            .and_then(|d| becomes_unused(&d, vmid))
+        {
             unused = add_unused(&mut after, &vol);
         }
     }
@@ -524,7 +536,9 @@ fn plan_move(params: &Params, world: &World, current: Option<PropertyString>) ->
     if current.get("media") == Some("cdrom") {
         return Err(Error::failed(format!("{disk} of VM {vmid} is a CD-ROM drive: it cannot be moved")));
     }
-    let target = params.target_storage.as_deref().ok_or_else(|| Error::args("state is moved but any of the following are missing: target_storage, target_vmid"))?;
+    let target = params.target_storage.as_deref().ok_or_else(|| {
+        Error::args("state is moved but any of the following are missing: target_storage, target_vmid")
+    })?;
     let volume = current.get("file").unwrap_or("").to_string();
     let source_storage = volume_storage(&volume).unwrap_or("").to_string();
     let block_volume = !volume.contains('/') || !volume.contains('.');
@@ -568,9 +582,8 @@ fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>
     let disk = params.disk.as_str();
     let vmid = world.vmid;
     let target_disk = params.target_disk.clone().unwrap_or_else(|| disk.to_string());
-    let (tvmid, tconfig) = world
-        .target
-        .ok_or_else(|| Error::failed(format!("VM with vmid {target_vmid} does not exist in cluster")))?;
+    let (tvmid, tconfig) =
+        world.target.ok_or_else(|| Error::failed(format!("VM with vmid {target_vmid} does not exist in cluster")))?;
     let Some(current) = current else {
         if tconfig.get(&target_disk).is_some() {
             return Ok(Plan::unchanged(
@@ -581,9 +594,7 @@ fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>
         return Err(missing(params, world));
     };
     if tconfig.get(&target_disk).is_some() {
-        return Err(Error::failed(format!(
-            "VM {tvmid} already has a {target_disk}: choose a free target_disk"
-        )));
+        return Err(Error::failed(format!("VM {tvmid} already has a {target_disk}: choose a free target_disk")));
     }
     let volume = current.get("file").unwrap_or("").to_string();
     let storage = volume_storage(&volume).unwrap_or("").to_string();
@@ -623,9 +634,5 @@ fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>
 
 /// The lines of a config a disk task shows in `--diff`: the drive and every `unusedN`.
 pub fn diff_view(config: &VmConfig, disk: &str) -> BTreeMap<String, String> {
-    config
-        .effective()
-        .into_iter()
-        .filter(|(k, _)| k == disk || k.starts_with("unused"))
-        .collect()
+    config.effective().into_iter().filter(|(k, _)| k == disk || k.starts_with("unused")).collect()
 }

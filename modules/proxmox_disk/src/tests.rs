@@ -314,13 +314,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn world<'a>(case: &'a Case, storages: &'a [StorageResource]) -> World<'a> {
-    World {
-        vmid: 100,
-        running: case.running,
-        config: &case.config,
-        storages,
-        target: None,
-    }
+    World { vmid: 100, running: case.running, config: &case.config, storages, target: None }
 }
 
 #[test]
@@ -393,7 +387,8 @@ fn reassign_to_another_vm() {
     // Done already: the source slot is empty and the target slot holds the disk.
     let done_src = base();
     let done_target = pl.target_after.clone().unwrap();
-    let w = World { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
+    let w =
+        World { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
     let again = plan(&p, &w).unwrap();
     assert_eq!(again.action, Action::None);
     assert_eq!(again.msg, "Disk scsi1 already moved to VM 101 as scsi3");

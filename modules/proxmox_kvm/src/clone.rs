@@ -27,11 +27,9 @@ impl Run<'_> {
             return self.existing(&t, true);
         }
         let source_config = self.read_config(&source)?;
-        let name = self
-            .p
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string())));
+        let name = self.p.name.clone().unwrap_or_else(|| {
+            format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
+        });
         let base = clone_base(&source_config, &name);
         let conv = converge(&base, &self.p.desired);
         conv.check_refusals(&format!(
@@ -92,7 +90,13 @@ impl Run<'_> {
                 ("name".into(), name.to_string()),
                 ("full".into(), if c.full { "1" } else { "0" }.into()),
             ];
-            for (k, v) in [("format", &c.format), ("storage", &c.storage), ("target", &c.target), ("snapname", &c.snapname), ("pool", &self.p.pool)] {
+            for (k, v) in [
+                ("format", &c.format),
+                ("storage", &c.storage),
+                ("target", &c.target),
+                ("snapname", &c.snapname),
+                ("pool", &self.p.pool),
+            ] {
                 if let Some(v) = v {
                     body.push((k.into(), v.clone()));
                 }

@@ -54,11 +54,22 @@ impl Converge {
 }
 
 const BOOL_KEYS: &[&str] = &[
-    "acpi", "autostart", "ciupgrade", "freeze", "kvm", "localtime", "numa", "onboot", "protection", "reboot", "tablet", "tdf", "template",
+    "acpi",
+    "autostart",
+    "ciupgrade",
+    "freeze",
+    "kvm",
+    "localtime",
+    "numa",
+    "onboot",
+    "protection",
+    "reboot",
+    "tablet",
+    "tdf",
+    "template",
 ];
-const NUMBER_KEYS: &[&str] = &[
-    "balloon", "cores", "cpulimit", "cpuunits", "migrate_downtime", "migrate_speed", "shares", "sockets", "vcpus",
-];
+const NUMBER_KEYS: &[&str] =
+    &["balloon", "cores", "cpulimit", "cpuunits", "migrate_downtime", "migrate_speed", "shares", "sockets", "vcpus"];
 
 /// What PVE assumes for a key that is not in the config (qemu-server's schema defaults), so a
 /// task asking for the default on a VM without the key is not a change.
@@ -94,11 +105,8 @@ fn ssh_lines(encoded: &str) -> Vec<String> {
 }
 
 fn tag_set(text: &str) -> Vec<String> {
-    let mut tags: Vec<String> = text
-        .split([',', ';', ' '])
-        .filter(|t| !t.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
+    let mut tags: Vec<String> =
+        text.split([',', ';', ' ']).filter(|t| !t.is_empty()).map(str::to_ascii_lowercase).collect();
     tags.sort();
     tags.dedup();
     tags
@@ -120,10 +128,12 @@ pub fn scalar_equal(key: &str, current: Option<&str>, want: &str) -> bool {
     let current_or_default = current.or_else(|| default_of(key));
     match key {
         k if BOOL_KEYS.contains(&k) => current_or_default.and_then(bool_of) == bool_of(want),
-        k if NUMBER_KEYS.contains(&k) => match (current_or_default.and_then(|c| c.trim().parse::<f64>().ok()), want.trim().parse::<f64>().ok()) {
-            (Some(a), Some(b)) => a == b,
-            _ => current_or_default == Some(want),
-        },
+        k if NUMBER_KEYS.contains(&k) => {
+            match (current_or_default.and_then(|c| c.trim().parse::<f64>().ok()), want.trim().parse::<f64>().ok()) {
+                (Some(a), Some(b)) => a == b,
+                _ => current_or_default == Some(want),
+            }
+        }
         "memory" => propstring_equal(&MEMORY, current, want),
         "agent" => propstring_equal(&AGENT, current, want),
         "tags" => tag_set(current.unwrap_or("")) == tag_set(want),
@@ -183,7 +193,9 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
     let Some(current) = current else {
         return DriveOutcome::Write(want.to_string());
     };
-    let (Ok(cur), Ok(wanted)) = (PropertyString::parse_lenient(format, current), PropertyString::parse_lenient(format, want)) else {
+    let (Ok(cur), Ok(wanted)) =
+        (PropertyString::parse_lenient(format, current), PropertyString::parse_lenient(format, want))
+    else {
         return if current == want { DriveOutcome::Equal } else { DriveOutcome::Write(want.to_string()) };
     };
     let cur_file = cur.get("file").unwrap_or("");
@@ -246,7 +258,11 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
             ));
         }
     }
-    if key == "tpmstate0" && cur.get("version").is_some() && wanted.get("version").is_some() && cur.get("version") != wanted.get("version") {
+    if key == "tpmstate0"
+        && cur.get("version").is_some()
+        && wanted.get("version").is_some()
+        && cur.get("version") != wanted.get("version")
+    {
         return DriveOutcome::Refuse(format!(
             "tpmstate0 has version {}, the task asks for {}: Proxmox VE cannot change the version of an existing TPM state",
             cur.get("version").unwrap_or("?"),
@@ -291,7 +307,9 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
             match drive_value(key, current, want) {
                 DriveOutcome::Equal => {}
                 DriveOutcome::Write(after) => out.changes.push(Change { key: key.clone(), before, after }),
-                DriveOutcome::Refuse(reason) => out.refused.push(Refusal { key: key.clone(), before, wanted: want.clone(), reason }),
+                DriveOutcome::Refuse(reason) => {
+                    out.refused.push(Refusal { key: key.clone(), before, wanted: want.clone(), reason })
+                }
             }
         } else if !scalar_equal(key, current, want) {
             out.changes.push(Change { key: key.clone(), before, after: want.clone() });
@@ -301,8 +319,26 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
 }
 
 const FASTPLUG: &[&str] = &[
-    "description", "hookscript", "lock", "migrate_downtime", "migrate_speed", "name", "onboot", "protection", "shares", "startup", "tags",
-    "vmstatestorage", "citype", "ciuser", "cipassword", "ciupgrade", "cicustom", "searchdomain", "nameserver", "sshkeys",
+    "description",
+    "hookscript",
+    "lock",
+    "migrate_downtime",
+    "migrate_speed",
+    "name",
+    "onboot",
+    "protection",
+    "shares",
+    "startup",
+    "tags",
+    "vmstatestorage",
+    "citype",
+    "ciuser",
+    "cipassword",
+    "ciupgrade",
+    "cicustom",
+    "searchdomain",
+    "nameserver",
+    "sshkeys",
 ];
 const NET_REPLUG: &[&str] = &["model", "macaddr", "queues", "mtu"];
 const DISK_COLD: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
@@ -352,10 +388,12 @@ pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool
     }
     if is_nic_key(key) {
         let Some(before) = before else { return !hotplug.allows("network") };
-        let (Ok(b), Ok(a)) = (PropertyString::parse_lenient(&NET, before), PropertyString::parse_lenient(&NET, after)) else {
+        let (Ok(b), Ok(a)) = (PropertyString::parse_lenient(&NET, before), PropertyString::parse_lenient(&NET, after))
+        else {
             return !hotplug.allows("network");
         };
-        let replug = b.differences(&a).iter().any(|k| NET_REPLUG.contains(&k.as_str())) || b.get("bridge").is_some() != a.get("bridge").is_some();
+        let replug = b.differences(&a).iter().any(|k| NET_REPLUG.contains(&k.as_str()))
+            || b.get("bridge").is_some() != a.get("bridge").is_some();
         return replug && !hotplug.allows("network");
     }
     if is_drive_key(key) {
@@ -403,5 +441,9 @@ pub fn drift_line(key: &str, before: Option<&str>, after: &str) -> String {
     };
     let shown_after = if key == "sshkeys" { url_decode(after) } else { after.to_string() };
     let shown_before = before.map(|b| if key == "sshkeys" { url_decode(b) } else { b.to_string() });
-    format!("{key}: {} -> {}", shown_before.as_deref().map(show).unwrap_or_else(|| "(unset)".into()), show(&shown_after))
+    format!(
+        "{key}: {} -> {}",
+        shown_before.as_deref().map(show).unwrap_or_else(|| "(unset)".into()),
+        show(&shown_after)
+    )
 }

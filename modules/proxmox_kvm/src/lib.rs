@@ -29,7 +29,9 @@ use module_utils::vmconfig::{self, VmConfig};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
-pub use compare::{converge, drive_value, nic_value, predict, scalar_equal, stays_pending, Change, Converge, DriveOutcome, Refusal};
+pub use compare::{
+    converge, drive_value, nic_value, predict, scalar_equal, stays_pending, Change, Converge, DriveOutcome, Refusal,
+};
 pub use params::{CloneOpts, Params, State};
 pub use spec::SPEC;
 
@@ -85,12 +87,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = ctx.parse(Params::from_spec)?;
     let api = connect(ctx)?;
     let plan = ctx.check_plan.clone();
-    let mut run = Run {
-        ctx,
-        api: &api,
-        p: &params,
-        plan: plan.as_ref(),
-    };
+    let mut run = Run { ctx, api: &api, p: &params, plan: plan.as_ref() };
     run.dispatch()
 }
 
@@ -152,8 +149,10 @@ pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
 pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
     let mut base = BTreeMap::new();
     for (k, v) in source.effective() {
-        if matches!(k.as_str(), "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime")
-            || k.starts_with("unused")
+        if matches!(
+            k.as_str(),
+            "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime"
+        ) || k.starts_with("unused")
         {
             continue;
         }
@@ -259,10 +258,8 @@ impl Run<'_> {
     }
 
     fn nextid(&self) -> Result<u64> {
-        let v = self
-            .api
-            .get("/cluster/nextid", &Vec::new())
-            .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
+        let v =
+            self.api.get("/cluster/nextid", &Vec::new()).map_err(|e| e.context("Unable to retrieve next free vmid"))?;
         module_utils::vm::lenient_u64(Some(&v)).ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
     }
 
@@ -310,7 +307,14 @@ impl Run<'_> {
     }
 
     /// The result fields every path returns about an existing VM.
-    fn outcome(&self, changed: bool, msg: String, vm: &VmResource, config: Option<&VmConfig>, status: Option<&str>) -> Outcome {
+    fn outcome(
+        &self,
+        changed: bool,
+        msg: String,
+        vm: &VmResource,
+        config: Option<&VmConfig>,
+        status: Option<&str>,
+    ) -> Outcome {
         let effective = config.map(VmConfig::effective).unwrap_or_default();
         let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
         let name = effective.get("name").cloned().or_else(|| vm.name.clone());
@@ -356,7 +360,8 @@ impl Run<'_> {
     fn existing(&mut self, vm: &VmResource, apply: bool) -> Result<Outcome> {
         let config = self.read_config(vm)?;
         let conv = converge(&config, &self.p.desired);
-        let label = config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
+        let label =
+            config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
         let status = vm.status.clone();
         if !apply {
             let mut drift = Map::new();
@@ -413,8 +418,9 @@ impl Run<'_> {
             let mut body: Form = conv.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
             self.skiplock(&mut body);
             let digest = self.p.digest.clone().or_else(|| config.digest.clone());
-            vmconfig::write(self.api, vm, body, digest.as_deref())
-                .map_err(|e| e.context(&format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid)))?;
+            vmconfig::write(self.api, vm, body, digest.as_deref()).map_err(|e| {
+                e.context(&format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid))
+            })?;
             vmconfig::read(self.api, vm)?
         };
         let pending: Vec<&str> = conv.changes.iter().map(|c| c.key.as_str()).filter(|k| after.is_pending(k)).collect();
@@ -444,11 +450,7 @@ impl Run<'_> {
     }
 
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
-        let node = self
-            .p
-            .node
-            .clone()
-            .ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
+        let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
         let name = self.p.name.clone();
         let label = self.p.label();
         let planned = VmConfig::from_current(self.p.desired.clone());
@@ -509,7 +511,6 @@ impl Run<'_> {
     }
 
     // -------------------------------------------------------------------- clone
-
 }
 
 /// Whether deleting `key` on a running VM waits for the next start (§6; deletions hot-unplug
@@ -524,9 +525,28 @@ fn stays_pending_delete(key: &str, config: &VmConfig) -> bool {
     }
     !(matches!(
         key,
-        "description" | "hookscript" | "lock" | "migrate_downtime" | "migrate_speed" | "name" | "onboot" | "protection" | "shares"
-            | "startup" | "tags" | "vmstatestorage" | "citype" | "ciuser" | "cipassword" | "ciupgrade" | "cicustom" | "searchdomain"
-            | "nameserver" | "sshkeys" | "cpuunits" | "cpulimit"
+        "description"
+            | "hookscript"
+            | "lock"
+            | "migrate_downtime"
+            | "migrate_speed"
+            | "name"
+            | "onboot"
+            | "protection"
+            | "shares"
+            | "startup"
+            | "tags"
+            | "vmstatestorage"
+            | "citype"
+            | "ciuser"
+            | "cipassword"
+            | "ciupgrade"
+            | "cicustom"
+            | "searchdomain"
+            | "nameserver"
+            | "sshkeys"
+            | "cpuunits"
+            | "cpulimit"
     ) || key.starts_with("ipconfig"))
 }
 

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use module_utils::client::percent_encode;
 use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pveconfig::{disk_bus, format_for_key};
-use module_utils::client::percent_encode;
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -97,7 +97,16 @@ const BOOL_OPTIONS: &[(&str, &str)] = &[
     ("template", "template"),
 ];
 const INT_OPTIONS: &[&str] = &[
-    "balloon", "cores", "cpulimit", "cpuunits", "memory", "migrate_downtime", "migrate_speed", "shares", "sockets", "vcpus",
+    "balloon",
+    "cores",
+    "cpulimit",
+    "cpuunits",
+    "memory",
+    "migrate_downtime",
+    "migrate_speed",
+    "shares",
+    "sockets",
+    "vcpus",
 ];
 const STR_OPTIONS: &[(&str, &str)] = &[
     ("args", "args"),
@@ -268,7 +277,9 @@ impl Params {
             for (key, value) in map {
                 let index_ok = key
                     .strip_prefix(prefix)
-                    .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (*n == "0" || !n.starts_with('0')))
+                    .filter(|n| {
+                        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (*n == "0" || !n.starts_with('0'))
+                    })
                     .and_then(|n| n.parse::<u32>().ok())
                     .is_some_and(|n| n <= *max);
                 if !index_ok {
@@ -299,7 +310,9 @@ impl Params {
             }
             if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
                 if !["2m", "4m"].contains(&t.as_str()) {
-                    return Err(Error::args(format!("value of efitype must be one of: 2m, 4m, got: {t} found in efidisk0")));
+                    return Err(Error::args(format!(
+                        "value of efitype must be one of: 2m, 4m, got: {t} found in efidisk0"
+                    )));
                 }
                 ps.set("efitype", &t);
             }
@@ -316,7 +329,9 @@ impl Params {
                 .ok_or_else(|| Error::args("missing required arguments: storage found in tpmstate0"))?;
             let version = sub_str(tpm, "tpmstate0", "version")?.unwrap_or_else(|| "2.0".into());
             if !["2.0", "1.2"].contains(&version.as_str()) {
-                return Err(Error::args(format!("value of version must be one of: 2.0, 1.2, got: {version} found in tpmstate0")));
+                return Err(Error::args(format!(
+                    "value of version must be one of: 2.0, 1.2, got: {version} found in tpmstate0"
+                )));
             }
             unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
             let mut ps = PropertyString::new(&TPMSTATE);
@@ -395,9 +410,7 @@ impl Params {
 fn sub_str(map: &serde_json::Map<String, Value>, opt: &str, key: &str) -> Result<Option<String>> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => scalar(v)
-            .map(Some)
-            .ok_or_else(|| Error::args(format!("{opt}.{key} must be a string"))),
+        Some(v) => scalar(v).map(Some).ok_or_else(|| Error::args(format!("{opt}.{key} must be a string"))),
     }
 }
 
@@ -450,7 +463,9 @@ mod name_tests {
         for bad in ["", "-web", "web-", "web_01", "web 01", "a..b", "wéb"] {
             assert_eq!(
                 check_dns_name(bad).unwrap_err().to_string(),
-                format!("name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{bad}'")
+                format!(
+                    "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{bad}'"
+                )
             );
         }
     }

@@ -128,8 +128,12 @@ impl Run<'_> {
                 format!("VM {id} stopped"),
             )),
             (State::Restarted, Power::Stopped | Power::Hibernated) => Err(format!("VM {id} is not running")),
-            (State::Restarted, _) if self.p.force => Ok(("reset", Vec::new(), Power::Running, format!("VM {id} is restarted"))),
-            (State::Restarted, _) => Ok(("reboot", form([("timeout", timeout.as_str())]), Power::Running, format!("VM {id} is restarted"))),
+            (State::Restarted, _) if self.p.force => {
+                Ok(("reset", Vec::new(), Power::Running, format!("VM {id} is restarted")))
+            }
+            (State::Restarted, _) => {
+                Ok(("reboot", form([("timeout", timeout.as_str())]), Power::Running, format!("VM {id} is restarted")))
+            }
             (State::Paused, Power::Paused) => Err(format!("VM {id} is already paused")),
             (State::Paused, Power::Running) => Ok(("suspend", Vec::new(), Power::Paused, format!("VM {id} paused"))),
             (State::Hibernated, Power::Hibernated) => Err(format!("VM {id} is already hibernated")),
@@ -183,8 +187,15 @@ impl Run<'_> {
         let vm = self.find(&vms)?;
         let now = self.power(&vm)?;
         let config = self.read_config(&vm)?;
-        let name = config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| "(unnamed)".into());
-        Ok(self.outcome(false, format!("VM {name} with vmid = {} is {}", vm.vmid, now.as_str()), &vm, Some(&config), Some(now.as_str())))
+        let name =
+            config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| "(unnamed)".into());
+        Ok(self.outcome(
+            false,
+            format!("VM {name} with vmid = {} is {}", vm.vmid, now.as_str()),
+            &vm,
+            Some(&config),
+            Some(now.as_str()),
+        ))
     }
 
     pub(crate) fn template(&mut self) -> Result<Outcome> {
@@ -192,7 +203,13 @@ impl Run<'_> {
         let vm = self.find(&vms)?;
         let config = self.read_config(&vm)?;
         if vm.template {
-            return Ok(self.outcome(false, format!("VM {} is already a template", vm.vmid), &vm, Some(&config), Some("stopped")));
+            return Ok(self.outcome(
+                false,
+                format!("VM {} is already a template", vm.vmid),
+                &vm,
+                Some(&config),
+                Some("stopped"),
+            ));
         }
         let now = self.power(&vm)?;
         let running = matches!(now, Power::Running | Power::Paused);
@@ -237,9 +254,11 @@ impl Run<'_> {
         };
         if keys.is_empty() {
             let msg = format!("Nothing to {param} on VM {label} with vmid {}", vm.vmid);
-            return Ok(self
-                .outcome(false, msg, &vm, Some(&config), Some(&vm.status))
-                .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&config)))));
+            return Ok(self.outcome(false, msg, &vm, Some(&config), Some(&vm.status)).with_diff(Some(self.diff(
+                vm.vmid,
+                Some(&config),
+                Some(&config),
+            ))));
         }
         let mut predicted = config.clone();
         for k in &keys {
@@ -262,18 +281,27 @@ impl Run<'_> {
                 .map_err(|e| e.context(&format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid)))?;
             vmconfig::read(self.api, &vm)?
         };
-        Ok(self
-            .outcome(true, msg, &vm, Some(&after), Some(&vm.status))
-            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&predicted)))))
+        Ok(self.outcome(true, msg, &vm, Some(&after), Some(&vm.status)).with_diff(Some(self.diff(
+            vm.vmid,
+            Some(&config),
+            Some(&predicted),
+        ))))
     }
 
     pub(crate) fn migrate(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
         let vm = self.find(&vms)?;
-        let node = self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
+        let node =
+            self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
         let config = self.read_config(&vm)?;
         if vm.node == node {
-            return Ok(self.outcome(false, format!("VM {} is already on {node}", vm.vmid), &vm, Some(&config), Some(&vm.status)));
+            return Ok(self.outcome(
+                false,
+                format!("VM {} is already on {node}", vm.vmid),
+                &vm,
+                Some(&config),
+                Some(&vm.status),
+            ));
         }
         let from = vm.node.clone();
         let mut moved = vm.clone();
@@ -289,6 +317,12 @@ impl Run<'_> {
             self.post_and_wait(&format!("{}/migrate", vm.path()), body, 0)
                 .map_err(|e| e.context(&format!("Unable to migrate VM {} from {from} to {node}", vm.vmid)))?;
         }
-        Ok(self.outcome(true, format!("VM {} has been migrated from {from} to {node}", vm.vmid), &moved, Some(&config), Some(&vm.status)))
+        Ok(self.outcome(
+            true,
+            format!("VM {} has been migrated from {from} to {node}", vm.vmid),
+            &moved,
+            Some(&config),
+            Some(&vm.status),
+        ))
     }
 }

@@ -6,8 +6,10 @@
 
 use module_utils::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
 
-const STATES: &[&str] = &["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"];
-const OSTYPES: &[&str] = &["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"];
+const STATES: &[&str] =
+    &["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"];
+const OSTYPES: &[&str] =
+    &["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"];
 const SCSIHW: &[&str] = &["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"];
 const FORMATS: &[&str] = &["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"];
 

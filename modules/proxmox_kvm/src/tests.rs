@@ -74,7 +74,14 @@ fn cases() -> Vec<Case> {
         Case {
             name: "defaults of absent keys are no change",
             config: config(&[("name", "web")]),
-            desired: desired(&[("acpi", "1"), ("cores", "1"), ("sockets", "1"), ("kvm", "1"), ("memory", "512"), ("agent", "0")]),
+            desired: desired(&[
+                ("acpi", "1"),
+                ("cores", "1"),
+                ("sockets", "1"),
+                ("kvm", "1"),
+                ("memory", "512"),
+                ("agent", "0"),
+            ]),
             writes: vec![],
             refused: vec![],
         },
@@ -218,21 +225,16 @@ fn golden_converge_cases() {
 
 #[test]
 fn refusals_name_the_proxmox_disk_state() {
-    let c = converge(
-        &config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
-        &desired(&[("scsi0", "local-lvm:64")]),
-    );
+    let c = converge(&config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]), &desired(&[("scsi0", "local-lvm:64")]));
     assert!(c.refused[0].reason.contains("proxmox_disk (state: resized"), "{}", c.refused[0].reason);
-    let c = converge(
-        &config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
-        &desired(&[("scsi0", "vmdata:32")]),
-    );
+    let c = converge(&config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]), &desired(&[("scsi0", "vmdata:32")]));
     assert!(c.refused[0].reason.contains("(state: moved)"), "{}", c.refused[0].reason);
 }
 
 #[test]
 fn pending_prediction_follows_hotplug() {
-    let running = config(&[("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"), ("scsi0", "local-lvm:vm-100-disk-0,size=32G")]);
+    let running =
+        config(&[("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"), ("scsi0", "local-lvm:vm-100-disk-0,size=32G")]);
     let no_hotplug = config(&[("hotplug", "0"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0")]);
     // (name, config, key, before, after, running, pending)
     type PendingCase<'a> = (&'a str, &'a VmConfig, &'a str, Option<&'a str>, &'a str, bool, bool);
@@ -243,13 +245,37 @@ fn pending_prediction_follows_hotplug() {
         ("name is fast-plugged", &running, "name", Some("a"), "b", true, false),
         ("ciuser is fast-plugged", &running, "ciuser", None, "debian", true, false),
         ("ipconfig0 is fast-plugged", &running, "ipconfig0", None, "ip=dhcp", true, false),
-        ("retag applies live", &running, "net0", Some("virtio=BC:24:11:0A:01:00,bridge=vmbr0"), "virtio=BC:24:11:0A:01:00,bridge=vmbr0,tag=5", true, false),
+        (
+            "retag applies live",
+            &running,
+            "net0",
+            Some("virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
+            "virtio=BC:24:11:0A:01:00,bridge=vmbr0,tag=5",
+            true,
+            false,
+        ),
         ("new NIC with network hotplug", &running, "net1", None, "virtio,bridge=vmbr0", true, false),
         ("new NIC without hotplug", &no_hotplug, "net1", None, "virtio,bridge=vmbr0", true, true),
         ("new scsi disk hot-plugged", &running, "scsi1", None, "local-lvm:4", true, false),
         ("new sata disk is pending", &running, "sata1", None, "local-lvm:4", true, true),
-        ("iothread change is cold", &running, "scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:vm-100-disk-0,iothread=1,size=32G", true, true),
-        ("backup=0 applies live", &running, "scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:vm-100-disk-0,backup=0,size=32G", true, false),
+        (
+            "iothread change is cold",
+            &running,
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:vm-100-disk-0,iothread=1,size=32G",
+            true,
+            true,
+        ),
+        (
+            "backup=0 applies live",
+            &running,
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:vm-100-disk-0,backup=0,size=32G",
+            true,
+            false,
+        ),
         ("cloud-init drive is pending", &running, "ide2", None, "local-lvm:cloudinit", true, true),
         ("cpulimit is live", &running, "cpulimit", None, "2", true, false),
     ];
@@ -326,11 +352,20 @@ fn params_reject_what_pve_would_reject() {
         (json!({"node": "pve1", "vmid": 100, "tags": ["ok", "not ok"]}), "`not ok` is not a valid tag"),
         (json!({"node": "pve1", "vmid": 100, "net": {"net32": "virtio"}}), "net: 'net32' is not a valid key"),
         (json!({"node": "pve1", "vmid": 100, "net": {"net0": "virtio,tag=5000"}}), "net.net0:"),
-        (json!({"node": "pve1", "vmid": 100, "efidisk0": {"storage": "local-lvm"}}), "efidisk0 cannot be used if bios is not set to ovmf"),
+        (
+            json!({"node": "pve1", "vmid": 100, "efidisk0": {"storage": "local-lvm"}}),
+            "efidisk0 cannot be used if bios is not set to ovmf",
+        ),
         (json!({"node": "pve1", "vmid": 100, "args": "-foo"}), "args parameter require root@pam user"),
-        (json!({"node": "pve1", "vmid": 100, "tpmstate0": {"version": "2.0"}}), "missing required arguments: storage found in tpmstate0"),
+        (
+            json!({"node": "pve1", "vmid": 100, "tpmstate0": {"version": "2.0"}}),
+            "missing required arguments: storage found in tpmstate0",
+        ),
         (json!({"vmid": 100}), "state is present but all of the following are missing: node"),
-        (json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}), "parameters are mutually exclusive: clone|update"),
+        (
+            json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}),
+            "parameters are mutually exclusive: clone|update",
+        ),
     ];
     for (args, want) in cases {
         let e = params_from(args.clone()).unwrap_err().to_string();

@@ -6,11 +6,11 @@
 
 mod spec;
 
+use module_utils::checkplan;
 use module_utils::client::{connect, form, Api};
 use module_utils::diff::Diff;
 use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
-use module_utils::checkplan;
 use module_utils::vm::{require, VmResource};
 use module_utils::vmconfig::{self, Hotplug, VmConfig};
 use module_utils::{Error, Result};
@@ -19,9 +19,8 @@ use serde_json::Value;
 pub use spec::SPEC;
 
 /// The NIC options this module manages; any other option of an existing NIC is kept.
-const MANAGED_KEYS: &[&str] = &[
-    "model", "macaddr", "bridge", "tag", "trunks", "firewall", "link_down", "mtu", "queues", "rate",
-];
+const MANAGED_KEYS: &[&str] =
+    &["model", "macaddr", "bridge", "tag", "trunks", "firewall", "link_down", "mtu", "queues", "rate"];
 
 /// Changing one of these on a running VM needs `network` hotplug (unplug + replug); the others
 /// apply live (qemu-server QemuServer.pm `vmconfig_update_net`, pve-semantics.md §6).
@@ -60,7 +59,10 @@ impl Params {
         let interface = p.str("interface").unwrap_or_default().to_string();
         let index_ok = interface
             .strip_prefix("net")
-            .and_then(|n| (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'))).then_some(n))
+            .and_then(|n| {
+                (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0')))
+                    .then_some(n)
+            })
             .and_then(|n| n.parse::<u32>().ok())
             .is_some_and(|n| n <= 31);
         if !index_ok {
@@ -74,9 +76,7 @@ impl Params {
         };
         let mac = match p.str("mac") {
             Some(m) => Some(normalize_mac(m).ok_or_else(|| {
-                Error::args(format!(
-                    "mac must be a unicast MAC address like BC:24:11:00:00:01, got '{m}'"
-                ))
+                Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{m}'"))
             })?),
             None => None,
         };
@@ -213,7 +213,12 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Proper
 }
 
 /// Whether PVE will leave this NIC change pending on a VM in this power state (§6).
-pub fn predict_pending(running: bool, hotplug: &Hotplug, before: Option<&PropertyString>, after: Option<&PropertyString>) -> bool {
+pub fn predict_pending(
+    running: bool,
+    hotplug: &Hotplug,
+    before: Option<&PropertyString>,
+    after: Option<&PropertyString>,
+) -> bool {
     if !running {
         return false;
     }
@@ -224,9 +229,7 @@ pub fn predict_pending(running: bool, hotplug: &Hotplug, before: Option<&Propert
             let changed = b.differences(a);
             let bridge_mode_changed = b.get("bridge").is_some() != a.get("bridge").is_some();
             bridge_mode_changed
-                || changed
-                    .iter()
-                    .any(|k| REPLUG_KEYS.contains(&k.as_str()) || !MANAGED_KEYS.contains(&k.as_str()))
+                || changed.iter().any(|k| REPLUG_KEYS.contains(&k.as_str()) || !MANAGED_KEYS.contains(&k.as_str()))
         }
     };
     needs_network_hotplug && !hotplug.allows("network")
@@ -237,9 +240,10 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
     let iface = params.interface.as_str();
     let before_text = config.get(iface).map(str::to_string);
     let before = match &before_text {
-        Some(text) => Some(PropertyString::parse_lenient(&NET, text).map_err(|e| {
-            Error::failed(format!("the current {iface} of the VM cannot be read: {e}"))
-        })?),
+        Some(text) => Some(
+            PropertyString::parse_lenient(&NET, text)
+                .map_err(|e| Error::failed(format!("the current {iface} of the VM cannot be read: {e}")))?,
+        ),
         None => None,
     };
     let already_pending = config.is_pending(iface);
@@ -247,12 +251,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
     let applied = config.current.get(iface).and_then(|c| PropertyString::parse_lenient(&NET, c).ok());
     match params.state {
         State::Absent => Ok(match before {
-            None => Plan {
-                action: Action::None,
-                before: None,
-                after: None,
-                pending: already_pending,
-            },
+            None => Plan { action: Action::None, before: None, after: None, pending: already_pending },
             Some(_) => Plan {
                 action: Action::Delete,
                 before: before_text,
@@ -274,12 +273,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
             }
             let pending = predict_pending(running, &config.hotplug(), applied.as_ref(), Some(&desired));
             let value = desired.to_string();
-            Ok(Plan {
-                action: Action::Set(value.clone()),
-                before: before_text,
-                after: Some(value),
-                pending,
-            })
+            Ok(Plan { action: Action::Set(value.clone()), before: before_text, after: Some(value), pending })
         }
     }
 }
@@ -299,7 +293,14 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     run(ctx, &api, vm, &config, &params, plan)
 }
 
-fn run(ctx: &mut Context, api: &dyn Api, vm: &VmResource, config: &VmConfig, params: &Params, plan: Plan) -> Result<Outcome> {
+fn run(
+    ctx: &mut Context,
+    api: &dyn Api,
+    vm: &VmResource,
+    config: &VmConfig,
+    params: &Params,
+    plan: Plan,
+) -> Result<Outcome> {
     let iface = params.interface.as_str();
     let changed = plan.action != Action::None;
     let diff = Diff::text(
@@ -344,7 +345,13 @@ fn run(ctx: &mut Context, api: &dyn Api, vm: &VmResource, config: &VmConfig, par
 }
 
 /// The one write, then a read back of what PVE made of it.
-fn apply(api: &dyn Api, vm: &VmResource, config: &VmConfig, iface: &str, action: &Action) -> Result<(Option<String>, bool)> {
+fn apply(
+    api: &dyn Api,
+    vm: &VmResource,
+    config: &VmConfig,
+    iface: &str,
+    action: &Action,
+) -> Result<(Option<String>, bool)> {
     let body = match action {
         Action::Set(value) => form([(iface, value.as_str())]),
         Action::Delete => form([("delete", iface)]),

@@ -4,8 +4,19 @@ use module_utils::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Suppo
 
 /// community.proxmox's model choices (PVE also knows `e1000e`, which upstream does not offer).
 const MODELS: &[&str] = &[
-    "e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa",
-    "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3",
+    "e1000",
+    "e1000-82540em",
+    "e1000-82544gc",
+    "e1000-82545em",
+    "i82551",
+    "i82557b",
+    "i82559er",
+    "ne2k_isa",
+    "ne2k_pci",
+    "pcnet",
+    "rtl8139",
+    "virtio",
+    "vmxnet3",
 ];
 
 const OPTIONS: &[OptionSpec] = &[

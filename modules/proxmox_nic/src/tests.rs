@@ -249,11 +249,20 @@ fn bad_values_are_refused_before_any_call() {
         (json!({"vmid": 103, "interface": "eth0"}), "interface must be one of net0 to net31, got 'eth0'"),
         (json!({"vmid": 103, "interface": "net0", "tag": 5000}), "tag must be between 1 and 4094, got 5000"),
         (json!({"vmid": 103, "interface": "net0", "tag": 0}), "tag must be between 1 and 4094, got 0"),
-        (json!({"vmid": 103, "interface": "net0", "mtu": 100}), "mtu must be 1 (use the bridge's MTU) or between 576 and 65520, got 100"),
+        (
+            json!({"vmid": 103, "interface": "net0", "mtu": 100}),
+            "mtu must be 1 (use the bridge's MTU) or between 576 and 65520, got 100",
+        ),
         (json!({"vmid": 103, "interface": "net0", "queues": 65}), "queues must be between 0 and 64, got 65"),
         (json!({"vmid": 103, "interface": "net0", "rate": -1}), "rate must be a number of MB/s, 0 or more, got -1"),
-        (json!({"vmid": 103, "interface": "net0", "mac": "01:00:5E:00:00:01"}), "mac must be a unicast MAC address like BC:24:11:00:00:01, got '01:00:5E:00:00:01'"),
-        (json!({"vmid": 103, "interface": "net0", "trunks": [10, 5000]}), "trunks must be VLAN ids between 1 and 4094, got 5000"),
+        (
+            json!({"vmid": 103, "interface": "net0", "mac": "01:00:5E:00:00:01"}),
+            "mac must be a unicast MAC address like BC:24:11:00:00:01, got '01:00:5E:00:00:01'",
+        ),
+        (
+            json!({"vmid": 103, "interface": "net0", "trunks": [10, 5000]}),
+            "trunks must be VLAN ids between 1 and 4094, got 5000",
+        ),
         (json!({"vmid": 5, "interface": "net0"}), "vmid must be between 100 and 999999999, got 5"),
     ];
     for (args, want) in cases {

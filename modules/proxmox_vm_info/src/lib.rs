@@ -7,10 +7,10 @@ mod spec;
 
 use std::collections::BTreeMap;
 
+use module_utils::checkplan::{self, CheckPlan};
 use module_utils::client::{connect, form, Api};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pveconfig::{parse_config_disks, parse_config_nics};
-use module_utils::checkplan::{self, CheckPlan};
 use module_utils::vm::VmResource;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};
@@ -102,9 +102,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
 /// change count as they would be).
 pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<Vec<Value>> {
     if let Some(node) = &params.node {
-        let nodes = api
-            .get("/nodes", &Vec::new())
-            .map_err(|e| e.context("Unable to retrieve Proxmox VE node"))?;
+        let nodes = api.get("/nodes", &Vec::new()).map_err(|e| e.context("Unable to retrieve Proxmox VE node"))?;
         let known = nodes
             .as_array()
             .is_some_and(|list| list.iter().any(|n| n.get("node").and_then(Value::as_str) == Some(node)));
@@ -156,10 +154,12 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
                 Some(predicted) => {
                     let cfg = predicted.config();
                     let view = if params.config == ConfigMode::Current { cfg.current.clone() } else { cfg.effective() };
-                    view.into_iter().map(|(k, v)| {
-                        let value = module_utils::pveconfig::config_json_value(&k, &v);
-                        (k, value)
-                    }).collect()
+                    view.into_iter()
+                        .map(|(k, v)| {
+                            let value = module_utils::pveconfig::config_json_value(&k, &v);
+                            (k, value)
+                        })
+                        .collect()
                 }
                 None => {
                     let current = if params.config == ConfigMode::Current { "1" } else { "0" };
@@ -257,7 +257,8 @@ mod tests {
     #[test]
     fn merged_entry_types_vmid_and_template() {
         let c = cluster();
-        let node_entry: Map<String, Value> = serde_json::from_value(json!({"vmid": "9000", "pid": 1234, "template": "1"})).unwrap();
+        let node_entry: Map<String, Value> =
+            serde_json::from_value(json!({"vmid": "9000", "pid": 1234, "template": "1"})).unwrap();
         let e = merge_entry(&c[1], Some(&node_entry));
         assert_eq!(e["vmid"], json!(9000));
         assert_eq!(e["template"], json!(true));

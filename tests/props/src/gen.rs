@@ -240,7 +240,9 @@ fn good_scalar(rng: &mut Rng, opt: &OptionSpec) -> Value {
             }
         }
         Kind::Float => json!(*rng.pick(&[0.0f64, 10.0, 10.5, -1.0, 1e308])),
-        Kind::Bool => json!(*rng.pick(&[json!(true), json!(false), json!("yes"), json!("off"), json!(1), json!("maybe")])),
+        Kind::Bool => {
+            json!(*rng.pick(&[json!(true), json!(false), json!("yes"), json!("off"), json!(1), json!("maybe")]))
+        }
         Kind::Dict => dict_value(rng, opt.name),
         Kind::List(Elem::Int) => json!([rng.pick(INTS), rng.pick(INTS)]),
         Kind::List(_) => json!([nasty_string(rng), "web", "prod"]),
@@ -266,7 +268,10 @@ fn dict_value(rng: &mut Rng, option: &str) -> Value {
         };
         let value = match rng.below(5) {
             0 => any_value(rng, 1),
-            1 => Value::String(crate::gen::propstring(rng, if option == "net" { &module_utils::propstring::NET } else { &module_utils::propstring::DRIVE })),
+            1 => Value::String(crate::gen::propstring(
+                rng,
+                if option == "net" { &module_utils::propstring::NET } else { &module_utils::propstring::DRIVE },
+            )),
             _ => Value::String(nasty_string(rng)),
         };
         m.insert(key, value);
@@ -336,7 +341,11 @@ pub fn module_args(rng: &mut Rng, module: Module) -> String {
             // Truncated JSON.
             let text = value.to_string();
             let cut = rng.below(text.len() + 1);
-            text.char_indices().map(|(i, _)| i).take_while(|i| *i <= cut).last().map_or(String::new(), |i| text[..i].to_string())
+            text.char_indices()
+                .map(|(i, _)| i)
+                .take_while(|i| *i <= cut)
+                .last()
+                .map_or(String::new(), |i| text[..i].to_string())
         }
         3 => nasty_string(rng),
         _ => value.to_string(),
@@ -354,8 +363,18 @@ fn value_for(rng: &mut Rng, kind: ValueType) -> String {
             rng.pick(&edge).to_string()
         }
         ValueType::Number { .. } => rng.pick(&["10", "10.0", "1e3", ".5", "5.", "-1", "1e", "0"]).to_string(),
-        ValueType::Size => rng.pick(&["32G", "32768M", "0.5G", "1025K", "512", "1T", "0T", "1.G", "3g", "18446744073709551615"]).to_string(),
-        ValueType::Mac => rng.pick(&["BC:24:11:00:00:01", "bc:24:11:aa:bb:cc", "01:00:00:00:00:00", "BC:24:11:00:00", "zz:zz:zz:zz:zz:zz"]).to_string(),
+        ValueType::Size => rng
+            .pick(&["32G", "32768M", "0.5G", "1025K", "512", "1T", "0T", "1.G", "3g", "18446744073709551615"])
+            .to_string(),
+        ValueType::Mac => rng
+            .pick(&[
+                "BC:24:11:00:00:01",
+                "bc:24:11:aa:bb:cc",
+                "01:00:00:00:00:00",
+                "BC:24:11:00:00",
+                "zz:zz:zz:zz:zz:zz",
+            ])
+            .to_string(),
         ValueType::Enum(values) => {
             if rng.chance(80) {
                 rng.pick(values).to_string()
@@ -363,7 +382,9 @@ fn value_for(rng: &mut Rng, kind: ValueType) -> String {
                 "bogus".into()
             }
         }
-        ValueType::Str => rng.pick(&["local-lvm:vm-100-disk-0", "vmbr0", "local-lvm:32", "a%2Cb", "x y", "/dev/sdb", "a=b"]).to_string(),
+        ValueType::Str => rng
+            .pick(&["local-lvm:vm-100-disk-0", "vmbr0", "local-lvm:32", "a%2Cb", "x y", "/dev/sdb", "a=b"])
+            .to_string(),
         ValueType::Pattern(_) => rng.pick(&["10;20-30", "0x0123456789abcdef", "QEMU", "1-", "Ab_c d"]).to_string(),
     }
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use module_utils::auth::Connection;
 use module_utils::error::Result;
 use module_utils::propstring::{
-    format_size, parse_gib_or_size, parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET,
-    TPMSTATE, UNUSED,
+    format_size, parse_gib_or_size, parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE,
+    UNUSED,
 };
 use module_utils::protocol::{execute, Context, ModuleMain, Outcome};
 use module_utils::spec::ModuleSpec;
@@ -252,7 +252,8 @@ fn round_trip(ps: &PropertyString, text: &str, strict: bool) -> std::result::Res
         PropertyString::parse_lenient(ps.format(), &printed)
     };
     let mode = if strict { "strict" } else { "lenient" };
-    let again = again.map_err(|e| format!("{name} ({mode}): {text:?} prints as {printed:?}, which does not parse: {e}"))?;
+    let again =
+        again.map_err(|e| format!("{name} ({mode}): {text:?} prints as {printed:?}, which does not parse: {e}"))?;
     if !again.semantically_equal(ps) {
         return Err(format!(
             "{name} ({mode}): {text:?} prints as {printed:?}, which parses to another value (differences: {:?})",

@@ -26,11 +26,12 @@ fn report(line: &str) {
 fn fail_on(failures: &[String], what: &str) {
     if !failures.is_empty() {
         let shown: Vec<&String> = failures.iter().take(8).collect();
-        panic!("{} {what} violated a property (seed {:#x}); first ones:\n{}", failures.len(), seed(), shown
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n---\n"));
+        panic!(
+            "{} {what} violated a property (seed {:#x}); first ones:\n{}",
+            failures.len(),
+            seed(),
+            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n---\n")
+        );
     }
 }
 
@@ -120,7 +121,9 @@ fn fuzz_corpus_replays_clean() {
     let mut total = 0;
     let mut failures = Vec::new();
     for kind in ["corpus", "regressions"] {
-        for target in ["args_proxmox_vm_info", "args_proxmox_nic", "args_proxmox_disk", "args_proxmox_kvm", "propstring"] {
+        for target in
+            ["args_proxmox_vm_info", "args_proxmox_nic", "args_proxmox_disk", "args_proxmox_kvm", "propstring"]
+        {
             for file in files_under(&fuzz_dir().join(kind).join(target)) {
                 let Ok(data) = std::fs::read(&file) else { continue };
                 total += 1;
@@ -154,11 +157,31 @@ fn named_bad_arguments_get_their_message() {
         ferro_props::args(&pairs)
     };
     let cases: Vec<(Module, String, &str)> = vec![
-        (Module::Nic, with(&[("vmid", json!(100)), ("interface", json!("net0")), ("tag", json!(i64::MAX))]), "tag must be between 1 and 4094, got 9223372036854775807"),
-        (Module::Nic, with(&[("vmid", json!(100)), ("interface", json!("nét0"))]), "interface must be one of net0 to net31, got 'nét0'"),
+        (
+            Module::Nic,
+            with(&[("vmid", json!(100)), ("interface", json!("net0")), ("tag", json!(i64::MAX))]),
+            "tag must be between 1 and 4094, got 9223372036854775807",
+        ),
+        (
+            Module::Nic,
+            with(&[("vmid", json!(100)), ("interface", json!("nét0"))]),
+            "interface must be one of net0 to net31, got 'nét0'",
+        ),
         (Module::Disk, with(&[("vmid", json!(100)), ("disk", json!("scsi0")), ("size", json!("1e400"))]), "size"),
-        (Module::Kvm, with(&[("vmid", json!(100)), ("node", json!("pve1")), ("net", json!({"net0": "virtio,tag=0"}))]), "net.net0: invalid format - tag: value must have a minimum value of 1"),
-        (Module::Kvm, with(&[("vmid", json!(100)), ("node", json!("pve1")), ("scsi", json!({"scsi0": "local-lvm:vm-100-disk-0,size=1.G"}))]), "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1.G"),
+        (
+            Module::Kvm,
+            with(&[("vmid", json!(100)), ("node", json!("pve1")), ("net", json!({"net0": "virtio,tag=0"}))]),
+            "net.net0: invalid format - tag: value must have a minimum value of 1",
+        ),
+        (
+            Module::Kvm,
+            with(&[
+                ("vmid", json!(100)),
+                ("node", json!("pve1")),
+                ("scsi", json!({"scsi0": "local-lvm:vm-100-disk-0,size=1.G"})),
+            ]),
+            "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1.G",
+        ),
         (Module::VmInfo, with(&[("vmid", json!(-1))]), "vmid must be a positive integer, got -1"),
         (Module::VmInfo, ferro_props::args(&[("api_host", json!("pve1"))]), "missing required arguments: api_user"),
     ];
@@ -169,7 +192,6 @@ fn named_bad_arguments_get_their_message() {
         assert!(msg.contains(want), "{} {text}: got {msg:?}, want {want:?}", module.name());
     }
 }
-
 
 /// `make fuzz` starts each target from these (written once, kept in git with what the fuzzers
 /// add): generated inputs, so libFuzzer begins from well-formed arguments and strings.

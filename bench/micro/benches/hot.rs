@@ -1,5 +1,5 @@
 //! Micro-benchmarks of the hot pure functions every task runs: argument validation, property-string
-//! parse/compare/print and the plans. `cargo bench -p module_utils --bench hot` (or `make
+//! parse/compare/print and the plans. `cargo bench -p ferro_bench --bench hot` (or `make
 //! bench-micro`); prints ns/iter per function. A plain `std::time::Instant` harness
 //! (`harness = false`), so it runs on stable Rust with no extra dependency.
 //!
@@ -100,9 +100,7 @@ fn main() {
     let nic_args = with_connection(json!({
         "vmid": 1001, "interface": "net0", "model": "virtio", "bridge": "vmbr0", "firewall": true,
     }));
-    bench("spec::validate proxmox_nic (5 options + connection)", || {
-        validate(&proxmox_nic::SPEC, &nic_args, &no_env)
-    });
+    bench("spec::validate proxmox_nic (5 options + connection)", || validate(&proxmox_nic::SPEC, &nic_args, &no_env));
     let disk_args = with_connection(json!({
         "vmid": 1001, "disk": "scsi0", "storage": "local-lvm", "size": "8",
     }));
@@ -114,9 +112,7 @@ fn main() {
         "scsihw": "virtio-scsi-single", "scsi": {"scsi0": "local-lvm:8,discard=on"},
         "net": {"net0": "virtio,bridge=vmbr0,firewall=1"}, "tags": ["web", "prod"],
     }));
-    bench("spec::validate proxmox_kvm (10 options + connection)", || {
-        validate(&proxmox_kvm::SPEC, &kvm_args, &no_env)
-    });
+    bench("spec::validate proxmox_kvm (10 options + connection)", || validate(&proxmox_kvm::SPEC, &kvm_args, &no_env));
 
     // ---- property strings
     let net = "virtio=BC:24:11:0A:01:00,bridge=vmbr0,firewall=1,tag=20,mtu=1500";
@@ -129,8 +125,9 @@ fn main() {
         .expect("valid net");
     bench("propstring::semantically_equal NET (equal, reordered)", || a.semantically_equal(black_box(&b)));
     let d1 = PropertyString::parse(&DRIVE, drive).expect("valid drive");
-    let d2 = PropertyString::parse(&DRIVE, "local-lvm:vm-100-disk-0,size=32768M,cache=none,ssd=on,iothread=1,discard=on")
-        .expect("valid drive");
+    let d2 =
+        PropertyString::parse(&DRIVE, "local-lvm:vm-100-disk-0,size=32768M,cache=none,ssd=on,iothread=1,discard=on")
+            .expect("valid drive");
     bench("propstring::semantically_equal DRIVE (32G vs 32768M)", || d1.semantically_equal(black_box(&d2)));
     bench("propstring Display NET (canonical print)", || a.to_string());
     bench("propstring::parse_size \"32768M\"", || parse_size(black_box("32768M")));
@@ -167,5 +164,7 @@ fn main() {
         ("scsihw", "virtio-scsi-single"),
         ("tags", "prod;web"),
     ]);
-    bench("proxmox_kvm::converge no-op (9 keys)", || proxmox_kvm::converge(black_box(&kvm_config), &kvm_params.desired));
+    bench("proxmox_kvm::converge no-op (9 keys)", || {
+        proxmox_kvm::converge(black_box(&kvm_config), &kvm_params.desired)
+    });
 }
