@@ -38,7 +38,7 @@ $(CARGO_FUZZ):
 	cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked --root $(FUZZ_TOOLS)
 
 fuzz-seed:
-	cargo test --locked --quiet -p ferro_props --test properties write_seed_corpus -- --ignored
+	cargo run --locked --quiet -p ferro_props --bin fuzz_seed
 
 fuzz: fuzz-tools fuzz-seed
 	@mkdir -p build/fuzz

@@ -29,6 +29,16 @@ use serde_json::{Map, Value};
 
 pub mod gen;
 
+/// The generator's seed: `FERRO_PROP_SEED`, or a fixed default, so every run sees the same inputs.
+pub fn seed() -> u64 {
+    std::env::var("FERRO_PROP_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f3e9_2026)
+}
+
+/// `tests/fuzz`: the cargo-fuzz workspace, its `corpus/` and `regressions/`.
+pub fn fuzz_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
 /// A no_log value the generator puts in `api_password` / `api_token_secret`: it must never be in
 /// an answer.
 pub const CANARY: &str = "CANARY-f7c3e1-fuzz-secret";

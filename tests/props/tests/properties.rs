@@ -8,14 +8,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ferro_props::gen::{self, Rng};
-use ferro_props::{check_args, check_propstring, check_size, fuzz_args, fuzz_propstring, Module, FORMATS, MODULES};
+use ferro_props::{
+    check_args, check_propstring, check_size, fuzz_args, fuzz_dir, fuzz_propstring, seed, Module, FORMATS, MODULES,
+};
 
 fn env_u64(key: &str, default: u64) -> u64 {
     std::env::var(key).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn seed() -> u64 {
-    env_u64("FERRO_PROP_SEED", 0x5eed_f3e9_2026)
 }
 
 /// Counts go straight to stderr, past libtest's capture, so `make test` shows them.
@@ -103,10 +101,6 @@ fn sizes_print_and_parse_back() {
     }
 }
 
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|it| it.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect())
@@ -191,37 +185,4 @@ fn named_bad_arguments_get_their_message() {
         let msg = answer["msg"].as_str().unwrap_or_default();
         assert!(msg.contains(want), "{} {text}: got {msg:?}, want {want:?}", module.name());
     }
-}
-
-/// `make fuzz` starts each target from these (written once, kept in git with what the fuzzers
-/// add): generated inputs, so libFuzzer begins from well-formed arguments and strings.
-#[test]
-#[ignore = "run by make fuzz-seed"]
-fn write_seed_corpus() {
-    let mut rng = Rng::new(seed());
-    let mut written = 0;
-    for module in MODULES {
-        let dir = fuzz_dir().join("corpus").join(format!("args_{}", module.name()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for i in 0..40 {
-            let mut data = vec![(i % 2) as u8];
-            data.extend(gen::module_args(&mut rng, module).into_bytes());
-            let path = dir.join(format!("seed-{i:03}"));
-            if data.len() < 8192 && !path.exists() && std::fs::write(&path, &data).is_ok() {
-                written += 1;
-            }
-        }
-    }
-    let dir = fuzz_dir().join("corpus").join("propstring");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for i in 0..140 {
-        let f = rng.below(FORMATS.len());
-        let mut data = vec![f as u8];
-        data.extend(gen::propstring(&mut rng, FORMATS[f]).into_bytes());
-        let path = dir.join(format!("seed-{i:03}"));
-        if data.len() < 8192 && !path.exists() && std::fs::write(&path, &data).is_ok() {
-            written += 1;
-        }
-    }
-    report(&format!("fuzz: {written} seed inputs written under {}", fuzz_dir().join("corpus").display()));
 }
