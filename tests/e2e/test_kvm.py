@@ -317,3 +317,52 @@ def test_create_then_start_in_check_mode(ansible, sim):
     check, real, _ = ansible.converge(book)
     assert check.task('start')['result']['msg'] == real.task('start')['result']['msg'] == 'VM 160 started'
     assert sim.api('GET', '/nodes/pve1/qemu/160/status/current')['status'] == 'running'
+
+
+def resource_of(sim, vmid):
+    return [r for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}) if int(r['vmid']) == vmid][0]
+
+
+def test_migrate_a_stopped_vm_to_another_node(ansible, sim):
+    # Qemu.pm migrate_vm / QemuMigrate.pm: a stopped VM migrates offline; its local disks are copied to the same
+    # storage id on the target and the config moves there (phase3_cleanup move_config_to_node).
+    create_vm(sim, 150, 'mover', scsi0='local-lvm:1', scsi1='vmdata:1')
+    before = config(sim, 150)
+    check, real, again = ansible.converge(play(kvm(vmid=150, node='pve2', migrate=True)))
+    assert check.task('kvm')['result']['msg'] == real.task('kvm')['result']['msg'] == \
+        'VM 150 has been migrated from pve1 to pve2'
+    assert real.task('kvm')['changed'] is True and real.task('kvm')['result']['node'] == 'pve2'
+    res = resource_of(sim, 150)
+    assert (res['node'], res['status']) == ('pve2', 'stopped')
+    after = config(sim, 150, node='pve2')
+    assert after['scsi0'] == before['scsi0'] == 'local-lvm:vm-150-disk-0,size=1G'
+    assert after['scsi1'] == before['scsi1'] == 'vmdata:150/vm-150-disk-0.qcow2,size=1G'
+    assert 'lock' not in after
+    assert again.task('kvm')['changed'] is False
+    assert again.task('kvm')['result']['msg'] == 'VM 150 is already on pve2'
+
+
+def test_migrate_a_running_vm_goes_online(ansible, sim):
+    # Qemu.pm migrate_vm refuses a running VM without online; its local-lvm disk needs with-local-disks
+    # (QemuMigrate.pm scan_local_volumes). The module sends online=1 for a running VM.
+    _, real, again = ansible.converge(play(kvm(vmid=100, node='pve2', migrate=True, with_local_disks=True)))
+    assert real.task('kvm')['result']['msg'] == 'VM 100 has been migrated from pve1 to pve2'
+    posts = [r for r in sim.requests() if r['method'] == 'POST' and r['path'].endswith('/qemu/100/migrate')]
+    assert len(posts) == 1 and posts[0]['path'] == '/api2/json/nodes/pve1/qemu/100/migrate'
+    body = posts[0]['body']
+    assert (str(body['target']), str(body['online']), str(body['with-local-disks'])) == ('pve2', '1', '1')
+    res = resource_of(sim, 100)
+    assert (res['node'], res['status']) == ('pve2', 'running')
+    assert again.task('kvm')['result']['msg'] == 'VM 100 is already on pve2'
+
+
+def test_migrate_a_running_vm_with_local_disks_needs_with_local_disks(ansible, sim):
+    # QemuMigrate.pm scan_local_volumes: "can't live migrate attached local disks without with-local-disks
+    # option"; the qmigrate task ends "migration aborted" (AbstractMigrate.pm) and the VM stays where it was.
+    run = ansible.run_playbook(play(kvm(vmid=100, node='pve2', migrate=True)))
+    result = run.task('kvm')
+    assert result['status'] == 'failed'
+    assert 'Unable to migrate VM 100 from pve1 to pve2' in result['result']['msg']
+    assert 'migration aborted' in result['result']['msg']
+    res = resource_of(sim, 100)
+    assert (res['node'], res['status']) == ('pve1', 'running') and 'lock' not in res
