@@ -358,11 +358,15 @@ def test_migrate_a_running_vm_goes_online(ansible, sim):
 
 def test_migrate_a_running_vm_with_local_disks_needs_with_local_disks(ansible, sim):
     # QemuMigrate.pm scan_local_volumes: "can't live migrate attached local disks without with-local-disks
-    # option"; the qmigrate task ends "migration aborted" (AbstractMigrate.pm) and the VM stays where it was.
-    run = ansible.run_playbook(play(kvm(vmid=100, node='pve2', migrate=True)))
-    result = run.task('kvm')
-    assert result['status'] == 'failed'
-    assert 'Unable to migrate VM 100 from pve1 to pve2' in result['result']['msg']
-    assert 'migration aborted' in result['result']['msg']
+    # option" (pvesim's qmigrate task aborts the same way). The module refuses before any call, so
+    # --check predicts the failure and the VM stays where it was.
+    book = play(kvm(vmid=100, node='pve2', migrate=True))
+    want = ("Unable to migrate VM 100 from pve1 to pve2: can't live migrate attached local disks without "
+            "with-local-disks option (local-lvm:vm-100-disk-0); set with_local_disks: true")
+    for check in (True, False):
+        result = ansible.run_playbook(book, check=check).task('kvm')
+        assert result['status'] == 'failed', check
+        assert result['result']['msg'] == want, check
+    assert not [r for r in sim.requests() if r['method'] != 'GET'], 'no write may be sent'
     res = resource_of(sim, 100)
     assert (res['node'], res['status']) == ('pve1', 'running') and 'lock' not in res

@@ -289,7 +289,7 @@ impl Run<'_> {
     }
 
     pub(crate) fn migrate(&mut self) -> Result<Outcome> {
-        let vms = self.vms()?;
+        let (vms, storages) = checkplan::cluster_vms_and_storages(self.api, self.plan)?;
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
@@ -304,6 +304,12 @@ impl Run<'_> {
             ));
         }
         let from = vm.node.clone();
+        // PVE would start the qmigrate task and abort it; refusing here, before any call, lets
+        // check mode predict the refusal too.
+        let running = vm.status == "running";
+        if let Some(problem) = migration_refusal(&config, &storages, &from, running, self.p.with_local_disks) {
+            return Err(Error::failed(format!("Unable to migrate VM {} from {from} to {node}: {problem}", vm.vmid)));
+        }
         let mut moved = vm.clone();
         moved.node = node.clone();
         if self.check() {
@@ -325,4 +331,47 @@ impl Run<'_> {
             Some(&vm.status),
         ))
     }
+}
+
+/// Why PVE would abort migrating a VM with this config away from `node`, if it would
+/// (QemuMigrate.pm scan_local_volumes; pvesim's migrate follows it): a CD-ROM image on storage the
+/// target cannot see, or, for a live migration without `with-local-disks`, an attached disk on
+/// storage that is not shared. A storage missing from `/cluster/resources` is left to PVE.
+pub(crate) fn migration_refusal(
+    config: &VmConfig,
+    storages: &[StorageResource],
+    node: &str,
+    running: bool,
+    with_local_disks: bool,
+) -> Option<String> {
+    let is_local = |storage: &str| storages.iter().any(|s| s.node == node && s.storage == storage && !s.shared);
+    let effective = config.effective();
+    let mut live_local = Vec::new();
+    for (key, value) in &effective {
+        let Some(disk) = Disk::parse(key, value) else { continue };
+        if disk.bus == "unused" {
+            continue; // copied offline even in a live migration
+        }
+        let volume = disk.volume.as_deref().unwrap_or("");
+        if volume == "cdrom" {
+            return Some("can't migrate local cdrom drive".into());
+        }
+        let Some(storage) = disk.storage.as_deref() else { continue };
+        if !is_local(storage) {
+            continue;
+        }
+        if disk.media == "cdrom" {
+            if !volume.contains("cloudinit") {
+                return Some(format!("local cdrom image {volume} on {storage} (remove the CD-ROM first)"));
+            }
+        } else if running && !with_local_disks {
+            live_local.push(volume.to_string());
+        }
+    }
+    (!live_local.is_empty()).then(|| {
+        format!(
+            "can't live migrate attached local disks without with-local-disks option ({}); set with_local_disks: true",
+            live_local.join(", ")
+        )
+    })
 }

@@ -427,3 +427,82 @@ fn template_renames_disk_volumes_to_base() {
     assert_eq!(t.get("ide2"), Some("local-lvm:vm-150-cloudinit,media=cdrom"));
     assert_eq!(t.get("template"), Some("1"));
 }
+
+fn storage(name: &str, node: &str, shared: bool) -> StorageResource {
+    StorageResource {
+        storage: name.into(),
+        node: node.into(),
+        plugintype: if shared { "nfs" } else { "lvmthin" }.into(),
+        content: vec!["images".into(), "iso".into()],
+        shared,
+    }
+}
+
+/// (name, config, running, with_local_disks, the refusal's text, or None for none)
+type MigrationCase<'a> = (&'a str, Vec<(&'a str, &'a str)>, bool, bool, Option<&'a str>);
+
+#[test]
+fn migration_refusals_follow_pves_scan_of_local_volumes() {
+    let storages =
+        [storage("local-lvm", "pve1", false), storage("local", "pve1", false), storage("shared-nfs", "pve1", true)];
+    let disk = ("scsi0", "local-lvm:vm-100-disk-0,size=8G");
+    let cases: &[MigrationCase] = &[
+        ("stopped VM with a local disk: offline copy", vec![disk], false, false, None),
+        (
+            "running VM with a local disk",
+            vec![disk],
+            true,
+            false,
+            Some("without with-local-disks option (local-lvm:vm-100-disk-0)"),
+        ),
+        ("running VM with a local disk and with_local_disks", vec![disk], true, true, None),
+        (
+            "running VM on shared storage",
+            vec![("scsi0", "shared-nfs:100/vm-100-disk-0.qcow2,size=8G")],
+            true,
+            false,
+            None,
+        ),
+        ("a local unused volume is copied offline", vec![("unused0", "local-lvm:vm-100-disk-1")], true, false, None),
+        (
+            "a local ISO",
+            vec![("ide2", "local:iso/debian.iso,media=cdrom")],
+            false,
+            false,
+            Some("local cdrom image local:iso/debian.iso"),
+        ),
+        (
+            "the host's CD-ROM drive",
+            vec![("ide2", "cdrom,media=cdrom")],
+            false,
+            false,
+            Some("can't migrate local cdrom drive"),
+        ),
+        (
+            "a local cloud-init drive is regenerated",
+            vec![("ide2", "local-lvm:vm-100-cloudinit,media=cdrom")],
+            true,
+            true,
+            None,
+        ),
+        ("an empty CD-ROM drive", vec![("ide2", "none,media=cdrom")], true, false, None),
+        (
+            "a storage unknown to /cluster/resources is left to PVE",
+            vec![("scsi0", "other:vm-100-disk-0")],
+            true,
+            false,
+            None,
+        ),
+    ];
+    for (name, pairs, running, with_local, want) in cases {
+        let got = power::migration_refusal(&config(pairs), &storages, "pve1", *running, *with_local);
+        match (want, &got) {
+            (None, None) => {}
+            (Some(w), Some(g)) => assert!(g.contains(w), "{name}: got {g:?}, want {w:?}"),
+            _ => panic!("{name}: got {got:?}, want {want:?}"),
+        }
+    }
+    // The same storage id on another node does not count: a VM's volumes are on its own node.
+    let elsewhere = [storage("local-lvm", "pve2", false)];
+    assert_eq!(power::migration_refusal(&config(&[disk]), &elsewhere, "pve1", true, false), None);
+}
