@@ -289,7 +289,6 @@ def request_stats(requests, tasks):
 def community_slices(n, rounds):
     """The [lo, hi) task ranges community.proxmox runs in each converge round: N split in `rounds`
     near-equal parts (each round a different part; every task once over the run)."""
-    rounds = max(1, min(rounds, n))
     bounds = [round(i * n / rounds) for i in range(rounds + 1)]
     return [(bounds[i], bounds[i + 1]) for i in range(rounds)]
 
@@ -309,6 +308,9 @@ def main():
     parser.add_argument('--json', help='write every measurement here')
     parser.add_argument('--skip', default='', help='comma-separated: converge,build,forks,waiter')
     args = parser.parse_args()
+    if not 1 <= args.rounds <= args.vms:
+        # community.proxmox runs one slice of the VMs per round: each round needs at least one.
+        parser.error('--rounds must be between 1 and --vms (%d)' % args.vms)
     skip = {s for s in args.skip.split(',') if s}
     venv = os.path.abspath(args.ansible_venv)
     shutil.rmtree(args.workdir, ignore_errors=True)

@@ -73,6 +73,23 @@ impl PredictedVm {
         }
     }
 
+    /// A VM a check-mode task would create (or clone): stopped, not yet in Proxmox VE, with
+    /// `config`'s current values and nothing pending.
+    pub fn created(vmid: u64, name: Option<String>, node: &str, config: &VmConfig) -> PredictedVm {
+        PredictedVm {
+            vmid,
+            name,
+            node: node.to_string(),
+            status: "stopped".into(),
+            template: config.get("template").is_some_and(|t| t == "1"),
+            removed: false,
+            exists: false,
+            current: config.current.clone(),
+            pending: BTreeMap::new(),
+            pending_delete: BTreeMap::new(),
+        }
+    }
+
     /// A prediction for an existing VM whose config a check-mode task changed.
     pub fn of(vm: &VmResource, config: &VmConfig) -> PredictedVm {
         PredictedVm {

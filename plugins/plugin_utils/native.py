@@ -148,12 +148,13 @@ class NativeModuleAction(ActionBase):
                 args[option] = value
         # Options the task did not set arrive as null, which the binary treats as unset.
         self._update_module_args(name, args, task_vars)
-        if self._task.check_mode and self._is_local():
+        local = self._is_local()
+        if self._task.check_mode and local:
             # The run's check-mode plan (module_utils/src/checkplan.rs): inside ansible-core's
             # per-run local temp dir, so it is shared by this run's tasks and removed with it.
             args['_ferro_check_plan_dir'] = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
 
-        if self._is_local():
+        if local:
             data = self._run_local(name, args)
         else:
             data = self._run_remote(name, args)

@@ -43,17 +43,10 @@ impl Run<'_> {
                 Some(v) => v,
                 None => self.predicted_nextid(&vms)?,
             };
+            // A clone is recorded as a plain VM (PVE's clone drops `template`), whatever the task sets.
             self.record(PredictedVm {
-                vmid: newid,
-                name: Some(name.clone()),
-                node: node.clone(),
-                status: "stopped".into(),
                 template: false,
-                removed: false,
-                exists: false,
-                current: planned.current.clone(),
-                pending: BTreeMap::new(),
-                pending_delete: BTreeMap::new(),
+                ..PredictedVm::created(newid, Some(name.clone()), &node, &planned)
             })?;
             (newid, resource(newid, Some(&name), &node, "stopped"), planned.clone())
         } else {

@@ -460,18 +460,7 @@ impl Run<'_> {
                 Some(v) => v,
                 None => self.predicted_nextid(vms)?,
             };
-            self.record(PredictedVm {
-                vmid,
-                name: name.clone(),
-                node: node.clone(),
-                status: "stopped".into(),
-                template: planned.get("template").is_some_and(|t| t == "1"),
-                removed: false,
-                exists: false,
-                current: planned.current.clone(),
-                pending: BTreeMap::new(),
-                pending_delete: BTreeMap::new(),
-            })?;
+            self.record(PredictedVm::created(vmid, name.clone(), &node, &planned))?;
             (vmid, planned.clone())
         } else {
             let vmid = self.create_with_retry(&node)?;
