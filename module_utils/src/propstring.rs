@@ -5,7 +5,7 @@
 //! `virtio=..`, `size=32768M` as `size=32G`). Idempotence therefore needs a comparison of parsed
 //! values, never of raw text: that is what `PropertyString::semantically_equal` is for. The
 //! parsing rules and error texts follow pve-common `JSONSchema.pm` `parse_property_string` /
-//! `check_object` (see pve-semantics.md §20), so a user sees PVE's wording before the request
+//! `check_object` (see docs/pve-semantics.md §20), so a user sees PVE's wording before the request
 //! is even sent. Formats are `const` data transcribed from the API schema (`pve-apidoc.json`),
 //! with the 9.2 additions of §20.7 accepted too, so that strings read from a newer node parse.
 
@@ -782,7 +782,7 @@ mod tests {
         PropertyString::parse(format, s).unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
-    /// (format, input, canonical print): every form of pve-semantics §8-§10 and §20.
+    /// (format, input, canonical print): every form of docs/pve-semantics.md §8-§10 and §20.
     const ROUND_TRIPS: &[(&Format, &str, &str)] = &[
         // §20.1 / §9 net
         (

@@ -1,6 +1,6 @@
 //! Typed views of a VM config (`GET .../config`): which keys are NICs and disks, and their values as `Nic` / `Disk`.
 //!
-//! Modules read a config as a JSON map of strings and numbers (pve-semantics §3); this file turns
+//! Modules read a config as a JSON map of strings and numbers (docs/pve-semantics.md §3); this file turns
 //! the property-string keys that matter for NICs and disks into structs with a fixed JSON shape
 //! (the documented `nics` / `disks` returns of proxmox_vm_info). Values read back from PVE are
 //! parsed leniently (`PropertyString::parse_lenient`) so that a key a newer node added never
@@ -683,7 +683,7 @@ mod tests {
     }
 }
 
-/// Top-level config keys PVE sends as JSON numbers (integers and booleans; pve-semantics.md §3).
+/// Top-level config keys PVE sends as JSON numbers (integers and booleans; docs/pve-semantics.md §3).
 const NUMERIC_KEYS: &[&str] = &[
     "acpi",
     "autostart",

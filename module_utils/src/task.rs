@@ -1,7 +1,7 @@
 //! The one task waiter: every UPID a module starts is waited for here until it has really ended,
 //! and its exit status decides success.
 //!
-//! PVE semantics (pve-semantics.md §17; pve-common UPID.pm, pve-manager Tasks.pm): a task is
+//! PVE semantics (docs/pve-semantics.md §17; pve-common UPID.pm, pve-manager Tasks.pm): a task is
 //! `running` until its worker exits, then `stopped` with `exitstatus` from its last log line:
 //! `OK` and `WARNINGS: n` are success, anything else is the error text. Right after creation the
 //! status endpoint may briefly answer 400, so that is polled through for a short grace period.

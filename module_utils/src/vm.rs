@@ -23,7 +23,7 @@ pub struct VmResource {
     pub raw: Map<String, Value>,
 }
 
-/// PVE sends integers as numbers or numeric strings (pve-semantics.md §3): accept both.
+/// PVE sends integers as numbers or numeric strings (docs/pve-semantics.md §3): accept both.
 pub fn lenient_u64(v: Option<&Value>) -> Option<u64> {
     match v? {
         Value::Number(n) => {
@@ -106,7 +106,7 @@ impl StorageResource {
     }
 
     /// Whether volumes are files (`<vmid>/vm-<vmid>-disk-<n>.<fmt>`) rather than block devices
-    /// (`vm-<vmid>-disk-<n>`) (pve-storage Plugin.pm, pve-semantics.md §8).
+    /// (`vm-<vmid>-disk-<n>`) (pve-storage Plugin.pm, docs/pve-semantics.md §8).
     pub fn is_file_based(&self) -> bool {
         matches!(self.plugintype.as_str(), "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs" | "esxi")
     }

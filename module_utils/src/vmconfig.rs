@@ -2,7 +2,7 @@
 //! when, read in one call (`GET .../pending`) and written with `PUT .../config`.
 //!
 //! Why `/pending` and not `/config`: `GET .../config` overlays pending values, so a module that
-//! reads only that view cannot tell "applied" from "waiting for a reboot" (pve-semantics.md §7).
+//! reads only that view cannot tell "applied" from "waiting for a reboot" (docs/pve-semantics.md §7).
 //! `/pending` gives both in one read, plus the `digest` we send back with a write so a concurrent
 //! change fails with PVE's checksum error instead of being overwritten.
 

@@ -1,6 +1,6 @@
 """proxmox_disk end to end: check → real → again through ansible-playbook against pvesim.
 
-PVE behaviour relied on (pve-semantics.md): `STORAGE:N` allocates the lowest free
+PVE behaviour relied on (docs/pve-semantics.md): `STORAGE:N` allocates the lowest free
 `vm-<vmid>-disk-<n>` (§8, qemu-server Qemu.pm create_disks); a drive taken out of use goes to
 the lowest free `unusedN` (§11, QemuServer.pm vmconfig_register_unused_drive); resize and move
 are tasks whose checks fail inside the task (§10, §12).

@@ -1,6 +1,6 @@
 """proxmox_kvm end to end: check → real → again through ansible-playbook against pvesim.
 
-PVE behaviour the scenarios rely on (pve-semantics.md): create allocates `STORAGE:N` disks and
+PVE behaviour the scenarios rely on (docs/pve-semantics.md): create allocates `STORAGE:N` disks and
 draws MACs (§8, §9; Qemu.pm create_vm), a taken vmid fails before the task with `already exists`
 (§13, §18), clone holds `lock: clone` on the target while it runs (§15; Qemu.pm clone_vm),
 changes on a running VM apply or stay pending by `hotplug` (§6), destroy of a locked VM fails

@@ -1,7 +1,7 @@
 """proxmox_nic end to end: check → real → again through ansible-playbook against pvesim.
 
 The behaviour each scenario relies on is real PVE's: a net value without a MAC gets a new one
-(qemu-server Network.pm add_random_macs, pve-semantics.md §9); bridge/tag/link changes apply live
+(qemu-server Network.pm add_random_macs, docs/pve-semantics.md §9); bridge/tag/link changes apply live
 on a running VM, new NICs need `network` hotplug (QemuServer.pm vmconfig_hotplug_pending, §6).
 """
 

@@ -63,7 +63,7 @@ def test_config_current_parses_nics_and_disks(ansible, sim):
 
 def test_config_pending_shows_pending_changes_current_does_not(ansible, sim):
     # cores is not hot-pluggable by default: on the running VM 100 it stays pending
-    # (qemu-server QemuServer.pm vmconfig_hotplug_pending (9.2.6); pve-semantics.md §6).
+    # (qemu-server QemuServer.pm vmconfig_hotplug_pending (9.2.6); docs/pve-semantics.md §6).
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'cores': 4})
     run = ansible.run_playbook(play(info_task('current', vmid=100, config='current'),
                                     info_task('pending', vmid=100, config='pending')))

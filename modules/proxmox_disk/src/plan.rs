@@ -1,7 +1,7 @@
 //! proxmox_disk's plan: from the VM's config and the task, the one write to make and the
 //! config PVE will hold afterwards. Pure: no I/O, so check mode is "plan, don't apply".
 //!
-//! The predictions follow real PVE (pve-semantics.md): new volumes take the lowest free
+//! The predictions follow real PVE (docs/pve-semantics.md): new volumes take the lowest free
 //! `vm-<vmid>-disk-<n>` on their storage (§8), a volume taken out of a drive goes to the lowest
 //! free `unusedN` when the VM owns it (§11), and on a running VM the hotplug rules of §6 decide
 //! what waits for the next start.
@@ -18,7 +18,7 @@ use module_utils::{Error, Result};
 use crate::params::{Create, Params, SizeRequest, State};
 
 /// Drive options whose change on a running VM waits for the next start (QemuServer.pm
-/// `vmconfig_update_disk`, pve-semantics.md §6).
+/// `vmconfig_update_disk`, docs/pve-semantics.md §6).
 const COLD_OPTIONS: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
 
 const GIB: u64 = 1 << 30;
@@ -144,7 +144,7 @@ fn next_unused(config: &VmConfig) -> String {
 
 /// Whether PVE registers this drive's volume as `unusedN` when it leaves the drive: only a
 /// volume the VM owns, never a CD-ROM or a cloud-init drive (QemuServer.pm
-/// `vmconfig_register_unused_drive`, pve-semantics.md §11).
+/// `vmconfig_register_unused_drive`, docs/pve-semantics.md §11).
 fn becomes_unused(drive: &PropertyString, vmid: u64) -> Option<String> {
     if drive.get("media") == Some("cdrom") {
         return None;

@@ -344,7 +344,7 @@ const NET_REPLUG: &[&str] = &["model", "macaddr", "queues", "mtu"];
 const DISK_COLD: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
 
 /// Whether PVE leaves this write pending on a VM in this state (QemuServer.pm
-/// `vmconfig_hotplug_pending`; pve-semantics.md §6).
+/// `vmconfig_hotplug_pending`; docs/pve-semantics.md §6).
 pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool, config: &VmConfig) -> bool {
     if !running {
         return false;

@@ -145,7 +145,7 @@ pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
 }
 
 /// The config a new clone starts from, as far as it can be known before the clone: the source's
-/// effective config without what PVE does not copy (§15), NICs without their MAC (the clone
+/// effective config without what PVE does not copy (docs/pve-semantics.md §15), NICs without their MAC (the clone
 /// draws new ones), and its name.
 pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
     let mut base = BTreeMap::new();
@@ -503,7 +503,7 @@ impl Run<'_> {
     // -------------------------------------------------------------------- clone
 }
 
-/// Whether deleting `key` on a running VM waits for the next start (§6; deletions hot-unplug
+/// Whether deleting `key` on a running VM waits for the next start (docs/pve-semantics.md §6; deletions hot-unplug
 /// like additions).
 fn stays_pending_delete(key: &str, config: &VmConfig) -> bool {
     let hotplug = config.hotplug();

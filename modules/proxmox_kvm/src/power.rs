@@ -99,7 +99,7 @@ impl Run<'_> {
         p.status = power.resource_status().to_string();
         p.template = template;
         if power == Power::Stopped || power == Power::Running {
-            // Pending changes apply at a start or stop (§6).
+            // Pending changes apply at a start or stop (docs/pve-semantics.md §6).
             p.current = config.effective();
             p.pending.clear();
             p.pending_delete.clear();

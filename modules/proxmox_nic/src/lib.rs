@@ -23,7 +23,7 @@ const MANAGED_KEYS: &[&str] =
     &["model", "macaddr", "bridge", "tag", "trunks", "firewall", "link_down", "mtu", "queues", "rate"];
 
 /// Changing one of these on a running VM needs `network` hotplug (unplug + replug); the others
-/// apply live (qemu-server QemuServer.pm `vmconfig_update_net`, pve-semantics.md §6).
+/// apply live (qemu-server QemuServer.pm `vmconfig_update_net`, docs/pve-semantics.md §6).
 const REPLUG_KEYS: &[&str] = &["model", "macaddr", "queues", "mtu"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -133,7 +133,8 @@ def _bool_text(value):
 
 
 def canon_net(value, random_mac):
-    """parse_net + print_net: booleans as 1/0, a new MAC when none is given, upper-case MAC (§9, §20)."""
+    """parse_net + print_net: booleans as 1/0, a new MAC when none is given, upper-case MAC
+    (docs/pve-semantics.md §9, §20)."""
     net = parse_net(value)
     for key in NET_BOOLS:
         if key in net:
@@ -145,7 +146,7 @@ def canon_net(value, random_mac):
 
 
 def canon_drive(value):
-    """A drive string with boolean options normalised to 1/0 (parse_drive, §20)."""
+    """A drive string with boolean options normalised to 1/0 (parse_drive, docs/pve-semantics.md §20)."""
     volume, props = parse_drive(value)
     for key in DRIVE_BOOLS:
         if key in props:

@@ -1,7 +1,7 @@
 """Pvesim: fakepve's FakePve with the qemu config, disk and power paths made faithful to PVE 9.2.
 
 Everything here overrides or extends fakepve 0.5.0 (never copies it). The references in the
-docstrings are to /work/shared/reference/pve-semantics.md (§N) and to the PVE sources it cites:
+docstrings are to docs/pve-semantics.md (§N) and to the PVE sources it cites:
 qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) and src/PVE/QemuServer.pm (QemuServer.pm),
 pve-guest-common 6.0.2 src/PVE/AbstractConfig.pm, pve-manager 9.2.11 PVE/API2/Cluster.pm and
 PVE/API2/Tasks.pm.
@@ -442,7 +442,7 @@ class Pvesim(AdminMixin, FakePve):
                 'skiplock': bool(skiplock)}
 
     def _update_check_state(self, vm, plan):
-        """The checks on the loaded config: digest, lock, balloon (§5 step 8, D10)."""
+        """The checks on the loaded config: digest, lock, balloon (§5.1 step 8, D10)."""
         if plan['digest'] and plan['digest'] != self._digest(vm):
             raise die(CHECKSUM_MISMATCH)
         if vm.lock and not plan['skiplock']:
@@ -1190,7 +1190,7 @@ class Pvesim(AdminMixin, FakePve):
     def _qm_import_drive(self, vmid, volume, props, default):
         """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source
         into a new volume of the source's size on STORAGE, in the target storage's format; the
-        drive keeps the new volume, its size, and no `import-from` (pve-semantics.md §4.1, §8)."""
+        drive keeps the new volume, its size, and no `import-from` (docs/pve-semantics.md §4.1, §8)."""
         props = dict(props)
         source = props.pop('import-from')
         sid = NEW_DISK.match(volume).group(1) or default

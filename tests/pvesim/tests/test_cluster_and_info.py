@@ -8,7 +8,7 @@ from conftest import Q, create, error_of, run
 
 
 def test_nextid_is_a_string_and_the_first_free_id_from_100(sim):
-    # pve-manager PVE/API2/Cluster.pm nextid (9.2.11); pve-semantics.md §3, §18
+    # pve-manager PVE/API2/Cluster.pm nextid (9.2.11); docs/pve-semantics.md §3, §18
     assert sim.api('GET', '/cluster/nextid') == '101'
     create(sim, 101)
     assert sim.api('GET', '/cluster/nextid') == '102'
@@ -22,7 +22,7 @@ def test_nextid_with_a_taken_vmid_is_a_400(sim):
 
 
 def test_cluster_resources_lists_vms_with_template_flag_lock_and_tags(sim):
-    # pve-manager PVE/API2/Cluster.pm resources (9.2.11); pve-semantics.md §3, §4
+    # pve-manager PVE/API2/Cluster.pm resources (9.2.11); docs/pve-semantics.md §3, §4
     sim.fault(kind='lock', vmid=100, lock='backup', seconds=30)
     data = dict((r['vmid'], r) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}))
     assert set(data) == {100, 9000}

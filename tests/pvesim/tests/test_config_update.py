@@ -5,7 +5,7 @@ from conftest import MAC, Q, config, create, error_of, ok, pending, run, strip_m
 
 def test_put_new_disk_allocates_lowest_free_volume_on_block_storage(sim):
     # qemu-server src/PVE/API2/Qemu.pm update_vm_api → create_disks; pve-storage Plugin.pm
-    # find_free_diskname (9.2.6 / 9.1.7); pve-semantics.md §8, §21 D1
+    # find_free_diskname (9.2.6 / 9.1.7); docs/pve-semantics.md §8, §21 D1
     create(sim, 200, name='t')
     assert sim.api('PUT', Q + '/200/config', {'scsi0': 'local-lvm:10'}) is None
     assert sim.api('PUT', Q + '/200/config', {'scsi1': 'local-lvm:2,discard=on,iothread=1'}) is None
@@ -17,7 +17,7 @@ def test_put_new_disk_allocates_lowest_free_volume_on_block_storage(sim):
 
 def test_new_disk_on_dir_storage_is_a_file_in_the_storage_format(sim):
     # pve-storage Plugin.pm alloc_image/find_free_diskname; Drive.pm print_drive drops format=;
-    # pve-semantics.md §8.3, §8.6
+    # docs/pve-semantics.md §8.3, §8.6
     create(sim, 200)
     sim.api('PUT', Q + '/200/config', {'virtio0': 'vmdata:4', 'virtio1': 'vmdata:1,format=raw'})
     cfg = config(sim, 200)
@@ -27,7 +27,7 @@ def test_new_disk_on_dir_storage_is_a_file_in_the_storage_format(sim):
 
 def test_net_without_mac_gets_a_new_mac_on_create_and_on_update(sim):
     # qemu-server src/PVE/QemuServer/Network.pm parse_net/print_net, add_random_macs;
-    # Qemu.pm update_vm_api (9.2.6); pve-semantics.md §9, §21 D2
+    # Qemu.pm update_vm_api (9.2.6); docs/pve-semantics.md §9, §21 D2
     cfg = create(sim, 200, net0='virtio,bridge=vmbr0,firewall=yes')
     model, mac = cfg['net0'].split(',')[0].split('=')
     assert model == 'virtio' and MAC.match(mac)
@@ -41,7 +41,7 @@ def test_net_without_mac_gets_a_new_mac_on_create_and_on_update(sim):
 
 def test_post_config_is_a_qmconfig_task_and_put_is_synchronous(sim):
     # Qemu.pm update_vm (PUT, sync, null) and update_vm_async (POST, fork_worker 'qmconfig') (9.2.6);
-    # pve-semantics.md §5
+    # docs/pve-semantics.md §5
     create(sim, 200)
     upid = sim.api('POST', Q + '/200/config', {'cores': 4})
     assert upid.split(':')[5:8] == ['qmconfig', '200', 'ansible@pve!automation']
@@ -62,7 +62,7 @@ def test_stopped_vm_applies_every_change_at_once(sim):
 
 def test_running_vm_hotplugs_disk_and_nic_with_default_hotplug(sim):
     # QemuServer.pm vmconfig_hotplug_pending / vmconfig_update_disk / vmconfig_update_net,
-    # hotplug default network,disk,usb (9.2.6); pve-semantics.md §6, §21 D4
+    # hotplug default network,disk,usb (9.2.6); docs/pve-semantics.md §6, §21 D4
     sim.api('PUT', Q + '/100/config', {'scsi1': 'local-lvm:5', 'net1': 'virtio,bridge=vmbr1'})
     current = config(sim, 100, current=True)
     assert current['scsi1'] == 'local-lvm:vm-100-disk-1,size=5G'
@@ -72,7 +72,7 @@ def test_running_vm_hotplugs_disk_and_nic_with_default_hotplug(sim):
 
 def test_running_vm_without_disk_hotplug_allocates_disk_but_keeps_it_pending(sim):
     # Qemu.pm update_vm_api: create_disks runs before the hotplug decision; QemuServer.pm
-    # vmconfig_hotplug_pending "skip" without 'disk' (9.2.6); pve-semantics.md §8.9
+    # vmconfig_hotplug_pending "skip" without 'disk' (9.2.6); docs/pve-semantics.md §8.9
     sim.api('PUT', Q + '/100/config', {'hotplug': 'network,usb'})
     sim.api('PUT', Q + '/100/config', {'scsi1': 'local-lvm:5'})
     assert 'scsi1' not in config(sim, 100, current=True)
@@ -83,7 +83,7 @@ def test_running_vm_without_disk_hotplug_allocates_disk_but_keeps_it_pending(sim
 
 def test_running_vm_leaves_cold_keys_pending_and_config_overlays_them_unless_current(sim):
     # AbstractConfig.pm load_current_config via Qemu.pm vm_config (current param) (9.2.6);
-    # pve-semantics.md §6, §7, §21 D3
+    # docs/pve-semantics.md §6, §7, §21 D3
     sim.api('PUT', Q + '/100/config', {'cores': 4, 'description': 'hello'})
     assert config(sim, 100)['cores'] == 4
     current = config(sim, 100, current=True)
@@ -92,7 +92,7 @@ def test_running_vm_leaves_cold_keys_pending_and_config_overlays_them_unless_cur
 
 
 def test_pending_lists_every_key_with_the_digest_row_and_forced_deletes(sim):
-    # pve-guest-common GuestHelpers.pm config_with_pending_array (6.0.2); pve-semantics.md §7, §21 D12
+    # pve-guest-common GuestHelpers.pm config_with_pending_array (6.0.2); docs/pve-semantics.md §7, §21 D12
     sim.api('PUT', Q + '/100/config', {'hotplug': '0'})
     sim.api('PUT', Q + '/100/config', {'delete': 'net0', 'force': 1})
     sim.api('PUT', Q + '/100/config', {'delete': 'sockets'})
@@ -104,7 +104,7 @@ def test_pending_lists_every_key_with_the_digest_row_and_forced_deletes(sim):
 
 
 def test_start_applies_pending_changes(sim):
-    # QemuServer.pm vm_start_nolock → vmconfig_apply_pending (9.2.6); pve-semantics.md §6
+    # QemuServer.pm vm_start_nolock → vmconfig_apply_pending (9.2.6); docs/pve-semantics.md §6
     create(sim, 200, cores=1)
     ok(run(sim, 'POST', Q + '/200/status/start'))
     sim.api('PUT', Q + '/200/config', {'cores': 2})
@@ -138,7 +138,7 @@ def test_revert_drops_a_pending_change_and_a_pending_only_disk_becomes_unused(si
 
 def test_delete_of_a_disk_moves_its_volume_to_unused(sim):
     # QemuServer.pm vmconfig_delete_or_detach_drive → vmconfig_register_unused_drive;
-    # AbstractConfig.pm add_unused_volume (9.2.6); pve-semantics.md §11, §21 D5
+    # AbstractConfig.pm add_unused_volume (9.2.6); docs/pve-semantics.md §11, §21 D5
     create(sim, 200, scsi0='local-lvm:1', scsi1='local-lvm:2')
     sim.api('PUT', Q + '/200/config', {'delete': 'scsi1'})
     cfg = config(sim, 200)
@@ -237,13 +237,13 @@ def test_iso_without_media_cdrom_is_a_400(sim):
 
 
 def test_tags_are_normalised_on_write(sim):
-    # pve-guest-common GuestHelpers.pm get_unique_tags (6.0.2); pve-semantics.md §20.6
+    # pve-guest-common GuestHelpers.pm get_unique_tags (6.0.2); docs/pve-semantics.md §20.6
     sim.api('PUT', Q + '/100/config', {'tags': 'Web,prod db;web'})
     assert config(sim, 100)['tags'] == 'db;prod;web'
 
 
 def test_config_keeps_wire_types_of_pve(sim):
     # QemuServer.pm check_type: integers/booleans as numbers, memory and number keys as strings;
-    # pve-semantics.md §3
+    # docs/pve-semantics.md §3
     cfg = create(sim, 200, cores=2, onboot='yes', memory=1024, cpulimit='0.5')
     assert strip_meta(cfg) == {'cores': 2, 'onboot': 1, 'memory': '1024', 'cpulimit': '0.5'}

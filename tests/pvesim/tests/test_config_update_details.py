@@ -1,5 +1,5 @@
 """Details of update_vm_api found in review: boot order upkeep, vmgenid, balloon check, cloud-init,
-templates (pve-semantics.md §5, §8; qemu-server 9.2.6 src/PVE/API2/Qemu.pm update_vm_api, create_disks)."""
+templates (docs/pve-semantics.md §5, §8; qemu-server 9.2.6 src/PVE/API2/Qemu.pm update_vm_api, create_disks)."""
 
 import re
 
@@ -9,7 +9,7 @@ UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def test_deleting_a_boot_device_removes_it_from_the_boot_order(sim):
-    # Qemu.pm update_vm_api: "remove from bootorder if necessary" writes a pending boot; §5 step 1
+    # Qemu.pm update_vm_api: "remove from bootorder if necessary" writes a pending boot; §5.2 step 1
     create(sim, 200, scsi0='local-lvm:1', scsi1='local-lvm:1', net0='virtio,bridge=vmbr0', boot='order=scsi0;scsi1;net0')
     sim.api('PUT', Q + '/200/config', {'delete': 'scsi1'})
     assert config(sim, 200)['boot'] == 'order=scsi0;net0'
@@ -37,7 +37,7 @@ def test_a_new_boot_order_drops_the_legacy_bootdisk(sim):
 
 
 def test_vmgenid_1_on_update_draws_a_new_uuid(sim):
-    # Qemu.pm update_vm_api: vmgenid '1' becomes PVE::QemuServer::generate_uuid(); §5 step 6
+    # Qemu.pm update_vm_api: vmgenid '1' becomes PVE::QemuServer::generate_uuid(); §5.1 step 6
     before = config(sim, 100)['vmgenid']
     sim.api('PUT', Q + '/100/config', {'vmgenid': '1'})
     after = config(sim, 100)['vmgenid']
@@ -45,7 +45,7 @@ def test_vmgenid_1_on_update_draws_a_new_uuid(sim):
 
 
 def test_lowering_memory_below_the_balloon_is_refused(sim):
-    # Qemu.pm $load_and_check_config: checked when memory *or* balloon is given (get_current_memory); §5 step 8
+    # Qemu.pm $load_and_check_config: checked when memory *or* balloon is given (get_current_memory); §5.1 step 8
     create(sim, 200, memory=2048, balloon=1024)
     err = error_of(sim.api, 'PUT', Q + '/200/config', {'memory': 'current=512'})
     assert (err.status, err.message) == (500, 'balloon value too large (must be smaller than assigned memory)')

@@ -1,4 +1,4 @@
-"""resize, move_disk and unlink change state for real (issue 2 item 3; pve-semantics.md §10-§12, §21 D7, D16)."""
+"""resize, move_disk and unlink change state for real (issue 2 item 3; docs/pve-semantics.md §10-§12, §21 D7, D16)."""
 
 import time
 

@@ -8,7 +8,7 @@ from conftest import MAC, Q, config, ok, run, strip_meta, volumes
 
 def test_walk_create_add_disk_and_nic_resize_detach_move_and_delete(sim):
     # Qemu.pm create_vm, update_vm_api, resize_vm, unlink, move_vm_disk (9.2.6);
-    # QemuServer.pm vmconfig_apply_pending; pve-semantics.md §5, §8-§13
+    # QemuServer.pm vmconfig_apply_pending; docs/pve-semantics.md §5, §8-§13
     vmid = int(sim.api('GET', '/cluster/nextid'))
     assert vmid == 101
     ok(run(sim, 'POST', Q, {'vmid': vmid, 'name': 'walk', 'memory': 2048, 'cores': 2,

@@ -1,4 +1,4 @@
-"""Bad input gets PVE's own answer, never a traceback (issue 2 "Done when"; pve-semantics.md §2, §19)."""
+"""Bad input gets PVE's own answer, never a traceback (issue 2 "Done when"; docs/pve-semantics.md §2, §19)."""
 
 from conftest import Q, error_of
 
@@ -13,7 +13,7 @@ def test_a_bad_parameter_is_a_400_with_per_parameter_errors(sim):
 
 
 def test_a_bad_property_string_is_a_400_under_its_key(sim):
-    # pve-common JSONSchema.pm parse_property_string (9.2.1); pve-semantics.md §19
+    # pve-common JSONSchema.pm parse_property_string (9.2.1); docs/pve-semantics.md §19
     err = error_of(sim.api, 'PUT', Q + '/100/config', {'net1': 'virtio,bridge=vmbr0,tag=5000'})
     assert err.status == 400
     assert err.errors['net1'].startswith('invalid format - format error')

@@ -1,4 +1,4 @@
-"""Power actions, create, delete and clone (issue 2 items 4-5; pve-semantics.md §13-§16)."""
+"""Power actions, create, delete and clone (issue 2 items 4-5; docs/pve-semantics.md §13-§16)."""
 
 import threading
 import time
@@ -8,7 +8,7 @@ from conftest import MAC, Q, config, create, error_of, ok, run, volumes
 
 def test_shutdown_of_a_stopped_vm_is_a_task_that_ends_ok(sim):
     # qemu-server src/PVE/API2/Qemu.pm vm_shutdown; QemuServer.pm vm_stop (not running → nothing)
-    # (9.2.6); pve-semantics.md §16, §21 D9
+    # (9.2.6); docs/pve-semantics.md §16, §21 D9
     create(sim, 200)
     status = run(sim, 'POST', Q + '/200/status/shutdown')
     assert status['type'] == 'qmshutdown' and status['exitstatus'] == 'OK'
@@ -76,7 +76,7 @@ def test_delete_is_a_qmdestroy_task_that_frees_every_owned_volume(sim):
 
 def test_clone_holds_the_clone_lock_on_the_target_while_it_runs(sim):
     # Qemu.pm clone_vm: target config with only 'lock: clone' written at once, source held under
-    # its config lock (9.2.6); pve-semantics.md §15
+    # its config lock (9.2.6); docs/pve-semantics.md §15
     sim.time_scale(0.05)
     upid = sim.api('POST', Q + '/9000/clone', {'newid': 300, 'name': 'web-2'})
     assert upid.split(':')[5:7] == ['qmclone', '9000']

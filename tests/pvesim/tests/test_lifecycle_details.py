@@ -1,5 +1,5 @@
 """Lifecycle details found in review: destroy of a template with linked clones, clone to another node,
-schema checks on power and read calls (pve-semantics.md §2, §14-§16; qemu-server 9.2.6)."""
+schema checks on power and read calls (docs/pve-semantics.md §2, §14-§16; qemu-server 9.2.6)."""
 
 from conftest import Q, create, error_of, ok, run
 
@@ -51,7 +51,7 @@ def test_read_calls_reject_unknown_parameters(sim):
 
 def test_a_nic_on_a_missing_bridge_fails_hotplug_and_start(sim):
     # QemuServer.pm vmconfig_hotplug_pending -> PVE::Network tap_plug: "hotplug problem - ..." 400, the NIC
-    # stays pending (§5 step 4, §6); at start the pending NIC is applied, then QEMU fails (§16)
+    # stays pending (§5.2 step 4, §6); at start the pending NIC is applied, then QEMU fails (§16)
     from conftest import pending
     err = error_of(sim.api, 'PUT', Q + '/100/config', {'net1': 'virtio,bridge=vmbr9'})
     assert err.status == 400 and err.errors == {'net1': "hotplug problem - bridge 'vmbr9' does not exist"}

@@ -1,5 +1,5 @@
 """move_disk details found in review: reassign to another VM (target-vmid) and target formats
-(pve-semantics.md §12; qemu-server 9.2.6 src/PVE/API2/Qemu.pm move_vm_disk)."""
+(docs/pve-semantics.md §12; qemu-server 9.2.6 src/PVE/API2/Qemu.pm move_vm_disk)."""
 
 from conftest import Q, config, create, error_of, ok, pending, run, volumes
 
