@@ -71,6 +71,18 @@ impl Error {
     }
 }
 
+/// `text` cut to `max` characters (then `...`), so that a huge value cannot make a huge
+/// message. Every message that quotes a task's value quotes it through this.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let mut q: String = text.chars().take(max).collect();
+        q.push_str("...");
+        q
+    } else {
+        text.to_string()
+    }
+}
+
 fn prefix(what: &str, context: &str) -> String {
     if context.is_empty() {
         what.to_string()

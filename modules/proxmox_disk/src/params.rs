@@ -1,7 +1,8 @@
 //! proxmox_disk's validated task: what upstream leaves to PVE is checked here, before any call.
 
-use module_utils::propstring::parse_gib_or_size;
+use module_utils::propstring::{parse_gib_or_size, DRIVE};
 use module_utils::pveconfig::disk_bus;
+use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::spec::Kind;
 use module_utils::{Error, Result};
 
@@ -200,7 +201,27 @@ impl Params {
                 _ => p.str(name).map(str::to_string),
             };
             if let Some(t) = text {
+                // The value must be what PVE accepts for the key, and nothing more: no `,` that
+                // would add `cache=unsafe` to a serial (property strings of every bus share
+                // these keys' formats, so DRIVE is the one to check against).
+                DRIVE.check_task_value(key, &t).map_err(|msg| Error::args(format!("{name}: {msg}")))?;
                 options.push((key.to_string(), t));
+            }
+        }
+        // Values that name objects: PVE's formats, before any call.
+        for (option, format) in [
+            ("storage", PveFormat::StorageId),
+            ("target_storage", PveFormat::StorageId),
+            ("import_from", PveFormat::VolumeIdOrAbsolutePath),
+            ("iso_image", PveFormat::VolumeIdOrQmPath),
+        ] {
+            if let Some(v) = p.str(option) {
+                check_option(option, format, v)?;
+                if v.contains(',') {
+                    return Err(Error::args(format!(
+                        "{option}: a value must not contain ',' (it would start another key)"
+                    )));
+                }
             }
         }
         Ok(Params {

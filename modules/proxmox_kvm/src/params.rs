@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use module_utils::client::percent_encode;
 use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pveconfig::{disk_bus, format_for_key};
+use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -303,9 +304,11 @@ impl Params {
             }
             let storage = sub_str(efi, "efidisk0", "storage")?
                 .ok_or_else(|| Error::args("missing required arguments: storage found in efidisk0"))?;
+            check_option("efidisk0.storage", PveFormat::StorageId, &storage)?;
             let mut ps = PropertyString::new(&EFIDISK);
             ps.set("file", &format!("{storage}:1"));
             if let Some(f) = sub_str(efi, "efidisk0", "format")? {
+                EFIDISK.check_task_value("format", &f).map_err(|m| Error::args(format!("efidisk0.format: {m}")))?;
                 ps.set("format", &f);
             }
             if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
@@ -322,7 +325,7 @@ impl Params {
                 ps.set("pre-enrolled-keys", if b { "1" } else { "0" });
             }
             unknown_suboptions(efi, "efidisk0", &["storage", "format", "efitype", "pre_enrolled_keys"])?;
-            desired.insert("efidisk0".into(), ps.to_string());
+            desired.insert("efidisk0".into(), ps.to_checked_string()?);
         }
         if let Some(tpm) = p.dict("tpmstate0") {
             let storage = sub_str(tpm, "tpmstate0", "storage")?
@@ -334,10 +337,11 @@ impl Params {
                 )));
             }
             unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
+            check_option("tpmstate0.storage", PveFormat::StorageId, &storage)?;
             let mut ps = PropertyString::new(&TPMSTATE);
             ps.set("file", &format!("{storage}:1"));
             ps.set("version", &format!("v{version}"));
-            desired.insert("tpmstate0".into(), ps.to_string());
+            desired.insert("tpmstate0".into(), ps.to_checked_string()?);
         }
         // NICs are sent in PVE's canonical form so that what the diff shows is what PVE stores.
         for (key, value) in desired.iter_mut() {
@@ -372,6 +376,15 @@ impl Params {
         });
         if let Some(name) = p.str("name") {
             check_dns_name(name)?;
+        }
+        // Values that name a node or a storage (`node` is a path segment of create): PVE's
+        // formats, before any call.
+        for (option, format) in
+            [("node", PveFormat::Node), ("target", PveFormat::Node), ("storage", PveFormat::StorageId)]
+        {
+            if let Some(v) = p.str(option) {
+                check_option(option, format, v)?;
+            }
         }
         let timeout = p.int("timeout").unwrap_or(300);
         if timeout <= 0 {

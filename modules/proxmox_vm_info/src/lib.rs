@@ -44,6 +44,9 @@ impl Params {
             Some(v) => Some(v as u64),
             None => None,
         };
+        if let Some(node) = p.str("node") {
+            module_utils::pveformat::check_option("node", module_utils::pveformat::PveFormat::Node, node)?;
+        }
         Ok(Params {
             node: p.str("node").map(str::to_string),
             kind: p.str("type").filter(|t| *t != "all").map(str::to_string),
