@@ -13,8 +13,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::auth::{Connection, Credentials};
-use crate::error::{Error, Result};
+use crate::error::{clip, Error, Result};
 use crate::protocol::Context;
+use crate::pveformat::QUOTE_MAX;
 
 /// HTTP methods the PVE API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +145,9 @@ impl PveClient {
             .tls_config(tls)
             .timeout_global(Some(Duration::from_secs(conn.timeout_secs)))
             .http_status_as_error(false)
+            // PVE never redirects its API: a 3xx comes from something else (a proxy, another
+            // web service on that port) and is refused in `send`, never followed.
+            .max_redirects(0)
             .user_agent(concat!("ferro.proxmox/", env!("CARGO_PKG_VERSION")))
             .build();
         let agent: ureq::Agent = config.into();
@@ -213,6 +217,10 @@ impl PveClient {
         };
         let mut response = response.map_err(|e| self.transport_error(method, path, &e))?;
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");
+            return Err(redirect_error(method, path, status, location, &self.base));
+        }
         let body = response.body_mut().read_to_string().map_err(|e| self.transport_error(method, path, &e))?;
         decode(method, path, status, &body, &self.principal)
     }
@@ -225,10 +233,7 @@ impl PveClient {
         );
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
-            detail = format!(
-                "the TLS certificate of {} {TLS_UNVERIFIED} ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification",
-                self.base.trim_end_matches("/api2/json")
-            );
+            detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail);
         }
         Error::Transport {
             method: method.as_str().to_string(),
@@ -254,6 +259,35 @@ impl Api for PveClient {
                 other => return other,
             }
         }
+    }
+}
+
+/// What to tell the user about a certificate that did not verify. A certificate for other
+/// names is its own case: another CA would not help, the name in `api_host` has to be one the
+/// certificate holds.
+fn tls_detail(origin: &str, detail: &str) -> String {
+    let detail = clip(detail, 2 * QUOTE_MAX);
+    if detail.contains("not valid for name") || detail.contains("NotValidForName") {
+        return format!(
+            "the TLS certificate of {origin} {TLS_UNVERIFIED}: it was issued for other names than the api_host ({detail}); connect with a name the certificate holds, or have it issued for this one (ca_path does not help with a name mismatch)"
+        );
+    }
+    format!(
+        "the TLS certificate of {origin} {TLS_UNVERIFIED} ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification"
+    )
+}
+
+/// A 3xx answer: refused, never followed (PVE's API does not redirect).
+fn redirect_error(method: Method, path: &str, status: u16, location: &str, base: &str) -> Error {
+    let to = if location.is_empty() { String::new() } else { format!(" to {}", clip(location, QUOTE_MAX)) };
+    Error::Api {
+        method: method.as_str().to_string(),
+        path: path.to_string(),
+        status,
+        message: format!(
+            "{} answered a redirect{to}, which Proxmox VE's API never does: not followed; check that api_host and api_port name the Proxmox VE API itself (port 8006), not a proxy or another web service",
+            base.trim_end_matches("/api2/json")
+        ),
     }
 }
 
@@ -430,6 +464,34 @@ mod tests {
             "authentication failed for ansible@pve!automation (API token): authentication failure (HTTP 401 on GET /cluster/resources)"
         );
         assert!(matches!(decode(Method::Get, "/x", 200, "<html>", "u"), Err(Error::Internal(_))));
+    }
+
+    #[test]
+    fn redirects_and_name_mismatches_say_what_they_are() {
+        let e = redirect_error(Method::Get, "/version", 301, "https://login.example/", "https://pve1:443/api2/json");
+        assert!(!is_transient(&e));
+        assert_eq!(
+            e.to_string(),
+            "https://pve1:443 answered a redirect to https://login.example/, which Proxmox VE's API never does: not followed; check that api_host and api_port name the Proxmox VE API itself (port 8006), not a proxy or another web service (HTTP 301 on GET /version)"
+        );
+        let long = format!("https://x/{}", "a".repeat(100_000));
+        assert!(redirect_error(Method::Get, "/v", 302, &long, "b").to_string().len() < 600);
+        let mismatch = tls_detail(
+            "https://10.0.0.5:8006",
+            "rustls: invalid peer certificate: certificate not valid for name \"10.0.0.5\"; certificate is only valid for DnsName(\"pve1\")",
+        );
+        assert!(mismatch.contains("it was issued for other names than the api_host"), "{mismatch}");
+        assert!(!mismatch.contains("set ca_path to the CA"), "{mismatch}");
+        let unknown = tls_detail("https://pve1:8006", "rustls: invalid peer certificate: UnknownIssuer");
+        assert!(unknown.contains("set ca_path to the CA that signed it"), "{unknown}");
+        for d in [&mismatch, &unknown] {
+            assert!(!is_transient(&Error::Transport {
+                method: "GET".into(),
+                path: "/x".into(),
+                detail: d.clone(),
+                may_have_applied: false
+            }));
+        }
     }
 
     #[test]

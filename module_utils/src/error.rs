@@ -33,15 +33,20 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The longest argument error message.
+pub const ARGS_MSG_MAX: usize = 1000;
+
 impl Error {
     /// Shorthand for a module-level failure with a complete message.
     pub fn failed(msg: impl Into<String>) -> Self {
         Error::Failed(msg.into())
     }
 
-    /// Shorthand for an argument error.
+    /// Shorthand for an argument error. The message is cut to `ARGS_MSG_MAX` characters: it
+    /// names the option first, and a value it quotes must not make it unreadable (each site
+    /// also quotes values through `clip`; this is the net under those).
     pub fn args(msg: impl Into<String>) -> Self {
-        Error::Args(msg.into())
+        Error::Args(clip(&msg.into(), ARGS_MSG_MAX))
     }
 
     /// The HTTP status of an API error, if this is one.

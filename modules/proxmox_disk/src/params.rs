@@ -1,5 +1,6 @@
 //! proxmox_disk's validated task: what upstream leaves to PVE is checked here, before any call.
 
+use module_utils::error::clip;
 use module_utils::propstring::{parse_gib_or_size, DRIVE};
 use module_utils::pveconfig::disk_bus;
 use module_utils::pveformat::{check_option, PveFormat};
@@ -89,7 +90,8 @@ fn check_disk_key(disk: &str) -> Result<&'static str> {
         && (number == "0" || !number.starts_with('0'));
     if !well_formed {
         return Err(Error::args(format!(
-            "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got '{disk}'"
+            "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got '{}'",
+            clip(disk, 40)
         )));
     }
     let Some((lo, hi)) = bus_range(prefix) else {
@@ -180,7 +182,7 @@ impl Params {
         if let Some(wwn) = p.str("wwn") {
             let ok = wwn.len() == 18 && wwn.starts_with("0x") && wwn[2..].bytes().all(|b| b.is_ascii_hexdigit());
             if !ok {
-                return Err(Error::args(format!("wwn must be 0x followed by 16 hex digits, got '{wwn}'")));
+                return Err(Error::args(format!("wwn must be 0x followed by 16 hex digits, got '{}'", clip(wwn, 40))));
             }
         }
         if p.str("iso_image").is_some() && p.str("media") != Some("cdrom") {

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use module_utils::client::percent_encode;
+use module_utils::error::clip;
 use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pveconfig::{disk_bus, format_for_key};
 use module_utils::pveformat::{check_option, PveFormat};
@@ -314,7 +315,8 @@ impl Params {
             if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
                 if !["2m", "4m"].contains(&t.as_str()) {
                     return Err(Error::args(format!(
-                        "value of efitype must be one of: 2m, 4m, got: {t} found in efidisk0"
+                        "value of efitype must be one of: 2m, 4m, got: {} found in efidisk0",
+                        clip(&t, 40)
                     )));
                 }
                 ps.set("efitype", &t);
@@ -333,7 +335,8 @@ impl Params {
             let version = sub_str(tpm, "tpmstate0", "version")?.unwrap_or_else(|| "2.0".into());
             if !["2.0", "1.2"].contains(&version.as_str()) {
                 return Err(Error::args(format!(
-                    "value of version must be one of: 2.0, 1.2, got: {version} found in tpmstate0"
+                    "value of version must be one of: 2.0, 1.2, got: {} found in tpmstate0",
+                    clip(&version, 40)
                 )));
             }
             unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
@@ -459,7 +462,8 @@ fn check_dns_name(name: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::args(format!(
-            "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{name}'"
+            "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{}'",
+            clip(name, 80)
         )))
     }
 }

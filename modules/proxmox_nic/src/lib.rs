@@ -9,6 +9,7 @@ mod spec;
 use module_utils::checkplan;
 use module_utils::client::{connect, form, Api};
 use module_utils::diff::Diff;
+use module_utils::error::clip;
 use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pveformat::{check_option, PveFormat};
@@ -67,7 +68,7 @@ impl Params {
             .and_then(|n| n.parse::<u32>().ok())
             .is_some_and(|n| n <= 31);
         if !index_ok {
-            return Err(Error::args(format!("interface must be one of net0 to net31, got '{interface}'")));
+            return Err(Error::args(format!("interface must be one of net0 to net31, got '{}'", clip(&interface, 40))));
         }
         let vmid = match p.int("vmid") {
             Some(v) if !(100..=999_999_999).contains(&v) => {
@@ -77,7 +78,7 @@ impl Params {
         };
         let mac = match p.str("mac") {
             Some(m) => Some(normalize_mac(m).ok_or_else(|| {
-                Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{m}'"))
+                Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{}'", clip(m, 40)))
             })?),
             None => None,
         };
