@@ -84,8 +84,8 @@ fn hostile(rng: &mut Rng) -> String {
         _ => format!("{base}{}", rng.pick(TAILS)),
     };
     if rng.chance(20) {
-        let tail: &str = *rng.pick(TAILS);
-        v.push_str(tail);
+        let tail = rng.pick(TAILS).to_string();
+        v.push_str(&tail);
     }
     v
 }
