@@ -65,11 +65,11 @@ VM_INFO = [
     ({'config': ''}, 'value of config must be one of: none, current, pending, got: '),
     ({'type': 'vm'}, 'value of type must be one of: all, qemu, lxc, got: vm'),
     ({'network': 'maybe'}, bad_bool('network', 'maybe')),
-    # Issue 15: a node name is checked against PVE's pve-node format before any call, and a long
-    # value is quoted cut.
+    # Issue 15: a node name is checked against PVE's pve-node format before any call (which has no
+    # length limit), and a long value is quoted cut.
     ({'node': 'nöde-ünïcode'}, "node: value does not look like a valid node name, got 'nöde-ünïcode'"),
     ({'node': ''}, "node: value does not look like a valid node name, got ''"),
-    ({'node': LONG}, "node: value does not look like a valid node name, got '%s...'" % LONG[:120]),
+    ({'node': LONG}, "Node %s... doesn't exist in PVE cluster" % LONG[:120]),
     ({'node': 'pve9'}, "Node pve9 doesn't exist in PVE cluster"),
     ({'bogus_option': 1}, unsupported('proxmox_vm_info', 'bogus_option')),
     ({'vmid': 100, 'ünïcode': 1}, unsupported('proxmox_vm_info', 'ünïcode')),
@@ -151,7 +151,9 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'scsi': {'scsi31': 'local-lvm:10'}}, "scsi: 'scsi31' is not a valid key, expected scsi0 to scsi30"),
     ({'scsi': {'scsi0': 'local-lvm:10,iothread=maybe'}}, "scsi.scsi0: invalid format - iothread: type check ('boolean') failed - got 'maybe' (in drive value 'local-lvm:10,iothread=maybe')"),
     ({'scsi': {'scsi0': 'local-lvm:10,cache=fast'}}, "scsi.scsi0: invalid format - cache: value 'fast' does not have a value in the enumeration 'none, writethrough, writeback, unsafe, directsync' (in drive value 'local-lvm:10,cache=fast')"),
-    ({'scsi': {'scsi0': 'ünï:10,size=1Ğ'}}, "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1Ğ (in drive value 'ünï:10,size=1Ğ')"),
+    # The volume is checked too (pve-volume-id-or-qm-path, issue 15): its storage part is no storage id.
+    ({'scsi': {'scsi0': 'ünï:10,size=1Ğ'}}, "scsi.scsi0: invalid format - file: unable to parse volume ID 'ünï:10' (in drive value 'ünï:10,size=1Ğ')"),
+    ({'scsi': {'scsi0': 'local-lvm:10,size=1Ğ'}}, "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1Ğ (in drive value 'local-lvm:10,size=1Ğ')"),
     ({'scsi': ['local-lvm:10']}, Starts("argument 'scsi' is of type list and we were unable to convert to dict: ")),
     ({'delete': 'net1', 'revert': 'cores'}, 'parameters are mutually exclusive: delete|revert'),
     ({'clone': 'debian-13-template', 'delete': 'net1'}, 'parameters are mutually exclusive: clone|delete'),

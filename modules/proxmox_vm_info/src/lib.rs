@@ -112,7 +112,10 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
             .as_array()
             .is_some_and(|list| list.iter().any(|n| n.get("node").and_then(Value::as_str) == Some(node)));
         if !known {
-            return Err(Error::failed(format!("Node {node} doesn't exist in PVE cluster")));
+            return Err(Error::failed(format!(
+                "Node {} doesn't exist in PVE cluster",
+                module_utils::error::clip(node, module_utils::pveformat::QUOTE_MAX)
+            )));
         }
     }
     let all = checkplan::cluster_vms(api, plan)?;
