@@ -24,6 +24,17 @@ fn report(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// Fail with the first violations and the seed that replays them.
+fn fail_on(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} violations (seed {:#x}):\n{}",
+        failures.len(),
+        seed(),
+        failures[..failures.len().min(8)].join("\n")
+    );
+}
+
 fn cases() -> u64 {
     std::env::var("FERRO_PROP_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1500) / 3
 }
@@ -90,6 +101,8 @@ fn hostile(rng: &mut Rng) -> String {
     v
 }
 
+// The oracles below are written here on purpose, from PVE's patterns (pve-common JSONSchema.pm
+// `pve_verify_node_name`, `parse_id`), rather than calling `pveformat`: the code under test.
 fn is_node(v: &str) -> bool {
     let b = v.as_bytes();
     !b.is_empty()
@@ -212,13 +225,7 @@ fn path_segment_options_are_refused_or_in_pves_format() {
         table.len(),
         tried - refused
     ));
-    assert!(
-        failures.is_empty(),
-        "{} violations (seed {:#x}):\n{}",
-        failures.len(),
-        seed(),
-        failures[..failures.len().min(8)].join("\n")
-    );
+    fail_on(&failures);
 }
 
 fn decode(s: &str) -> Vec<u8> {
@@ -417,13 +424,7 @@ fn property_string_values_cannot_add_remove_or_change_keys() {
         nic_options.len() + disk_options.len() + 2,
         tried - refused
     ));
-    assert!(
-        failures.is_empty(),
-        "{} violations (seed {:#x}):\n{}",
-        failures.len(),
-        seed(),
-        failures[..failures.len().min(8)].join("\n")
-    );
+    fail_on(&failures);
 }
 
 /// proxmox_disk's drive options as (option, PVE key, kind name), from its spec.
