@@ -1,11 +1,11 @@
 //! The connection options every module shares (named as community.proxmox names them) and
 //! the typed `Connection` built from them.
 
-use crate::error::{Error, Result};
+use crate::error::{clip, Error, Result};
 use crate::spec::{DefaultValue, Kind, OptionSpec, Params};
 
 pub const AUTH_OPTIONS: &[OptionSpec] = &[
-    OptionSpec::new("api_host", Kind::Str, &["The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."])
+    OptionSpec::new("api_host", Kind::Str, &["The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."])
         .required()
         .env(&["PROXMOX_HOST"]),
     OptionSpec::new("api_port", Kind::Int, &["The port of the Proxmox VE API. Defaults to 8006."]).env(&["PROXMOX_PORT"]),
@@ -70,7 +70,7 @@ impl Connection {
         if host_opt.is_empty() {
             return Err(Error::args("api_host must not be empty"));
         }
-        let (host, port_in_host) = split_host_port(&host_opt)?;
+        let (host, port_in_host) = parse_api_host(&host_opt)?;
         let port = match p.int("api_port") {
             Some(port) => u16::try_from(port)
                 .ok()
@@ -81,7 +81,8 @@ impl Connection {
         let user = p.str("api_user").unwrap_or_default().to_string();
         if !user.contains('@') {
             return Err(Error::args(format!(
-                "api_user must be of the form user@realm (for example root@pam), got '{user}'"
+                "api_user must be of the form user@realm (for example root@pam), got '{}'",
+                clip(&user, 80)
             )));
         }
         let credentials = match (p.str("api_password"), p.str("api_token_id"), p.str("api_token_secret")) {
@@ -121,8 +122,49 @@ impl Connection {
     }
 }
 
+/// `api_host` as a host, `host:port`, `[v6]:port`, or an `https://` URL of the API's origin.
+/// What cannot be a host (a path, a query, credentials, another scheme) is refused with the fix,
+/// before any connection.
+fn parse_api_host(text: &str) -> Result<(String, Option<u16>)> {
+    let shown = clip(text, 80);
+    let mut authority = text;
+    if let Some((scheme, rest)) = text.split_once("://") {
+        if !scheme.eq_ignore_ascii_case("https") {
+            return Err(Error::args(format!(
+                "api_host: the Proxmox VE API is served over https only, got a {} URL; give the host, e.g. api_host: pve1 (port 8006 is the default)",
+                clip(scheme, 16)
+            )));
+        }
+        let (auth, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+        if !matches!(path.trim_end_matches('/'), "" | "api2/json") {
+            return Err(Error::args(format!(
+                "api_host: give the host (optionally https:// and a port), not a path: '{shown}'; e.g. api_host: pve1 or https://pve1:8006"
+            )));
+        }
+        authority = auth;
+    }
+    if authority.contains('@') {
+        // Never echo it: the part before `@` may be a password.
+        return Err(Error::args(
+            "api_host must not contain credentials (user@host): give them as api_user and api_password or api_token_id/api_token_secret",
+        ));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']' | '%');
+    if authority.is_empty() || !authority.chars().all(allowed) {
+        return Err(Error::args(format!(
+            "api_host: '{shown}' is not a host name or address (optionally with :port); e.g. api_host: pve1, pve1:8006 or https://pve1:8006"
+        )));
+    }
+    split_host_port(authority)
+}
+
 fn split_host_port(text: &str) -> Result<(String, Option<u16>)> {
-    let bad = || Error::args(format!("api_host has an invalid port: '{text}'"));
+    let bad = || {
+        Error::args(format!(
+            "api_host has an invalid port: '{}' (expected host or host:port with a port from 1 to 65535)",
+            clip(text, 80)
+        ))
+    };
     if let Some(rest) = text.strip_prefix('[') {
         // [v6]:port or [v6]
         let (addr, tail) = rest.split_once(']').ok_or_else(bad)?;
@@ -155,6 +197,33 @@ mod tests {
         assert_eq!(split_host_port("[::1]:8006").unwrap(), ("[::1]".into(), Some(8006)));
         assert_eq!(split_host_port("::1").unwrap(), ("[::1]".into(), None));
         assert!(split_host_port("pve1:http").is_err());
+    }
+
+    #[test]
+    fn api_host_as_url() {
+        for (text, want) in [
+            ("https://pve1:8006/", ("pve1", Some(8006))),
+            ("https://pve1:8006", ("pve1", Some(8006))),
+            ("HTTPS://pve1/api2/json/", ("pve1", None)),
+            ("https://[::1]:8443/", ("[::1]", Some(8443))),
+            ("pve1.example.org", ("pve1.example.org", None)),
+        ] {
+            assert_eq!(parse_api_host(text).unwrap(), (want.0.to_string(), want.1), "{text}");
+        }
+        for (text, want) in [
+            ("http://pve1:8006/", "api_host: the Proxmox VE API is served over https only, got a http URL"),
+            ("https://pve1:8006/other", "api_host: give the host (optionally https:// and a port), not a path"),
+            ("https://root:secret@pve1/", "api_host must not contain credentials"),
+            ("pve1/x", "api_host: 'pve1/x' is not a host name or address"),
+            ("pve1?x=1", "api_host: 'pve1?x=1' is not a host name or address"),
+            ("pve1:99999", "api_host has an invalid port: 'pve1:99999'"),
+        ] {
+            let e = parse_api_host(text).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{text}: {e}");
+            assert!(!e.contains("root:secret"), "{e}");
+        }
+        let e = parse_api_host(&"h/".repeat(50_000)).unwrap_err().to_string();
+        assert!(e.len() < 300, "{}", e.len());
     }
 
     #[test]

@@ -1,17 +1,21 @@
 //! The PVE API client: the only code in the workspace that does network I/O.
 //!
 //! `Api` is the seam: modules and the task waiter talk to `&dyn Api`, `PveClient` implements it
-//! over HTTPS (ureq + rustls), and tests implement it with scripted answers. Retry policy lives
+//! over HTTPS (ureq + rustls), and tests implement it with scripted answers. A request path is an
+//! `ApiPath` (its segments, each percent-encoded when sent), so no value can add a segment, a
+//! query or a fragment, and no module formats a URL. Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 
+use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::auth::{Connection, Credentials};
-use crate::error::{Error, Result};
+use crate::error::{clip, Error, Result};
 use crate::protocol::Context;
+use crate::pveformat::QUOTE_MAX;
 
 /// HTTP methods the PVE API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,20 +45,68 @@ pub fn form<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K
     pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
 }
 
+/// A request path below `/api2/json`, kept as its segments. It is the only way to name an
+/// endpoint: `encoded()` percent-encodes every segment, so a `/`, `?`, `#` or `%` inside a value
+/// (a node name, a UPID, ...) stays part of that one segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiPath(Vec<String>);
+
+impl ApiPath {
+    /// `ApiPath::new(["nodes", node, "qemu"])`.
+    pub fn new<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> ApiPath {
+        ApiPath(segments.into_iter().map(|s| s.as_ref().to_string()).collect())
+    }
+
+    /// This path with more segments after it: `vm.path().join(["status", "stop"])`.
+    pub fn join<S: AsRef<str>>(&self, more: impl IntoIterator<Item = S>) -> ApiPath {
+        let mut segments = self.0.clone();
+        segments.extend(more.into_iter().map(|s| s.as_ref().to_string()));
+        ApiPath(segments)
+    }
+
+    pub fn segments(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The path as sent: `/` and each segment percent-encoded.
+    pub fn encoded(&self) -> String {
+        self.0.iter().map(|s| format!("/{}", percent_encode(s))).collect()
+    }
+
+    /// Refuse, before any I/O, a segment that encoding cannot make safe: an empty one (servers
+    /// collapse `//`, so the next segment would move up) and `.`/`..` (dot-segments, which URL
+    /// normalisation removes together with the segment before them).
+    pub fn check(&self) -> Result<()> {
+        match self.0.iter().find(|s| s.is_empty() || *s == "." || *s == "..") {
+            Some(bad) => Err(Error::Internal(format!(
+                "refusing to call a path with the segment {bad:?}: {} (a value that should have been refused earlier)",
+                self.encoded()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for ApiPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.encoded())
+    }
+}
+
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
 pub trait Api {
-    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value>;
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value>;
 
-    fn get(&self, path: &str, query: &Form) -> Result<Value> {
+    fn get(&self, path: &ApiPath, query: &Form) -> Result<Value> {
         self.call(Method::Get, path, query)
     }
-    fn post(&self, path: &str, body: &Form) -> Result<Value> {
+    fn post(&self, path: &ApiPath, body: &Form) -> Result<Value> {
         self.call(Method::Post, path, body)
     }
-    fn put(&self, path: &str, body: &Form) -> Result<Value> {
+    fn put(&self, path: &ApiPath, body: &Form) -> Result<Value> {
         self.call(Method::Put, path, body)
     }
-    fn delete(&self, path: &str, query: &Form) -> Result<Value> {
+    fn delete(&self, path: &ApiPath, query: &Form) -> Result<Value> {
         self.call(Method::Delete, path, query)
     }
 }
@@ -93,6 +145,9 @@ impl PveClient {
             .tls_config(tls)
             .timeout_global(Some(Duration::from_secs(conn.timeout_secs)))
             .http_status_as_error(false)
+            // PVE never redirects its API: a 3xx comes from something else (a proxy, another
+            // web service on that port) and is refused in `send`, never followed.
+            .max_redirects(0)
             .user_agent(concat!("ferro.proxmox/", env!("CARGO_PKG_VERSION")))
             .build();
         let agent: ureq::Agent = config.into();
@@ -112,7 +167,7 @@ impl PveClient {
             Credentials::Password(password) => {
                 let answer = client.send(
                     Method::Post,
-                    "/access/ticket",
+                    &ApiPath::new(["access", "ticket"]),
                     &form([("username", conn.user.as_str()), ("password", password.as_str())]),
                 )?;
                 let ticket = answer.get("ticket").and_then(Value::as_str);
@@ -129,7 +184,10 @@ impl PveClient {
         Ok(client)
     }
 
-    fn send(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+    fn send(&self, method: Method, api_path: &ApiPath, params: &Form) -> Result<Value> {
+        api_path.check()?;
+        let path = api_path.encoded();
+        let path = path.as_str();
         let url = format!("{}{}", self.base, path);
         let pairs = params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let auth = (!self.auth_header.0.is_empty()).then_some(&self.auth_header);
@@ -159,6 +217,10 @@ impl PveClient {
         };
         let mut response = response.map_err(|e| self.transport_error(method, path, &e))?;
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");
+            return Err(redirect_error(method, path, status, location, &self.base));
+        }
         let body = response.body_mut().read_to_string().map_err(|e| self.transport_error(method, path, &e))?;
         decode(method, path, status, &body, &self.principal)
     }
@@ -171,10 +233,7 @@ impl PveClient {
         );
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
-            detail = format!(
-                "the TLS certificate of {} {TLS_UNVERIFIED} ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification",
-                self.base.trim_end_matches("/api2/json")
-            );
+            detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail);
         }
         Error::Transport {
             method: method.as_str().to_string(),
@@ -186,7 +245,7 @@ impl PveClient {
 }
 
 impl Api for PveClient {
-    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
             return self.send(method, path, params);
         }
@@ -200,6 +259,35 @@ impl Api for PveClient {
                 other => return other,
             }
         }
+    }
+}
+
+/// What to tell the user about a certificate that did not verify. A certificate for other
+/// names is its own case: another CA would not help, the name in `api_host` has to be one the
+/// certificate holds.
+fn tls_detail(origin: &str, detail: &str) -> String {
+    let detail = clip(detail, 2 * QUOTE_MAX);
+    if detail.contains("not valid for name") || detail.contains("NotValidForName") {
+        return format!(
+            "the TLS certificate of {origin} {TLS_UNVERIFIED}: it was issued for other names than the api_host ({detail}); connect with a name the certificate holds, or have it issued for this one (ca_path does not help with a name mismatch)"
+        );
+    }
+    format!(
+        "the TLS certificate of {origin} {TLS_UNVERIFIED} ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification"
+    )
+}
+
+/// A 3xx answer: refused, never followed (PVE's API does not redirect).
+fn redirect_error(method: Method, path: &str, status: u16, location: &str, base: &str) -> Error {
+    let to = if location.is_empty() { String::new() } else { format!(" to {}", clip(location, QUOTE_MAX)) };
+    Error::Api {
+        method: method.as_str().to_string(),
+        path: path.to_string(),
+        status,
+        message: format!(
+            "{} answered a redirect{to}, which Proxmox VE's API never does: not followed; check that api_host and api_port name the Proxmox VE API itself (port 8006), not a proxy or another web service",
+            base.trim_end_matches("/api2/json")
+        ),
     }
 }
 
@@ -332,8 +420,10 @@ pub mod testing {
     }
 
     impl Api for ScriptedApi {
-        fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
-            self.calls.borrow_mut().push((method, path.to_string(), params.clone()));
+        fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+            path.check()?;
+            let path = path.encoded();
+            self.calls.borrow_mut().push((method, path.clone(), params.clone()));
             let mut answers = self.answers.borrow_mut();
             let idx = answers
                 .iter()
@@ -377,6 +467,34 @@ mod tests {
     }
 
     #[test]
+    fn redirects_and_name_mismatches_say_what_they_are() {
+        let e = redirect_error(Method::Get, "/version", 301, "https://login.example/", "https://pve1:443/api2/json");
+        assert!(!is_transient(&e));
+        assert_eq!(
+            e.to_string(),
+            "https://pve1:443 answered a redirect to https://login.example/, which Proxmox VE's API never does: not followed; check that api_host and api_port name the Proxmox VE API itself (port 8006), not a proxy or another web service (HTTP 301 on GET /version)"
+        );
+        let long = format!("https://x/{}", "a".repeat(100_000));
+        assert!(redirect_error(Method::Get, "/v", 302, &long, "b").to_string().len() < 600);
+        let mismatch = tls_detail(
+            "https://10.0.0.5:8006",
+            "rustls: invalid peer certificate: certificate not valid for name \"10.0.0.5\"; certificate is only valid for DnsName(\"pve1\")",
+        );
+        assert!(mismatch.contains("it was issued for other names than the api_host"), "{mismatch}");
+        assert!(!mismatch.contains("set ca_path to the CA"), "{mismatch}");
+        let unknown = tls_detail("https://pve1:8006", "rustls: invalid peer certificate: UnknownIssuer");
+        assert!(unknown.contains("set ca_path to the CA that signed it"), "{unknown}");
+        for d in [&mismatch, &unknown] {
+            assert!(!is_transient(&Error::Transport {
+                method: "GET".into(),
+                path: "/x".into(),
+                detail: d.clone(),
+                may_have_applied: false
+            }));
+        }
+    }
+
+    #[test]
     fn transient_classification() {
         let api = |status, message: &str| Error::Api {
             method: "GET".into(),
@@ -400,6 +518,22 @@ mod tests {
         assert!(!is_transient(&api(500, "Configuration file 'nodes/pve1/qemu-server/1.conf' does not exist")));
         assert!(!is_transient(&api(400, "Parameter verification failed.")));
         assert!(!is_transient(&api(401, "authentication failure")));
+    }
+
+    #[test]
+    fn path_segments_are_encoded_one_by_one() {
+        let node = "pve1/qemu/100/status/stop#";
+        let path = ApiPath::new(["nodes", node, "qemu"]);
+        assert_eq!(path.encoded(), "/nodes/pve1%2Fqemu%2F100%2Fstatus%2Fstop%23/qemu");
+        assert_eq!(path.segments().len(), 3);
+        assert_eq!(ApiPath::new(["nodes", "pve1?x=1"]).to_string(), "/nodes/pve1%3Fx%3D1");
+        assert_eq!(ApiPath::new(["a"]).join(["b c", "%2F"]).encoded(), "/a/b%20c/%252F");
+        assert!(path.check().is_ok());
+        for bad in ["", ".", ".."] {
+            assert!(matches!(ApiPath::new(["nodes", bad, "qemu"]).check(), Err(Error::Internal(_))), "{bad:?}");
+        }
+        // `...` is no dot-segment: it is sent (and refused by PVE's schema, not by the client).
+        assert!(ApiPath::new(["..."]).check().is_ok());
     }
 
     #[test]

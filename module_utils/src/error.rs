@@ -33,15 +33,20 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The longest argument error message.
+pub const ARGS_MSG_MAX: usize = 1000;
+
 impl Error {
     /// Shorthand for a module-level failure with a complete message.
     pub fn failed(msg: impl Into<String>) -> Self {
         Error::Failed(msg.into())
     }
 
-    /// Shorthand for an argument error.
+    /// Shorthand for an argument error. The message is cut to `ARGS_MSG_MAX` characters: it
+    /// names the option first, and a value it quotes must not make it unreadable (each site
+    /// also quotes values through `clip`; this is the net under those).
     pub fn args(msg: impl Into<String>) -> Self {
-        Error::Args(msg.into())
+        Error::Args(clip(&msg.into(), ARGS_MSG_MAX))
     }
 
     /// The HTTP status of an API error, if this is one.
@@ -68,6 +73,18 @@ impl Error {
             }
             other => Error::Failed(format!("{what}: {other}")),
         }
+    }
+}
+
+/// `text` cut to `max` characters (then `...`), so that a huge value cannot make a huge
+/// message. Every message that quotes a task's value quotes it through this.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let mut q: String = text.chars().take(max).collect();
+        q.push_str("...");
+        q
+    } else {
+        text.to_string()
     }
 }
 

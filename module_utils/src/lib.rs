@@ -5,6 +5,7 @@
 //! - `spec`, `auth`: argument specs and their validation; the shared connection options.
 //! - `client`, `task`: the PVE HTTP client (the only code that does network I/O) and the task waiter.
 //! - `propstring`, `pveconfig`: PVE property strings, sizes, NIC and disk values; semantic comparison.
+//! - `pveformat`: PVE's named formats (node, storage id, bridge, volume id, urlencoded) for task values.
 //! - `diff`: `--diff` output for config maps.
 //! - `vm`: VM lookups shared by modules (by vmid or name, through `/cluster/resources`).
 //! - `vmconfig`: a VM config with its pending section (one `GET .../pending`), hotplug, writes.
@@ -21,6 +22,7 @@ pub mod error;
 pub mod propstring;
 pub mod protocol;
 pub mod pveconfig;
+pub mod pveformat;
 pub mod spec;
 pub mod task;
 pub mod vm;

@@ -11,7 +11,8 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::{clip, Error, Result};
+use crate::pveformat::{self, PveFormat, QUOTE_MAX};
 
 /// The type of one key's value: decides validation (strict parse) and semantic comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub enum ValueType {
     Str,
     /// Text that must match the anchored regular expression.
     Pattern(&'static str),
+    /// A named PVE format (`pve-bridge-id`, `pve-volume-id-or-qm-path`, `urlencoded`, ...) and
+    /// the schema's `maxLength`, if any.
+    Named(PveFormat, Option<usize>),
 }
 
 /// One key of a format.
@@ -110,6 +114,32 @@ impl Format {
         }
     }
 
+    /// Whether a task's `value` may be written as `key` (see `PropertyString::set_checked`);
+    /// the message (value quoted, cut to a readable length) does not name the key, so that the
+    /// caller can name the option instead.
+    pub fn check_task_value(&self, key: &str, value: &str) -> std::result::Result<(), String> {
+        let canonical = match self.key_alias_for(key) {
+            Some(ka) => ka.value_key,
+            None => self.canonical_key(key),
+        };
+        let Some(def) = self.key(canonical) else {
+            return Err(format!("not a key of a {} property string", self.name));
+        };
+        let problem = if value.contains([',', '\n']) {
+            "a value must not contain ',' or a newline (it would start another key)".to_string()
+        } else if value.trim().is_empty() {
+            "empty value".to_string()
+        } else {
+            match check_value(def.kind, &normalize_value(def.kind, value)) {
+                Ok(()) => return Ok(()),
+                Err(msg) => msg,
+            }
+        };
+        let shown = clip(value, QUOTE_MAX);
+        let problem = clip(&problem, 2 * QUOTE_MAX);
+        Err(if problem.contains(&shown) { problem } else { format!("{problem} (got '{shown}')") })
+    }
+
     fn key_alias_for(&self, name: &str) -> Option<KeyAlias> {
         self.key_alias.filter(|ka| ka.keys.contains(&name))
     }
@@ -147,7 +177,7 @@ pub static NET: Format = Format {
     keys: &[
         KeyDef::enumeration("model", NET_MODELS),
         KeyDef::new("macaddr", ValueType::Mac),
-        KeyDef::str("bridge"),
+        KeyDef::new("bridge", ValueType::Named(PveFormat::BridgeId, None)),
         KeyDef::boolean("firewall").with_default("0"),
         KeyDef::boolean("link_down").with_default("0"),
         // PVE 9.2 only (§20.7); known here so configs of newer nodes parse strictly.
@@ -164,6 +194,11 @@ pub static NET: Format = Format {
 
 const DRIVE_FORMATS: &[&str] = &["raw", "qcow", "qed", "qcow2", "vmdk", "cloop"];
 
+/// A drive's `file`: `pve-volume-id-or-qm-path`.
+const FILE: ValueType = ValueType::Named(PveFormat::VolumeIdOrQmPath, None);
+/// `import-from`: `pve-volume-id-or-absolute-path`.
+const IMPORT_FROM: ValueType = ValueType::Named(PveFormat::VolumeIdOrAbsolutePath, None);
+
 /// The aliases every volume-backed format shares.
 const VOLUME_ALIAS: &[(&str, &str)] = &[("volume", "file")];
 
@@ -173,7 +208,7 @@ pub static DRIVE: Format = Format {
     name: "drive",
     default_key: Some("file"),
     keys: &[
-        KeyDef::str("file"),
+        KeyDef::new("file", FILE),
         KeyDef::enumeration("media", &["cdrom", "disk"]).with_default("disk"),
         KeyDef::enumeration("cache", &["none", "writethrough", "writeback", "unsafe", "directsync"]),
         KeyDef::enumeration("format", DRIVE_FORMATS),
@@ -189,8 +224,9 @@ pub static DRIVE: Format = Format {
         KeyDef::boolean("shared").with_default("0"),
         KeyDef::enumeration("rerror", &["ignore", "report", "stop"]),
         KeyDef::enumeration("werror", &["enospc", "ignore", "report", "stop"]),
-        KeyDef::str("serial"),
-        KeyDef::str("import-from"),
+        // Drive.pm: `urlencoded`, maxLength 20 * 3 ("since it's %xx url encoded").
+        KeyDef::new("serial", ValueType::Named(PveFormat::Urlencoded, Some(60))),
+        KeyDef::new("import-from", IMPORT_FROM),
         KeyDef::int("bps"),
         KeyDef::int("bps_rd"),
         KeyDef::int("bps_wr"),
@@ -221,8 +257,8 @@ pub static DRIVE: Format = Format {
         KeyDef::pattern("product", r"^[A-Za-z0-9\-_\s]{0,16}$"),
         KeyDef::pattern("vendor", r"^[A-Za-z0-9\-_\s]{0,8}$"),
         KeyDef::boolean("scsiblock").with_default("0"),
-        // ide only: urlencoded model name (unrelated to the net `model`).
-        KeyDef::str("model"),
+        // ide only: urlencoded model name (unrelated to the net `model`), maxLength 40 * 3.
+        KeyDef::new("model", ValueType::Named(PveFormat::Urlencoded, Some(120))),
     ],
     aliases: &[
         ("volume", "file"),
@@ -239,10 +275,10 @@ pub static EFIDISK: Format = Format {
     name: "efidisk",
     default_key: Some("file"),
     keys: &[
-        KeyDef::str("file"),
+        KeyDef::new("file", FILE),
         KeyDef::enumeration("efitype", &["2m", "4m"]).with_default("2m"),
         KeyDef::enumeration("format", DRIVE_FORMATS),
-        KeyDef::str("import-from"),
+        KeyDef::new("import-from", IMPORT_FROM),
         // 2023w and 2023k are PVE 9.2 additions (§20.7).
         KeyDef::enumeration("ms-cert", &["2011", "2023", "2023w", "2023k"]).with_default("2011"),
         KeyDef::boolean("pre-enrolled-keys").with_default("0"),
@@ -257,9 +293,9 @@ pub static TPMSTATE: Format = Format {
     name: "tpmstate",
     default_key: Some("file"),
     keys: &[
-        KeyDef::str("file"),
+        KeyDef::new("file", FILE),
         KeyDef::enumeration("format", &["raw", "qcow2", "vmdk"]),
-        KeyDef::str("import-from"),
+        KeyDef::new("import-from", IMPORT_FROM),
         KeyDef::new("size", ValueType::Size),
         KeyDef::enumeration("version", &["v1.2", "v2.0"]).with_default("v1.2"),
     ],
@@ -271,7 +307,7 @@ pub static TPMSTATE: Format = Format {
 pub static UNUSED: Format = Format {
     name: "unused",
     default_key: Some("file"),
-    keys: &[KeyDef::str("file")],
+    keys: &[KeyDef::new("file", FILE)],
     aliases: VOLUME_ALIAS,
     key_alias: None,
 };
@@ -316,9 +352,6 @@ enum Mode {
     Lenient,
 }
 
-/// The longest excerpt of the input quoted in an error message.
-const QUOTE_MAX: usize = 120;
-
 fn parse_error(format: &Format, text: &str, msg: &str) -> Error {
     Error::Args(format!(
         "invalid format - {} (in {} value '{}')",
@@ -326,17 +359,6 @@ fn parse_error(format: &Format, text: &str, msg: &str) -> Error {
         format.name,
         clip(text, QUOTE_MAX)
     ))
-}
-
-/// `text` cut to `max` characters, so a huge input cannot make a huge message.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() > max {
-        let mut q: String = text.chars().take(max).collect();
-        q.push_str("...");
-        q
-    } else {
-        text.to_string()
-    }
 }
 
 impl PropertyString {
@@ -454,6 +476,45 @@ impl PropertyString {
         }
         let key = self.format.canonical_key(key).to_string();
         self.set_canonical(&key, value);
+    }
+
+    /// Sets a key to a value that comes from a task: the key must be one of the format's and
+    /// the value must pass PVE's check for that key (its type, enum, pattern or named format:
+    /// `pve-bridge-id`, a volume id, `urlencoded`, ...) and hold no `,` or newline, so that it
+    /// can neither add, remove nor change another key. The error names the key.
+    pub fn set_checked(&mut self, key: &str, value: &str) -> Result<()> {
+        self.format.check_task_value(key, value).map_err(|msg| Error::args(format!("{key}: {msg}")))?;
+        self.set(key, value);
+        Ok(())
+    }
+
+    /// The canonical text, after making sure it parses back to exactly these keys and values
+    /// (the last guard before a property string is sent: a value that would split into more
+    /// keys, or lose one, is an internal error instead of a write).
+    pub fn to_checked_string(&self) -> Result<String> {
+        let text = self.to_string();
+        let back = PropertyString::parse_lenient(self.format, &text)?;
+        let mut want: Vec<(&str, &str)> = self.iter().collect();
+        let mut got: Vec<(&str, &str)> = back.iter().collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        let same_sizes = |a: &[(&str, &str)], b: &[(&str, &str)]| {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|((ka, va), (kb, vb))| {
+                    ka == kb
+                        && (va == vb
+                            || semantic_value(self.format.kind_of(ka), va)
+                                == semantic_value(self.format.kind_of(kb), vb))
+                })
+        };
+        if !same_sizes(&want, &got) {
+            return Err(Error::Internal(format!(
+                "refusing to send the {} value '{}': it does not parse back to the keys it was built from",
+                self.format.name,
+                clip(&text, QUOTE_MAX)
+            )));
+        }
+        Ok(text)
     }
 
     fn set_canonical(&mut self, key: &str, value: &str) {
@@ -580,7 +641,7 @@ fn semantic_value(kind: ValueType, value: &str) -> String {
         },
         ValueType::Size => parse_size(value).map_or_else(|_| value.to_string(), |b| b.to_string()),
         ValueType::Mac => value.to_ascii_uppercase(),
-        ValueType::Enum(_) | ValueType::Str | ValueType::Pattern(_) => value.to_string(),
+        ValueType::Enum(_) | ValueType::Str | ValueType::Pattern(_) | ValueType::Named(..) => value.to_string(),
     }
 }
 
@@ -624,6 +685,12 @@ fn check_value(kind: ValueType, value: &str) -> std::result::Result<(), String> 
             Ok(_) => Err(format!("value does not match the regex pattern {re}")),
             Err(e) => Err(format!("internal error: bad pattern {re}: {e}")),
         },
+        ValueType::Named(format, max_len) => {
+            if let Some(max) = max_len.filter(|m| value.chars().count() > *m) {
+                return Err(format!("value may only be {max} characters long"));
+            }
+            pveformat::verify(format, value)
+        }
     }
 }
 
@@ -1081,10 +1148,13 @@ mod tests {
             (&DRIVE, "volume=a=b,size=1G", "file=a=b,size=1G"),
             (&DRIVE, "file= ,size=1G", "file= ,size=1G"),
         ] {
-            let ps = p(format, text);
+            // Lenient: such files are no volume ids, but a config read back may hold anything.
+            let ps = PropertyString::parse_lenient(format, text).unwrap();
             assert_eq!(ps.to_string(), printed);
-            assert!(p(format, printed).semantically_equal(&ps), "{text}");
+            assert!(PropertyString::parse_lenient(format, printed).unwrap().semantically_equal(&ps), "{text}");
         }
+        let ps = p(&UNUSED, "file=local:a=b");
+        assert_eq!(ps.to_string(), "file=local:a=b");
         let ps = PropertyString::parse_lenient(&NET, "model=foo,macaddr=BC:24:11:00:00:01").unwrap();
         assert_eq!(ps.to_string(), "foo,macaddr=BC:24:11:00:00:01");
         assert!(PropertyString::parse_lenient(&NET, &ps.to_string()).unwrap().semantically_equal(&ps));
@@ -1092,6 +1162,45 @@ mod tests {
             let e = PropertyString::parse_lenient(&DRIVE, text).unwrap_err().to_string();
             assert!(e.starts_with("invalid format - empty value"), "{e}");
         }
+    }
+
+    #[test]
+    fn task_values_cannot_add_or_change_keys() {
+        let mut nic = PropertyString::new(&NET);
+        nic.set_checked("model", "virtio").unwrap();
+        for (key, value, want) in [
+            ("bridge", "vmbr0,tag=99,firewall=0", "bridge: a value must not contain ','"),
+            ("bridge", "vmbr 0", "bridge: invalid bridge ID 'vmbr 0'"),
+            ("tag", "99\nfirewall=0", "tag: a value must not contain ','"),
+            ("model", "virtio=BC:24:11:00:00:01", "model: value 'virtio=BC:24:11:00:00:01' does not have a value"),
+            ("trunks", "10;20,tag=5", "trunks: a value must not contain ','"),
+            ("nokey", "1", "nokey: not a key of a net property string"),
+        ] {
+            let e = nic.set_checked(key, value).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{key}={value}: {e}");
+        }
+        nic.set_checked("bridge", "vmbr0").unwrap();
+        assert_eq!(nic.to_checked_string().unwrap(), "virtio,bridge=vmbr0");
+
+        let mut drive = PropertyString::new(&DRIVE);
+        drive.set_checked("file", "local-lvm:0").unwrap();
+        for (key, value) in [
+            ("serial", "abc,cache=unsafe"),
+            ("serial", "abc=1"),
+            ("import-from", "local:import/a.qcow2,ro=1"),
+            ("import-from", "relative/path"),
+            ("file", "none,media=cdrom"),
+        ] {
+            assert!(drive.set_checked(key, value).is_err(), "{key}={value}");
+        }
+        drive.set_checked("serial", "abc%2Cd").unwrap();
+        assert_eq!(drive.to_checked_string().unwrap(), "local-lvm:0,serial=abc%2Cd");
+
+        // The last guard: a value that `set` let through and that would split is never sent.
+        let mut unchecked = PropertyString::new(&DRIVE);
+        unchecked.set("file", "local-lvm:0");
+        unchecked.set("serial", "abc,cache=unsafe");
+        assert!(matches!(unchecked.to_checked_string(), Err(Error::Internal(_))));
     }
 
     #[test]

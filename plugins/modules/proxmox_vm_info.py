@@ -55,7 +55,7 @@ options:
     default: false
   api_host:
     description:
-      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
       - "If not set, the value of the environment variable PROXMOX_HOST is used."
     type: str
     required: true

@@ -1,5 +1,10 @@
 """Fixtures of the e2e suite: the collection installed from its tarball, one pvesim per session
-(reset to the default seed before each test), and the `ansible` runner of harness.py."""
+(reset to the default seed before each test), and the `ansible` runner of harness.py.
+
+It also keeps the request log of the whole session (issue 15): before pvesim's log is cleared
+or reset, its entries are added to `SESSION_REQUESTS`, and the calls the tests make themselves
+(`sim.api`) are noted in `HARNESS_CALLS`; `test_hostile_paths.py`'s audit, moved to the end of the
+run, checks every module request against the endpoints SECURITY.md documents."""
 
 import glob
 import os
@@ -23,9 +28,39 @@ def collections_path(tmp_path_factory):
     return str(path)
 
 
+# Every request pvesim logged this session, and the (method, path) of the calls tests made
+# themselves through `sim.api` (setup and inspection, not module requests).
+SESSION_REQUESTS = []
+HARNESS_CALLS = set()
+AUDIT_TEST = 'test_whole_suite_calls_only_documented_endpoints'
+
+
+def _keep_request_log(sim):
+    """Wrap `sim.admin` and `sim.api` so that no logged request is lost to a clear or a reset."""
+    admin, api = sim.admin, sim.api
+
+    def keeping_admin(method, path, body=None):
+        full = path if path.startswith('/_sim') else '/_sim/' + path.lstrip('/')
+        if (method.upper(), full.rstrip('/')) in (('DELETE', '/_sim/requests'), ('POST', '/_sim/reset')):
+            SESSION_REQUESTS.extend(admin('GET', '/_sim/requests')['data'])
+        return admin(method, path, body)
+
+    def noting_api(method, path, *args, **kwargs):
+        HARNESS_CALLS.add((method.upper(), '/api2/json' + path.split('?')[0]))
+        return api(method, path, *args, **kwargs)
+
+    sim.admin, sim.api = keeping_admin, noting_api
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The whole-suite audit runs last, after every other test has made its requests."""
+    items.sort(key=lambda item: item.name == AUDIT_TEST)
+
+
 @pytest.fixture(scope='session')
 def sim_session():
     with PvesimProcess() as sim:
+        _keep_request_log(sim)
         yield sim
 
 

@@ -46,7 +46,8 @@ AUTH_ROWS = [
     ({'api_port': 'x'}, type_error('api_port', 'str', '"\'x\'" cannot be converted to an int', 'int')),
     ({'api_port': 70000}, 'api_port must be between 1 and 65535, got 70000'),
     ({'api_host': ''}, 'api_host must not be empty'),
-    ({'api_host': 'pve1:http'}, "api_host has an invalid port: 'pve1:http'"),
+    ({'api_host': 'pve1:http'}, "api_host has an invalid port: 'pve1:http' (expected host or host:port with a port from 1 to 65535)"),
+    ({'api_host': 'http://pve1:8006/'}, 'api_host: the Proxmox VE API is served over https only, got a http URL; give the host, e.g. api_host: pve1 (port 8006 is the default)'),
     ({'api_user': 'root'}, "api_user must be of the form user@realm (for example root@pam), got 'root'"),
     ({'api_timeout': 0}, 'api_timeout must be a positive number of seconds, got 0'),
     ({'validate_certs': 'maybe'}, bad_bool('validate_certs', 'maybe')),
@@ -64,9 +65,12 @@ VM_INFO = [
     ({'config': ''}, 'value of config must be one of: none, current, pending, got: '),
     ({'type': 'vm'}, 'value of type must be one of: all, qemu, lxc, got: vm'),
     ({'network': 'maybe'}, bad_bool('network', 'maybe')),
-    ({'node': 'nöde-ünïcode'}, "Node nöde-ünïcode doesn't exist in PVE cluster"),
-    ({'node': ''}, "Node  doesn't exist in PVE cluster"),
-    ({'node': LONG}, "Node %s doesn't exist in PVE cluster" % LONG),
+    # Issue 15: a node name is checked against PVE's pve-node format before any call (which has no
+    # length limit), and a long value is quoted cut.
+    ({'node': 'nöde-ünïcode'}, "node: value does not look like a valid node name, got 'nöde-ünïcode'"),
+    ({'node': ''}, "node: value does not look like a valid node name, got ''"),
+    ({'node': LONG}, "Node %s... doesn't exist in PVE cluster" % LONG[:120]),
+    ({'node': 'pve9'}, "Node pve9 doesn't exist in PVE cluster"),
     ({'bogus_option': 1}, unsupported('proxmox_vm_info', 'bogus_option')),
     ({'vmid': 100, 'ünïcode': 1}, unsupported('proxmox_vm_info', 'ünïcode')),
 ] + AUTH_ROWS
@@ -147,7 +151,9 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'scsi': {'scsi31': 'local-lvm:10'}}, "scsi: 'scsi31' is not a valid key, expected scsi0 to scsi30"),
     ({'scsi': {'scsi0': 'local-lvm:10,iothread=maybe'}}, "scsi.scsi0: invalid format - iothread: type check ('boolean') failed - got 'maybe' (in drive value 'local-lvm:10,iothread=maybe')"),
     ({'scsi': {'scsi0': 'local-lvm:10,cache=fast'}}, "scsi.scsi0: invalid format - cache: value 'fast' does not have a value in the enumeration 'none, writethrough, writeback, unsafe, directsync' (in drive value 'local-lvm:10,cache=fast')"),
-    ({'scsi': {'scsi0': 'ünï:10,size=1Ğ'}}, "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1Ğ (in drive value 'ünï:10,size=1Ğ')"),
+    # The volume is checked too (pve-volume-id-or-qm-path, issue 15): its storage part is no storage id.
+    ({'scsi': {'scsi0': 'ünï:10,size=1Ğ'}}, "scsi.scsi0: invalid format - file: unable to parse volume ID 'ünï:10' (in drive value 'ünï:10,size=1Ğ')"),
+    ({'scsi': {'scsi0': 'local-lvm:10,size=1Ğ'}}, "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1Ğ (in drive value 'local-lvm:10,size=1Ğ')"),
     ({'scsi': ['local-lvm:10']}, Starts("argument 'scsi' is of type list and we were unable to convert to dict: ")),
     ({'delete': 'net1', 'revert': 'cores'}, 'parameters are mutually exclusive: delete|revert'),
     ({'clone': 'debian-13-template', 'delete': 'net1'}, 'parameters are mutually exclusive: clone|delete'),

@@ -1,7 +1,9 @@
 //! proxmox_disk's validated task: what upstream leaves to PVE is checked here, before any call.
 
-use module_utils::propstring::parse_gib_or_size;
+use module_utils::error::clip;
+use module_utils::propstring::{parse_gib_or_size, DRIVE};
 use module_utils::pveconfig::disk_bus;
+use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::spec::Kind;
 use module_utils::{Error, Result};
 
@@ -88,7 +90,8 @@ fn check_disk_key(disk: &str) -> Result<&'static str> {
         && (number == "0" || !number.starts_with('0'));
     if !well_formed {
         return Err(Error::args(format!(
-            "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got '{disk}'"
+            "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got '{}'",
+            clip(disk, 40)
         )));
     }
     let Some((lo, hi)) = bus_range(prefix) else {
@@ -179,7 +182,7 @@ impl Params {
         if let Some(wwn) = p.str("wwn") {
             let ok = wwn.len() == 18 && wwn.starts_with("0x") && wwn[2..].bytes().all(|b| b.is_ascii_hexdigit());
             if !ok {
-                return Err(Error::args(format!("wwn must be 0x followed by 16 hex digits, got '{wwn}'")));
+                return Err(Error::args(format!("wwn must be 0x followed by 16 hex digits, got '{}'", clip(wwn, 40))));
             }
         }
         if p.str("iso_image").is_some() && p.str("media") != Some("cdrom") {
@@ -200,7 +203,27 @@ impl Params {
                 _ => p.str(name).map(str::to_string),
             };
             if let Some(t) = text {
+                // The value must be what PVE accepts for the key, and nothing more: no `,` that
+                // would add `cache=unsafe` to a serial (property strings of every bus share
+                // these keys' formats, so DRIVE is the one to check against).
+                DRIVE.check_task_value(key, &t).map_err(|msg| Error::args(format!("{name}: {msg}")))?;
                 options.push((key.to_string(), t));
+            }
+        }
+        // Values that name objects: PVE's formats, before any call.
+        for (option, format) in [
+            ("storage", PveFormat::StorageId),
+            ("target_storage", PveFormat::StorageId),
+            ("import_from", PveFormat::VolumeIdOrAbsolutePath),
+            ("iso_image", PveFormat::VolumeIdOrQmPath),
+        ] {
+            if let Some(v) = p.str(option) {
+                check_option(option, format, v)?;
+                if v.contains(',') {
+                    return Err(Error::args(format!(
+                        "{option}: a value must not contain ',' (it would start another key)"
+                    )));
+                }
             }
         }
         Ok(Params {

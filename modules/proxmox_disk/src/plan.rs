@@ -253,10 +253,10 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         // Update: only the options the task names; the volume stays.
         let mut desired = current.clone();
         for (key, value) in &params.options {
-            desired.set(key, value);
+            desired.set_checked(key, value)?;
         }
         if let Some(iso) = &params.iso_image {
-            desired.set("file", iso);
+            desired.set_checked("file", iso).map_err(|e| Error::args(format!("iso_image: {e}")))?;
         }
         if let (Some(SizeRequest::Absolute(want)), Some(have)) =
             (params.size, current.get("size").and_then(|s| parse_size(s).ok()))
@@ -282,7 +282,7 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             p.pending = world.config.is_pending(disk);
             return Ok(p);
         }
-        let value = desired.to_string();
+        let value = desired.to_checked_string()?;
         let applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
         let pending = world.running && update_waits(params.bus, applied.as_ref(), &desired, world);
         let mut after = world.config.with_change(disk, Some(&value), pending);
@@ -314,13 +314,13 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     let mut value =
         PropertyString::new(format_for_key(disk).ok_or_else(|| Error::Internal(format!("{disk} is not a drive key")))?);
     let (msg, predicted_file, predicted_size, volume_known) = if let Some(iso) = &params.iso_image {
-        value.set("file", iso);
+        value.set_checked("file", iso).map_err(|e| Error::args(format!("iso_image: {e}")))?;
         (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), None, true)
     } else {
         let storage = params.storage.as_deref().ok_or_else(|| Error::args("The storage option must be specified."))?;
         if let Some(src) = &params.import_from {
-            value.set("file", &format!("{storage}:0"));
-            value.set("import-from", src);
+            value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
+            value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
             let vol = predict_volume(world.config, world.storages, storage, vmid, params.format.as_deref());
             (format!("Disk {disk} imported into VM {vmid}"), vol.clone(), None, vol.is_some())
         } else {
@@ -332,7 +332,9 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
                     return Err(Error::args(format!("size is required to create disk {disk}")))
                 }
             };
-            value.set("file", &format!("{storage}:{}", gib_text(bytes)));
+            value
+                .set_checked("file", &format!("{storage}:{}", gib_text(bytes)))
+                .map_err(|e| Error::args(format!("storage: {e}")))?;
             let vol = predict_volume(world.config, world.storages, storage, vmid, params.format.as_deref());
             let block = world.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
             // efidisk0 and tpmstate0 get fixed sizes: 4M on block storages (§8).
@@ -345,15 +347,15 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         }
     };
     if let Some(f) = &params.format {
-        value.set("format", f);
+        value.set_checked("format", f).map_err(|e| Error::args(format!("format: {e}")))?;
     }
     for (key, v) in &params.options {
-        value.set(key, v);
+        value.set_checked(key, v)?;
     }
     if params.iso_image.is_some() {
         value.set("media", "cdrom");
     }
-    let send = value.to_string();
+    let send = value.to_checked_string()?;
 
     // What PVE will store: the allocated volume, `format=` dropped, the size filled in.
     let mut stored = value.clone();

@@ -405,6 +405,15 @@ fn bad_values_are_refused_before_any_call() {
         (json!({"vmid": 100, "disk": "scsi1", "format": "cow"}), "format cow is not an image format Proxmox VE knows: use raw, qcow, qed, qcow2, vmdk or cloop"),
         (json!({"vmid": 100, "disk": "scsi1", "wwn": "12"}), "wwn must be 0x followed by 16 hex digits, got '12'"),
         (json!({"vmid": 100, "disk": "unused0", "state": "resized", "size": "1"}), "unused0 holds a volume no drive uses: it can only be detached (already is) or absent (destroyed); attach the volume to a drive slot instead"),
+        // Issue 15: no value can add, remove or change another key of the drive.
+        (json!({"vmid": 100, "disk": "scsi1", "serial": "abc,cache=unsafe"}), "serial: a value must not contain ',' or a newline (it would start another key) (got 'abc,cache=unsafe')"),
+        (json!({"vmid": 100, "disk": "scsi1", "serial": "a b"}), "serial: invalid urlencoded string: a b"),
+        (json!({"vmid": 100, "disk": "scsi1", "serial": "x".repeat(61)}), "serial: value may only be 60 characters long (got 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')"),
+        (json!({"vmid": 100, "disk": "scsi1", "storage": "local-lvm", "import_from": "local:import/a.qcow2,ro=1"}), "import_from: a value must not contain ',' (it would start another key)"),
+        (json!({"vmid": 100, "disk": "scsi1", "import_from": "nothing"}), "import_from: unable to parse volume ID 'nothing'"),
+        (json!({"vmid": 100, "disk": "scsi1", "storage": "local-lvm,cache=unsafe"}), "storage: storage ID 'local-lvm,cache=unsafe' contains illegal characters"),
+        (json!({"vmid": 100, "disk": "scsi1", "state": "moved", "target_storage": "../x"}), "target_storage: storage ID '../x' contains illegal characters"),
+        (json!({"vmid": 100, "disk": "ide2", "media": "cdrom", "iso_image": "local:iso/a.iso,media=disk"}), "iso_image: a value must not contain ',' (it would start another key)"),
     ];
     for (args, want) in cases {
         let mut map: Map<String, Value> = serde_json::from_value(args.clone()).unwrap();

@@ -7,8 +7,10 @@
 use std::collections::BTreeMap;
 
 use module_utils::client::percent_encode;
+use module_utils::error::clip;
 use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pveconfig::{disk_bus, format_for_key};
+use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -303,15 +305,18 @@ impl Params {
             }
             let storage = sub_str(efi, "efidisk0", "storage")?
                 .ok_or_else(|| Error::args("missing required arguments: storage found in efidisk0"))?;
+            check_option("efidisk0.storage", PveFormat::StorageId, &storage)?;
             let mut ps = PropertyString::new(&EFIDISK);
             ps.set("file", &format!("{storage}:1"));
             if let Some(f) = sub_str(efi, "efidisk0", "format")? {
+                EFIDISK.check_task_value("format", &f).map_err(|m| Error::args(format!("efidisk0.format: {m}")))?;
                 ps.set("format", &f);
             }
             if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
                 if !["2m", "4m"].contains(&t.as_str()) {
                     return Err(Error::args(format!(
-                        "value of efitype must be one of: 2m, 4m, got: {t} found in efidisk0"
+                        "value of efitype must be one of: 2m, 4m, got: {} found in efidisk0",
+                        clip(&t, 40)
                     )));
                 }
                 ps.set("efitype", &t);
@@ -322,7 +327,7 @@ impl Params {
                 ps.set("pre-enrolled-keys", if b { "1" } else { "0" });
             }
             unknown_suboptions(efi, "efidisk0", &["storage", "format", "efitype", "pre_enrolled_keys"])?;
-            desired.insert("efidisk0".into(), ps.to_string());
+            desired.insert("efidisk0".into(), ps.to_checked_string()?);
         }
         if let Some(tpm) = p.dict("tpmstate0") {
             let storage = sub_str(tpm, "tpmstate0", "storage")?
@@ -330,14 +335,16 @@ impl Params {
             let version = sub_str(tpm, "tpmstate0", "version")?.unwrap_or_else(|| "2.0".into());
             if !["2.0", "1.2"].contains(&version.as_str()) {
                 return Err(Error::args(format!(
-                    "value of version must be one of: 2.0, 1.2, got: {version} found in tpmstate0"
+                    "value of version must be one of: 2.0, 1.2, got: {} found in tpmstate0",
+                    clip(&version, 40)
                 )));
             }
             unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
+            check_option("tpmstate0.storage", PveFormat::StorageId, &storage)?;
             let mut ps = PropertyString::new(&TPMSTATE);
             ps.set("file", &format!("{storage}:1"));
             ps.set("version", &format!("v{version}"));
-            desired.insert("tpmstate0".into(), ps.to_string());
+            desired.insert("tpmstate0".into(), ps.to_checked_string()?);
         }
         // NICs are sent in PVE's canonical form so that what the diff shows is what PVE stores.
         for (key, value) in desired.iter_mut() {
@@ -372,6 +379,15 @@ impl Params {
         });
         if let Some(name) = p.str("name") {
             check_dns_name(name)?;
+        }
+        // Values that name a node or a storage (`node` is a path segment of create): PVE's
+        // formats, before any call.
+        for (option, format) in
+            [("node", PveFormat::Node), ("target", PveFormat::Node), ("storage", PveFormat::StorageId)]
+        {
+            if let Some(v) = p.str(option) {
+                check_option(option, format, v)?;
+            }
         }
         let timeout = p.int("timeout").unwrap_or(300);
         if timeout <= 0 {
@@ -446,7 +462,8 @@ fn check_dns_name(name: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::args(format!(
-            "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{name}'"
+            "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got '{}'",
+            clip(name, 80)
         )))
     }
 }

@@ -366,6 +366,23 @@ fn params_reject_what_pve_would_reject() {
             json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}),
             "parameters are mutually exclusive: clone|update",
         ),
+        // Issue 15: values that are path segments or name objects, in PVE's formats.
+        (
+            json!({"vmid": 100, "node": "pve1/qemu/100/status/stop#"}),
+            "node: value does not look like a valid node name, got 'pve1/qemu/100/status/stop#'",
+        ),
+        (json!({"vmid": 100, "node": "pve1/../../access"}), "node: value does not look like a valid node name"),
+        (json!({"vmid": 100, "node": "pve1?x=1"}), "node: value does not look like a valid node name"),
+        (json!({"vmid": 100, "node": "pve1", "clone": "t", "target": "pve2/x"}), "target: value does not look"),
+        (json!({"vmid": 100, "node": "pve1", "storage": "local,ro=1"}), "storage: storage ID 'local,ro=1'"),
+        (
+            json!({"node": "pve1", "vmid": 100, "bios": "ovmf", "efidisk0": {"storage": "x:1,ro=1"}}),
+            "efidisk0.storage: storage ID 'x:1,ro=1' contains illegal characters",
+        ),
+        (
+            json!({"node": "pve1", "vmid": 100, "tpmstate0": {"storage": "a/b"}}),
+            "tpmstate0.storage: storage ID 'a/b' contains illegal characters",
+        ),
     ];
     for (args, want) in cases {
         let e = params_from(args.clone()).unwrap_err().to_string();

@@ -9,8 +9,10 @@ mod spec;
 use module_utils::checkplan;
 use module_utils::client::{connect, form, Api};
 use module_utils::diff::Diff;
+use module_utils::error::clip;
 use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
+use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::vm::{require, VmResource};
 use module_utils::vmconfig::{self, Hotplug, VmConfig};
 use module_utils::{Error, Result};
@@ -66,7 +68,7 @@ impl Params {
             .and_then(|n| n.parse::<u32>().ok())
             .is_some_and(|n| n <= 31);
         if !index_ok {
-            return Err(Error::args(format!("interface must be one of net0 to net31, got '{interface}'")));
+            return Err(Error::args(format!("interface must be one of net0 to net31, got '{}'", clip(&interface, 40))));
         }
         let vmid = match p.int("vmid") {
             Some(v) if !(100..=999_999_999).contains(&v) => {
@@ -76,7 +78,7 @@ impl Params {
         };
         let mac = match p.str("mac") {
             Some(m) => Some(normalize_mac(m).ok_or_else(|| {
-                Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{m}'"))
+                Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{}'", clip(m, 40)))
             })?),
             None => None,
         };
@@ -131,6 +133,9 @@ impl Params {
         if bridge.as_deref() == Some("") {
             return Err(Error::args("bridge must not be empty (leave it out for user-mode networking)"));
         }
+        if let Some(b) = &bridge {
+            check_option("bridge", PveFormat::BridgeId, b)?;
+        }
         Ok(Params {
             vmid,
             name: p.str("name").map(str::to_string),
@@ -180,12 +185,14 @@ fn number_text(x: f64) -> String {
 }
 
 /// The NIC the task describes, given the NIC that exists (for its MAC and unmanaged options).
-pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> PropertyString {
+/// Every value from the task goes through `set_checked`: none can add or change another key.
+pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Result<PropertyString> {
     let mut nic = PropertyString::new(&NET);
-    nic.set("model", &params.model);
-    let kept_mac = existing.and_then(|e| e.get("macaddr")).map(str::to_string);
-    if let Some(mac) = params.mac.clone().or(kept_mac) {
-        nic.set("macaddr", &mac);
+    nic.set_checked("model", &params.model)?;
+    match (&params.mac, existing.and_then(|e| e.get("macaddr"))) {
+        (Some(mac), _) => nic.set_checked("macaddr", mac).map_err(|e| Error::args(format!("mac: {e}")))?,
+        (None, Some(kept)) => nic.set("macaddr", kept),
+        (None, None) => {}
     }
     let optional = [
         ("bridge", params.bridge.clone()),
@@ -199,7 +206,7 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Proper
     ];
     for (key, value) in optional {
         if let Some(v) = value {
-            nic.set(key, &v);
+            nic.set_checked(key, &v)?;
         }
     }
     if let Some(existing) = existing {
@@ -209,7 +216,7 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Proper
             }
         }
     }
-    nic
+    Ok(nic)
 }
 
 /// Whether PVE will leave this NIC change pending on a VM in this power state (§6).
@@ -260,7 +267,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
             },
         }),
         State::Present => {
-            let desired = desired_nic(params, before.as_ref());
+            let desired = desired_nic(params, before.as_ref())?;
             if let Some(b) = &before {
                 if b.semantically_equal(&desired) {
                     return Ok(Plan {
@@ -272,7 +279,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
                 }
             }
             let pending = predict_pending(running, &config.hotplug(), applied.as_ref(), Some(&desired));
-            let value = desired.to_string();
+            let value = desired.to_checked_string()?;
             Ok(Plan { action: Action::Set(value.clone()), before: before_text, after: Some(value), pending })
         }
     }

@@ -264,6 +264,12 @@ fn bad_values_are_refused_before_any_call() {
             "trunks must be VLAN ids between 1 and 4094, got 5000",
         ),
         (json!({"vmid": 5, "interface": "net0"}), "vmid must be between 100 and 999999999, got 5"),
+        // Issue 15: a bridge cannot carry other keys.
+        (
+            json!({"vmid": 103, "interface": "net0", "bridge": "vmbr0,tag=99,firewall=0"}),
+            "bridge: invalid bridge ID 'vmbr0,tag=99,firewall=0'",
+        ),
+        (json!({"vmid": 103, "interface": "net0", "bridge": "vmbr0 "}), "bridge: invalid bridge ID 'vmbr0 '"),
     ];
     for (args, want) in cases {
         let p = spec_params(args.clone());

@@ -386,6 +386,19 @@ fn value_for(rng: &mut Rng, kind: ValueType) -> String {
             .pick(&["local-lvm:vm-100-disk-0", "vmbr0", "local-lvm:32", "a%2Cb", "x y", "/dev/sdb", "a=b"])
             .to_string(),
         ValueType::Pattern(_) => rng.pick(&["10;20-30", "0x0123456789abcdef", "QEMU", "1-", "Ab_c d"]).to_string(),
+        ValueType::Named(..) => rng
+            .pick(&[
+                "local-lvm:vm-100-disk-0",
+                "vmbr0",
+                "local-lvm:32",
+                "a%2Cb",
+                "x y",
+                "/dev/sdb",
+                "a=b",
+                "none",
+                "local:a=b",
+            ])
+            .to_string(),
     }
 }
 

@@ -163,6 +163,10 @@ pub fn check_args(module: Module, text: &str, with_env: bool) -> std::result::Re
             if msg.contains("internal error") || msg.contains("panicked") {
                 return Err(format!("{}: a rejection that is a bug: {msg}", module.name()));
             }
+            // Issue 15: a value is quoted cut, so a message stays readable whatever the input.
+            if msg.chars().count() > MSG_MAX {
+                return Err(format!("{}: a {}-character message", module.name(), msg.chars().count()));
+            }
             if !names_the_culprit(module.spec(), text, msg) {
                 return Err(format!("{}: the message names no option nor value of the input: {msg:?}", module.name()));
             }
@@ -195,6 +199,9 @@ fn canary_is_secret(spec: &ModuleSpec, text: &str, with_env: bool) -> bool {
 
 /// Whether a rejection message names an option of the module, a string of the input, or says
 /// that the arguments as a whole are unusable.
+/// The longest rejection message the modules may give (`Error::args` cuts at 1000 characters).
+pub const MSG_MAX: usize = 1200;
+
 pub fn names_the_culprit(spec: &ModuleSpec, text: &str, msg: &str) -> bool {
     if msg.contains("module arguments") {
         return true;
@@ -211,7 +218,11 @@ pub fn names_the_culprit(spec: &ModuleSpec, text: &str, msg: &str) -> bool {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         collect_strings(&v, &mut strings);
     }
-    strings.iter().filter(|s| !s.trim().is_empty()).any(|s| msg.contains(s.as_str()))
+    // A long value is quoted cut (issue 15): its beginning is enough.
+    strings
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .any(|s| msg.contains(s.as_str()) || msg.contains(&s.chars().take(40).collect::<String>()))
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {
