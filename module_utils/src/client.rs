@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::auth::{Connection, Credentials};
 use crate::error::{Error, Result};
-use crate::protocol::Context;
+use crate::protocol::{Context, WriteJournal};
 
 /// HTTP methods the PVE API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +57,10 @@ pub trait Api {
     fn delete(&self, path: &str, query: &Form) -> Result<Value> {
         self.call(Method::Delete, path, query)
     }
+    /// The run's record of accepted writes, when this client keeps one (`PveClient` does).
+    fn journal(&self) -> Option<&WriteJournal> {
+        None
+    }
 }
 
 /// The words of a certificate verification failure (a permanent one: never retried).
@@ -73,6 +77,8 @@ pub struct PveClient {
     principal: String,
     auth_header: (String, String),
     csrf_token: Option<String>,
+    /// Every write PVE accepts is recorded here, so a later failure still reports the change.
+    journal: WriteJournal,
 }
 
 /// Build a client from the module's connection options, warning in the result when TLS
@@ -82,7 +88,9 @@ pub fn connect(ctx: &mut Context) -> Result<PveClient> {
     if !conn.validate_certs {
         ctx.warn("validate_certs is false: the TLS certificate of the Proxmox VE API is not verified; set ca_path to its CA instead");
     }
-    PveClient::connect(&conn)
+    let mut client = PveClient::connect(&conn)?;
+    client.journal = ctx.journal.clone();
+    Ok(client)
 }
 
 impl PveClient {
@@ -103,6 +111,7 @@ impl PveClient {
             principal: conn.principal(),
             auth_header: (String::new(), String::new()),
             csrf_token: None,
+            journal: WriteJournal::default(),
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -186,9 +195,16 @@ impl PveClient {
 }
 
 impl Api for PveClient {
+    fn journal(&self) -> Option<&WriteJournal> {
+        Some(&self.journal)
+    }
+
     fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
         if method != Method::Get {
-            return self.send(method, path, params);
+            let answer = self.send(method, path, params)?;
+            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+            self.journal.accepted(method.as_str(), path, &names, &answer);
+            return Ok(answer);
         }
         let mut attempt = 0;
         loop {

@@ -54,6 +54,9 @@ impl Waiter {
                     if status.get("status").and_then(Value::as_str) == Some("stopped") {
                         let exitstatus =
                             status.get("exitstatus").and_then(Value::as_str).unwrap_or("unexpected status").to_string();
+                        if let Some(journal) = api.journal() {
+                            journal.task_ended(upid, &exitstatus);
+                        }
                         return self.finish(api, &base, upid, exitstatus);
                     }
                 }
