@@ -1,10 +1,13 @@
 //! The PVE API client: the only code in the workspace that does network I/O.
 //!
 //! `Api` is the seam: modules and the task waiter talk to `&dyn Api`, `PveClient` implements it
-//! over HTTPS (ureq + rustls), and tests implement it with scripted answers. Retry policy lives
+//! over HTTPS (ureq + rustls), and tests implement it with scripted answers. A request path is an
+//! `ApiPath` (its segments, each percent-encoded when sent), so no value can add a segment, a
+//! query or a fragment, and no module formats a URL. Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 
+use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -41,20 +44,68 @@ pub fn form<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K
     pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
 }
 
+/// A request path below `/api2/json`, kept as its segments. It is the only way to name an
+/// endpoint: `encoded()` percent-encodes every segment, so a `/`, `?`, `#` or `%` inside a value
+/// (a node name, a UPID, ...) stays part of that one segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiPath(Vec<String>);
+
+impl ApiPath {
+    /// `ApiPath::new(["nodes", node, "qemu"])`.
+    pub fn new<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> ApiPath {
+        ApiPath(segments.into_iter().map(|s| s.as_ref().to_string()).collect())
+    }
+
+    /// This path with more segments after it: `vm.path().join(["status", "stop"])`.
+    pub fn join<S: AsRef<str>>(&self, more: impl IntoIterator<Item = S>) -> ApiPath {
+        let mut segments = self.0.clone();
+        segments.extend(more.into_iter().map(|s| s.as_ref().to_string()));
+        ApiPath(segments)
+    }
+
+    pub fn segments(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The path as sent: `/` and each segment percent-encoded.
+    pub fn encoded(&self) -> String {
+        self.0.iter().map(|s| format!("/{}", percent_encode(s))).collect()
+    }
+
+    /// Refuse, before any I/O, a segment that encoding cannot make safe: an empty one (servers
+    /// collapse `//`, so the next segment would move up) and `.`/`..` (dot-segments, which URL
+    /// normalisation removes together with the segment before them).
+    pub fn check(&self) -> Result<()> {
+        match self.0.iter().find(|s| s.is_empty() || *s == "." || *s == "..") {
+            Some(bad) => Err(Error::Internal(format!(
+                "refusing to call a path with the segment {bad:?}: {} (a value that should have been refused earlier)",
+                self.encoded()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for ApiPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.encoded())
+    }
+}
+
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
 pub trait Api {
-    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value>;
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value>;
 
-    fn get(&self, path: &str, query: &Form) -> Result<Value> {
+    fn get(&self, path: &ApiPath, query: &Form) -> Result<Value> {
         self.call(Method::Get, path, query)
     }
-    fn post(&self, path: &str, body: &Form) -> Result<Value> {
+    fn post(&self, path: &ApiPath, body: &Form) -> Result<Value> {
         self.call(Method::Post, path, body)
     }
-    fn put(&self, path: &str, body: &Form) -> Result<Value> {
+    fn put(&self, path: &ApiPath, body: &Form) -> Result<Value> {
         self.call(Method::Put, path, body)
     }
-    fn delete(&self, path: &str, query: &Form) -> Result<Value> {
+    fn delete(&self, path: &ApiPath, query: &Form) -> Result<Value> {
         self.call(Method::Delete, path, query)
     }
     /// The run's record of accepted writes, when this client keeps one (`PveClient` does).
@@ -121,7 +172,7 @@ impl PveClient {
             Credentials::Password(password) => {
                 let answer = client.send(
                     Method::Post,
-                    "/access/ticket",
+                    &ApiPath::new(["access", "ticket"]),
                     &form([("username", conn.user.as_str()), ("password", password.as_str())]),
                 )?;
                 let ticket = answer.get("ticket").and_then(Value::as_str);
@@ -138,7 +189,10 @@ impl PveClient {
         Ok(client)
     }
 
-    fn send(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+    fn send(&self, method: Method, api_path: &ApiPath, params: &Form) -> Result<Value> {
+        api_path.check()?;
+        let path = api_path.encoded();
+        let path = path.as_str();
         let url = format!("{}{}", self.base, path);
         let pairs = params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let auth = (!self.auth_header.0.is_empty()).then_some(&self.auth_header);
@@ -199,11 +253,11 @@ impl Api for PveClient {
         Some(&self.journal)
     }
 
-    fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
             let answer = self.send(method, path, params)?;
             let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
-            self.journal.accepted(method.as_str(), path, &names, &answer);
+            self.journal.accepted(method.as_str(), &path.encoded(), &names, &answer);
             return Ok(answer);
         }
         let mut attempt = 0;
@@ -348,8 +402,10 @@ pub mod testing {
     }
 
     impl Api for ScriptedApi {
-        fn call(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
-            self.calls.borrow_mut().push((method, path.to_string(), params.clone()));
+        fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+            path.check()?;
+            let path = path.encoded();
+            self.calls.borrow_mut().push((method, path.clone(), params.clone()));
             let mut answers = self.answers.borrow_mut();
             let idx = answers
                 .iter()
@@ -416,6 +472,22 @@ mod tests {
         assert!(!is_transient(&api(500, "Configuration file 'nodes/pve1/qemu-server/1.conf' does not exist")));
         assert!(!is_transient(&api(400, "Parameter verification failed.")));
         assert!(!is_transient(&api(401, "authentication failure")));
+    }
+
+    #[test]
+    fn path_segments_are_encoded_one_by_one() {
+        let node = "pve1/qemu/100/status/stop#";
+        let path = ApiPath::new(["nodes", node, "qemu"]);
+        assert_eq!(path.encoded(), "/nodes/pve1%2Fqemu%2F100%2Fstatus%2Fstop%23/qemu");
+        assert_eq!(path.segments().len(), 3);
+        assert_eq!(ApiPath::new(["nodes", "pve1?x=1"]).to_string(), "/nodes/pve1%3Fx%3D1");
+        assert_eq!(ApiPath::new(["a"]).join(["b c", "%2F"]).encoded(), "/a/b%20c/%252F");
+        assert!(path.check().is_ok());
+        for bad in ["", ".", ".."] {
+            assert!(matches!(ApiPath::new(["nodes", bad, "qemu"]).check(), Err(Error::Internal(_))), "{bad:?}");
+        }
+        // `...` is no dot-segment: it is sent (and refused by PVE's schema, not by the client).
+        assert!(ApiPath::new(["..."]).check().is_ok());
     }
 
     #[test]

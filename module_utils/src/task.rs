@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::{form, percent_encode, Api};
+use crate::client::{form, Api, ApiPath};
 use crate::error::{Error, Result};
 
 /// A task that ended successfully; `warnings` are its `WARN:` log lines when it ended with
@@ -45,11 +45,11 @@ impl Waiter {
     /// `Error::TaskTimeout` (naming the UPID) when it is still running after `timeout`.
     pub fn wait(&self, api: &dyn Api, upid: &str) -> Result<TaskSuccess> {
         let node = upid_node(upid)?;
-        let base = format!("/nodes/{}/tasks/{}", node, percent_encode(upid));
+        let base = ApiPath::new(["nodes", node, "tasks", upid]);
         let started = Instant::now();
         let mut pause = self.first_poll;
         loop {
-            match api.get(&format!("{base}/status"), &Vec::new()) {
+            match api.get(&base.join(["status"]), &Vec::new()) {
                 Ok(status) => {
                     if status.get("status").and_then(Value::as_str) == Some("stopped") {
                         let exitstatus =
@@ -76,7 +76,7 @@ impl Waiter {
         }
     }
 
-    fn finish(&self, api: &dyn Api, base: &str, upid: &str, exitstatus: String) -> Result<TaskSuccess> {
+    fn finish(&self, api: &dyn Api, base: &ApiPath, upid: &str, exitstatus: String) -> Result<TaskSuccess> {
         if exitstatus == "OK" {
             return Ok(TaskSuccess { upid: upid.to_string(), warnings: Vec::new() });
         }
@@ -107,12 +107,12 @@ pub fn upid_node(upid: &str) -> Result<&str> {
     }
 }
 
-fn read_log(api: &dyn Api, base: &str) -> Result<Vec<String>> {
-    let first = api.get(&format!("{base}/log"), &form([("start", "0"), ("limit", "500")]))?;
+fn read_log(api: &dyn Api, base: &ApiPath) -> Result<Vec<String>> {
+    let first = api.get(&base.join(["log"]), &form([("start", "0"), ("limit", "500")]))?;
     let mut lines = log_lines(&first);
     // A long log: fetch its end, which is where the error is.
     if lines.len() >= 500 {
-        let tail = api.get(&format!("{base}/log"), &form([("start", "0"), ("limit", "100000")]))?;
+        let tail = api.get(&base.join(["log"]), &form([("start", "0"), ("limit", "100000")]))?;
         lines = log_lines(&tail);
     }
     Ok(lines)

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::client::{form, Api};
+use crate::client::{form, Api, ApiPath};
 use crate::error::{Error, Result};
 
 /// One entry of `/cluster/resources?type=vm`, with the fields modules decide on typed.
@@ -60,15 +60,15 @@ impl VmResource {
     }
 
     /// The API path of this VM, `/nodes/<node>/<qemu|lxc>/<vmid>`.
-    pub fn path(&self) -> String {
-        format!("/nodes/{}/{}/{}", self.node, self.kind, self.vmid)
+    pub fn path(&self) -> ApiPath {
+        ApiPath::new(["nodes", &self.node, &self.kind, &self.vmid.to_string()])
     }
 }
 
 /// All VMs and containers of the cluster, sorted by vmid.
 pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
     let data = api
-        .get("/cluster/resources", &form([("type", "vm")]))
+        .get(&ApiPath::new(["cluster", "resources"]), &form([("type", "vm")]))
         .map_err(|e| e.context("Failed to retrieve VMs information from cluster resources"))?;
     let mut vms: Vec<VmResource> =
         data.as_array().map(|items| items.iter().filter_map(VmResource::from_json).collect()).unwrap_or_default();
@@ -114,8 +114,9 @@ impl StorageResource {
 
 /// VMs and storages in one unfiltered `/cluster/resources` read.
 pub fn cluster_vms_and_storages(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<StorageResource>)> {
-    let data =
-        api.get("/cluster/resources", &Vec::new()).map_err(|e| e.context("Failed to retrieve cluster resources"))?;
+    let data = api
+        .get(&ApiPath::new(["cluster", "resources"]), &Vec::new())
+        .map_err(|e| e.context("Failed to retrieve cluster resources"))?;
     let items = data.as_array().cloned().unwrap_or_default();
     let mut vms: Vec<VmResource> = items
         .iter()

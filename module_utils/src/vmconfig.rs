@@ -163,7 +163,7 @@ impl Hotplug {
 /// Read a VM's config with its pending section: one `GET .../pending`.
 pub fn read(api: &dyn Api, vm: &VmResource) -> Result<VmConfig> {
     let data = api
-        .get(&format!("{}/pending", vm.path()), &Vec::new())
+        .get(&vm.path().join(["pending"]), &Vec::new())
         .map_err(|e| e.context(&format!("reading the configuration of VM {}", vm.vmid)))?;
     VmConfig::from_pending(&data)
 }
@@ -174,7 +174,7 @@ pub fn write(api: &dyn Api, vm: &VmResource, mut form: Form, digest: Option<&str
     if let Some(d) = digest {
         form.push(("digest".into(), d.to_string()));
     }
-    api.put(&format!("{}/config", vm.path()), &form)?;
+    api.put(&vm.path().join(["config"]), &form)?;
     Ok(())
 }
 

@@ -148,16 +148,16 @@ fn apply(
     let answer = match action {
         Action::None => Value::Null,
         Action::SetDrive(value) => api
-            .post(&format!("{}/config", vm.path()), &with_digest(form([(disk, value.as_str())])))
+            .post(&vm.path().join(["config"]), &with_digest(form([(disk, value.as_str())])))
             .map_err(|e| e.context(&format!("Unable to create/update disk {disk} in VM {}", vm.vmid)))?,
         Action::Resize(size) => api
-            .put(&format!("{}/resize", vm.path()), &with_digest(form([("disk", disk), ("size", size.as_str())])))
+            .put(&vm.path().join(["resize"]), &with_digest(form([("disk", disk), ("size", size.as_str())])))
             .map_err(|e| e.context(&format!("Failed to resize disk {disk} in VM {}", vm.vmid)))?,
         Action::Unlink { force } => api
-            .put(&format!("{}/unlink", vm.path()), &form([("idlist", disk), ("force", if *force { "1" } else { "0" })]))
+            .put(&vm.path().join(["unlink"]), &form([("idlist", disk), ("force", if *force { "1" } else { "0" })]))
             .map_err(|e| e.context(&format!("Unable to remove disk {disk} from VM {}", vm.vmid)))?,
         Action::Move(f) => api
-            .post(&format!("{}/move_disk", vm.path()), &with_digest(f.clone()))
+            .post(&vm.path().join(["move_disk"]), &with_digest(f.clone()))
             .map_err(|e| e.context(&format!("Failed to move disk {disk} in VM {}", vm.vmid)))?,
     };
     if let Some(upid) = as_upid(&answer) {

@@ -70,7 +70,7 @@ impl Run<'_> {
     }
 
     pub(crate) fn clone_with_retry(&mut self, source: &VmResource, c: &CloneOpts, name: &str) -> Result<u64> {
-        let path = format!("{}/clone", source.path());
+        let path = source.path().join(["clone"]);
         let mut attempt = 0;
         loop {
             attempt += 1;

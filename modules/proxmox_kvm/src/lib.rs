@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use module_utils::checkplan::{self, CheckPlan, PredictedVm};
-use module_utils::client::{connect, form, Api, Form};
+use module_utils::client::{connect, form, Api, ApiPath, Form};
 use module_utils::diff::Diff;
 use module_utils::propstring::{PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
@@ -225,7 +225,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn post_and_wait(&mut self, path: &str, body: Form, extra: u64) -> Result<()> {
+    fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
         let answer = self.api.post(path, &body)?;
         self.wait(&answer, extra)
     }
@@ -250,7 +250,7 @@ impl Run<'_> {
         if checkplan::is_predicted(vm) || self.plan.and_then(|p| p.get(vm.vmid)).is_some() {
             return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
         }
-        let s = self.api.get(&format!("{}/status/current", vm.path()), &Vec::new())?;
+        let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
         Ok(Power::from_status(
             s.get("status").and_then(Value::as_str).unwrap_or("stopped"),
             s.get("qmpstatus").and_then(Value::as_str),
@@ -259,8 +259,10 @@ impl Run<'_> {
     }
 
     fn nextid(&self) -> Result<u64> {
-        let v =
-            self.api.get("/cluster/nextid", &Vec::new()).map_err(|e| e.context("Unable to retrieve next free vmid"))?;
+        let v = self
+            .api
+            .get(&ApiPath::new(["cluster", "nextid"]), &Vec::new())
+            .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
         module_utils::vm::lenient_u64(Some(&v)).ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
     }
 
@@ -478,7 +480,7 @@ impl Run<'_> {
     /// `POST /nodes/{node}/qemu` and wait. Without an explicit vmid, a collision with another
     /// run (PVE: `... already exists on node ...`, before the task starts) takes the next id.
     fn create_with_retry(&mut self, node: &str) -> Result<u64> {
-        let path = format!("/nodes/{node}/qemu");
+        let path = ApiPath::new(["nodes", node, "qemu"]);
         let mut attempt = 0;
         loop {
             attempt += 1;

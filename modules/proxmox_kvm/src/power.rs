@@ -42,7 +42,7 @@ impl Run<'_> {
             if running {
                 let mut body = Vec::new();
                 self.skiplock(&mut body);
-                self.post_and_wait(&format!("{}/status/stop", vm.path()), body, 30)
+                self.post_and_wait(&vm.path().join(["status", "stop"]), body, 30)
                     .map_err(|e| e.context(&format!("stopping of VM {} before its removal failed", vm.vmid)))?;
             }
             let mut query: Form = Vec::new();
@@ -173,8 +173,7 @@ impl Run<'_> {
                     if verb == "shutdown" && !self.p.force {
                         context.push_str(" (with force: true it is stopped hard after the timeout)");
                     }
-                    self.post_and_wait(&format!("{path}/status/{verb}"), body, extra)
-                        .map_err(|e| e.context(&context))?;
+                    self.post_and_wait(&path.join(["status", verb]), body, extra).map_err(|e| e.context(&context))?;
                     vmconfig::read(self.api, &vm)?
                 };
                 Ok(self.outcome(true, msg, &vm, Some(&after), Some(next.as_str())))
@@ -225,10 +224,10 @@ impl Run<'_> {
             self.record_power(&vm, &after, Power::Stopped, true)?;
         } else {
             if running {
-                self.post_and_wait(&format!("{}/status/stop", vm.path()), Vec::new(), 30)
+                self.post_and_wait(&vm.path().join(["status", "stop"]), Vec::new(), 30)
                     .map_err(|e| e.context(&format!("stopping of VM {} failed", vm.vmid)))?;
             }
-            self.post_and_wait(&format!("{}/template", vm.path()), Vec::new(), 0)
+            self.post_and_wait(&vm.path().join(["template"]), Vec::new(), 0)
                 .map_err(|e| e.context(&format!("conversion of VM {} to template failed", vm.vmid)))?;
             after = vmconfig::read(self.api, &vm)?;
         }
@@ -320,7 +319,7 @@ impl Run<'_> {
                 ("online", if vm.status == "running" { "1" } else { "0" }),
                 ("with-local-disks", if self.p.with_local_disks { "1" } else { "0" }),
             ]);
-            self.post_and_wait(&format!("{}/migrate", vm.path()), body, 0)
+            self.post_and_wait(&vm.path().join(["migrate"]), body, 0)
                 .map_err(|e| e.context(&format!("Unable to migrate VM {} from {from} to {node}", vm.vmid)))?;
         }
         Ok(self.outcome(

@@ -8,7 +8,7 @@ mod spec;
 use std::collections::BTreeMap;
 
 use module_utils::checkplan::{self, CheckPlan};
-use module_utils::client::{connect, form, Api};
+use module_utils::client::{connect, form, Api, ApiPath};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pveconfig::{parse_config_disks, parse_config_nics};
 use module_utils::vm::VmResource;
@@ -102,7 +102,9 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
 /// change count as they would be).
 pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<Vec<Value>> {
     if let Some(node) = &params.node {
-        let nodes = api.get("/nodes", &Vec::new()).map_err(|e| e.context("Unable to retrieve Proxmox VE node"))?;
+        let nodes = api
+            .get(&ApiPath::new(["nodes"]), &Vec::new())
+            .map_err(|e| e.context("Unable to retrieve Proxmox VE node"))?;
         let known = nodes
             .as_array()
             .is_some_and(|list| list.iter().any(|n| n.get("node").and_then(Value::as_str) == Some(node)));
@@ -120,7 +122,7 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
         if node_lists.contains_key(&key) {
             continue;
         }
-        let list = api.get(&format!("/nodes/{}/{}", vm.node, vm.kind), &Vec::new()).map_err(|e| {
+        let list = api.get(&ApiPath::new(["nodes", &vm.node, &vm.kind]), &Vec::new()).map_err(|e| {
             e.context(if vm.kind == "lxc" {
                 "Failed to retrieve LXC VMs information"
             } else {
@@ -164,7 +166,7 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
                 None => {
                     let current = if params.config == ConfigMode::Current { "1" } else { "0" };
                     let config = api
-                        .get(&format!("{}/config", vm.path()), &form([("current", current)]))
+                        .get(&vm.path().join(["config"]), &form([("current", current)]))
                         .map_err(|e| e.context(&format!("Failed to retrieve the configuration of VM {}", vm.vmid)))?;
                     config.as_object().cloned().unwrap_or_default()
                 }
@@ -198,9 +200,9 @@ fn guest_network(api: &dyn Api, vm: &VmResource) -> std::result::Result<Value, S
         return Err(format!("VM {} is not running", vm.vmid));
     }
     let path = if vm.kind == "lxc" {
-        format!("{}/interfaces", vm.path())
+        vm.path().join(["interfaces"])
     } else {
-        format!("{}/agent/network-get-interfaces", vm.path())
+        vm.path().join(["agent", "network-get-interfaces"])
     };
     match api.get(&path, &Vec::new()) {
         Ok(v) if vm.kind == "lxc" => Ok(v),
