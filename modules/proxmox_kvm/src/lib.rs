@@ -362,7 +362,27 @@ impl Run<'_> {
     /// Compare an existing VM with the task; write the differences when `apply`.
     fn existing(&mut self, vm: &VmResource, apply: bool) -> Result<Outcome> {
         let config = self.read_config(vm)?;
-        let conv = converge(&config, &self.p.desired);
+        self.converging(vm, config, |run, config| run.existing_from(vm, apply, config))
+    }
+
+    /// Plan and write from `config`; on a digest conflict plan again from a fresh read
+    /// (`vmconfig::retry_on_conflict`), unless the task gave its own `digest`: then the conflict is
+    /// the answer it asked for.
+    fn converging(
+        &mut self,
+        vm: &VmResource,
+        config: VmConfig,
+        mut from: impl FnMut(&mut Self, &VmConfig) -> Result<Outcome>,
+    ) -> Result<Outcome> {
+        if self.p.digest.is_some() {
+            return from(self, &config);
+        }
+        let api = self.api;
+        vmconfig::retry_on_conflict(api, vm, config, |config| from(self, config))
+    }
+
+    fn existing_from(&mut self, vm: &VmResource, apply: bool, config: &VmConfig) -> Result<Outcome> {
+        let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
         let status = vm.status.clone();
@@ -388,21 +408,21 @@ impl Run<'_> {
                 )
             };
             return Ok(self
-                .outcome(false, msg, vm, Some(&config), Some(&status))
+                .outcome(false, msg, vm, Some(config), Some(&status))
                 .with("drift", Value::Object(drift))
-                .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&config)))));
+                .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
         }
-        let (changed, after) = self.apply_changes(vm, &config, &conv)?;
+        let (changed, after) = self.apply_changes(vm, config, &conv)?;
         let msg = if changed {
             format!("VM {label} with vmid {} updated", vm.vmid)
         } else {
             format!("VM {label} with vmid {} already exists", vm.vmid)
         };
-        let predicted = predict(&config, &conv.changes, vm.status == "running");
+        let predicted = predict(config, &conv.changes, vm.status == "running");
         Ok(self
             .outcome(changed, msg, vm, Some(&after), Some(&status))
             .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&predicted)))))
+            .with_diff(Some(self.diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
     /// Write the changes in one `PUT .../config` guarded by the digest, or predict them in check

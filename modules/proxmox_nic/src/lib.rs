@@ -289,8 +289,11 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
     let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
-    let plan = plan(&config, vm.status == "running", &params)?;
-    run(ctx, &api, vm, &config, &params, plan)
+    // Another writer between our read and our write: plan again from what it left.
+    vmconfig::retry_on_conflict(&api, vm, config, |config| {
+        let plan = plan(config, vm.status == "running", &params)?;
+        run(ctx, &api, vm, config, &params, plan)
+    })
 }
 
 fn run(
