@@ -706,21 +706,24 @@ class Pvesim(AdminMixin, FakePve):
         return ok()
 
     async def _config_post(self, request):
-        """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10)."""
+        """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10).
+
+        Qemu.pm update_vm_api runs `$load_and_check_config->(0)` "before forking/locking" (no config
+        lock: a task holding it does not delay the answer), and the worker runs them again under
+        lock_config in `$updatefn` (`$load_and_check_config->(1)`): a digest that was current when
+        the POST was answered but went stale before the task got the lock fails the task with
+        `checksum mismatch (file change by other user?)`, and nothing is written."""
         p = await params(request)
         v = self._verify(request, p)
         vm = self._vm(request)
         user = request[USER]
         self.need_quorum()
         plan = self._update_prepare(vm, user, v)
-        await self._lock_config(vm)
-        try:
-            self._update_check_state(vm, plan)
-        finally:
-            self.release(vm, 'config')
+        self._update_check_state(vm, plan)
 
         async def body():
             try:
+                self._update_check_state(vm, plan)
                 self._update_apply(vm, plan)
             except PveError as e:
                 text = '{0}'.format(e.message)
