@@ -230,6 +230,29 @@ impl Run<'_> {
         self.wait(&answer, extra)
     }
 
+    /// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
+    /// `node` lacks (`vm::require_bridge`); the node's bridges are read once, only when needed.
+    fn require_bridges<'k>(&self, node: &str, values: impl IntoIterator<Item = (&'k str, &'k str)>) -> Result<()> {
+        let mut bridges: Option<Vec<String>> = None;
+        for (key, value) in values {
+            if !is_nic_key(key) {
+                continue;
+            }
+            let nic = PropertyString::parse_lenient(&NET, value).ok();
+            let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
+            if bridges.is_none() {
+                bridges = Some(module_utils::vm::node_bridges(self.api, node)?);
+            }
+            module_utils::vm::require_bridge(
+                bridges.as_deref().unwrap_or_default(),
+                bridge,
+                node,
+                &format!("net.{key}"),
+            )?;
+        }
+        Ok(())
+    }
+
     fn vms(&self) -> Result<Vec<VmResource>> {
         checkplan::cluster_vms(self.api, self.plan)
     }
@@ -432,6 +455,7 @@ impl Run<'_> {
         if conv.changes.is_empty() {
             return Ok((false, config.clone()));
         }
+        self.require_bridges(&vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
         let running = vm.status == "running";
         let predicted = predict(config, &conv.changes, running);
         let after = if self.check() {
@@ -477,6 +501,7 @@ impl Run<'_> {
         let name = self.p.name.clone();
         let label = self.p.label();
         let planned = VmConfig::from_current(self.p.desired.clone());
+        self.require_bridges(&node, self.p.desired.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
         let (vmid, after) = if self.check() {
             let vmid = match self.p.vmid {
                 Some(v) => v,
