@@ -244,7 +244,7 @@ fn retry_with_pauses<T>(
 
 /// The pause before try `n + 1`: 50 ms doubling up to 800 ms, plus up to as much again at random.
 fn conflict_pause(n: u32) -> Duration {
-    let base = 50u64 << n.min(4);
+    let base = 50u64 << n.saturating_sub(1).min(4);
     let mut h = RandomState::new().build_hasher();
     h.write_u32(n);
     Duration::from_millis(base + h.finish() % base)
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn conflict_pauses_grow_and_stay_bounded() {
         for n in 1..CONFLICT_ATTEMPTS {
-            let base = 50u64 << n.min(4);
+            let base = 50u64 << n.saturating_sub(1).min(4);
             let p = conflict_pause(n).as_millis() as u64;
             assert!((base..2 * base).contains(&p), "try {n}: {p} ms");
         }
