@@ -392,6 +392,8 @@ pub mod testing {
     pub struct ScriptedApi {
         answers: RefCell<Vec<(Method, String, Result<Value>)>>,
         pub calls: RefCell<Vec<(Method, String, Form)>>,
+        /// What the waiter records about tasks (the scripted answers record no writes).
+        pub journal: WriteJournal,
     }
 
     impl ScriptedApi {
@@ -412,6 +414,10 @@ pub mod testing {
                 .position(|(m, p, _)| *m == method && path.starts_with(p.as_str()))
                 .ok_or_else(|| Error::Internal(format!("unscripted call {} {path}", method.as_str())))?;
             answers.remove(idx).2
+        }
+
+        fn journal(&self) -> Option<&WriteJournal> {
+            Some(&self.journal)
         }
     }
 }

@@ -159,6 +159,15 @@ mod tests {
     }
 
     #[test]
+    fn the_end_of_a_task_goes_into_the_runs_journal() {
+        let api = ScriptedApi::default();
+        api.journal.accepted("DELETE", "/nodes/pve1/qemu/9000", &[], &json!(UPID));
+        api.answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!({"status": "stopped", "exitstatus": "OK"})));
+        fast(5000).wait(&api, UPID).unwrap();
+        assert_eq!(api.journal.lines(), [format!("DELETE /nodes/pve1/qemu/9000 (task {UPID} ended OK)")]);
+    }
+
+    #[test]
     fn failed_task_reports_exit_status_and_log_tail() {
         let api = ScriptedApi::default();
         api.answer(

@@ -379,6 +379,29 @@ mod tests {
     }
 
     #[test]
+    fn a_task_refused_for_a_conflict_is_no_change_of_the_run() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "digest", "value": "d2"}])));
+        let upid = "UPID:pve1:00000001:00000007:65F00000:qmconfig:100:u@pve:";
+        let mut tries = 0;
+        let result = retry_with_pauses(&api, &vm100(), VmConfig::default(), no_pause, |_| {
+            tries += 1;
+            if tries == 1 {
+                api.journal.accepted("POST", "/nodes/pve1/qemu/100/config", &["scsi1"], &json!(upid));
+                return Err(Error::TaskFailed {
+                    upid: upid.into(),
+                    exitstatus: "checksum mismatch (file change by other user?)".into(),
+                    log_tail: vec![],
+                    context: String::new(),
+                });
+            }
+            Ok(())
+        });
+        assert_eq!(result, Ok(()));
+        assert!(!api.journal.changed(), "{:?}", api.journal.lines());
+    }
+
+    #[test]
     fn a_persistent_conflict_fails_with_pves_message_and_other_errors_are_not_retried() {
         let api = ScriptedApi::default();
         for _ in 0..CONFLICT_ATTEMPTS {
