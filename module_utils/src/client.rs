@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::auth::{Connection, Credentials};
 use crate::error::{clip, Error, Result};
-use crate::protocol::Context;
+use crate::protocol::{Context, WriteJournal};
 use crate::pveformat::QUOTE_MAX;
 
 /// HTTP methods the PVE API uses.
@@ -109,6 +109,10 @@ pub trait Api {
     fn delete(&self, path: &ApiPath, query: &Form) -> Result<Value> {
         self.call(Method::Delete, path, query)
     }
+    /// The run's record of accepted writes, when this client keeps one (`PveClient` does).
+    fn journal(&self) -> Option<&WriteJournal> {
+        None
+    }
 }
 
 /// The words of a certificate verification failure (a permanent one: never retried).
@@ -125,6 +129,8 @@ pub struct PveClient {
     principal: String,
     auth_header: (String, String),
     csrf_token: Option<String>,
+    /// Every write PVE accepts is recorded here, so a later failure still reports the change.
+    journal: WriteJournal,
 }
 
 /// Build a client from the module's connection options, warning in the result when TLS
@@ -134,7 +140,9 @@ pub fn connect(ctx: &mut Context) -> Result<PveClient> {
     if !conn.validate_certs {
         ctx.warn("validate_certs is false: the TLS certificate of the Proxmox VE API is not verified; set ca_path to its CA instead");
     }
-    PveClient::connect(&conn)
+    let mut client = PveClient::connect(&conn)?;
+    client.journal = ctx.journal.clone();
+    Ok(client)
 }
 
 impl PveClient {
@@ -158,6 +166,7 @@ impl PveClient {
             principal: conn.principal(),
             auth_header: (String::new(), String::new()),
             csrf_token: None,
+            journal: WriteJournal::default(),
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -245,9 +254,16 @@ impl PveClient {
 }
 
 impl Api for PveClient {
+    fn journal(&self) -> Option<&WriteJournal> {
+        Some(&self.journal)
+    }
+
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
-            return self.send(method, path, params);
+            let answer = self.send(method, path, params)?;
+            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+            self.journal.accepted(method.as_str(), &path.encoded(), &names, &answer);
+            return Ok(answer);
         }
         let mut attempt = 0;
         loop {
@@ -410,6 +426,8 @@ pub mod testing {
     pub struct ScriptedApi {
         answers: RefCell<Vec<(Method, String, Result<Value>)>>,
         pub calls: RefCell<Vec<(Method, String, Form)>>,
+        /// What the waiter records about tasks (the scripted answers record no writes).
+        pub journal: WriteJournal,
     }
 
     impl ScriptedApi {
@@ -430,6 +448,10 @@ pub mod testing {
                 .position(|(m, p, _)| *m == method && path.starts_with(p.as_str()))
                 .ok_or_else(|| Error::Internal(format!("unscripted call {} {path}", method.as_str())))?;
             answers.remove(idx).2
+        }
+
+        fn journal(&self) -> Option<&WriteJournal> {
+            Some(&self.journal)
         }
     }
 }

@@ -6,10 +6,15 @@
 //! holds the user's options plus `_ansible_*` keys; unknown `_ansible_*` keys are ignored because
 //! their set changes between ansible-core versions. Output: one JSON object on stdout, also when
 //! the arguments are unreadable and when the module panics; every `no_log` value is masked in it.
+//!
+//! `changed` is decided here too: a module's own answer, or `true` as soon as the run's
+//! `WriteJournal` holds a write Proxmox accepted, also when the module then fails (a task slower
+//! than `timeout`, a read-back answering 500, a destroy failing after its stop). The message then
+//! says what was accepted and what failed, so a change once made is always reported.
 
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
@@ -27,6 +32,8 @@ pub struct Context {
     pub check_plan: Option<CheckPlan>,
     pub diff_mode: bool,
     pub verbosity: u64,
+    /// The writes Proxmox accepted in this run; the client records into it (`client::connect`).
+    pub journal: WriteJournal,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
 }
@@ -35,7 +42,16 @@ impl Context {
     /// A context for tests and for callers that validated elsewhere.
     pub fn new(params: Params, check_mode: bool, diff_mode: bool) -> Self {
         let warnings = params.warnings().to_vec();
-        Context { params, check_mode, check_plan: None, diff_mode, verbosity: 0, warnings, deprecations: Vec::new() }
+        Context {
+            params,
+            check_mode,
+            check_plan: None,
+            diff_mode,
+            verbosity: 0,
+            journal: WriteJournal::default(),
+            warnings,
+            deprecations: Vec::new(),
+        }
     }
 
     /// Add a warning to the result (shown as `[WARNING]: ...`).
@@ -95,6 +111,84 @@ impl Outcome {
     pub fn with_diff(mut self, diff: Option<Diff>) -> Self {
         self.diff = diff;
         self
+    }
+}
+
+/// The writes Proxmox VE accepted during one run, in order: every non-GET call that got a success
+/// answer (a config written, a task started), with what became of its task. Shared between the
+/// client that records it and the protocol layer that reports it (a clone is the same journal).
+#[derive(Debug, Clone, Default)]
+pub struct WriteJournal(Arc<Mutex<Vec<AcceptedWrite>>>);
+
+/// One accepted write: `PUT /nodes/pve1/qemu/100/config (net0)`, and its task if it started one.
+#[derive(Debug, Clone, PartialEq)]
+struct AcceptedWrite {
+    /// Method, path and the names (never the values) of the parameters sent.
+    call: String,
+    upid: Option<String>,
+    /// The task's exit status once it was seen to end.
+    ended: Option<String>,
+    /// The write's task ended without changing anything (`WriteJournal::changed_nothing`).
+    void: bool,
+}
+
+impl WriteJournal {
+    /// Record a write Proxmox answered with success. `answer` is its `data` (a UPID or null).
+    pub fn accepted(&self, method: &str, path: &str, names: &[&str], answer: &Value) {
+        let names: Vec<&str> = names.iter().copied().filter(|n| *n != "digest").collect();
+        let call = if names.is_empty() {
+            format!("{method} {path}")
+        } else {
+            format!("{method} {path} ({})", names.join(", "))
+        };
+        let upid = answer.as_str().filter(|s| s.starts_with("UPID:")).map(str::to_string);
+        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, void: false }));
+    }
+
+    /// The task `upid` ended with `exitstatus`.
+    pub fn task_ended(&self, upid: &str, exitstatus: &str) {
+        self.with(|writes| {
+            for w in writes.iter_mut().filter(|w| w.upid.as_deref() == Some(upid)) {
+                w.ended = Some(exitstatus.to_string());
+            }
+        });
+    }
+
+    /// The task `upid` is known to have failed before it wrote anything (a digest conflict,
+    /// which qemu-server checks before any change): it does not count as a change.
+    pub fn changed_nothing(&self, upid: &str) {
+        self.with(|writes| {
+            for w in writes.iter_mut().filter(|w| w.upid.as_deref() == Some(upid)) {
+                w.void = true;
+            }
+        });
+    }
+
+    /// Whether Proxmox accepted at least one write that may have changed something.
+    pub fn changed(&self) -> bool {
+        self.with(|writes| writes.iter().any(|w| !w.void))
+    }
+
+    /// The accepted writes, one line each: `POST /nodes/pve1/qemu/100/status/stop (task UPID:... ended OK)`.
+    pub fn lines(&self) -> Vec<String> {
+        self.with(|writes| {
+            writes
+                .iter()
+                .filter(|w| !w.void)
+                .map(|w| match (&w.upid, &w.ended) {
+                    (None, _) => w.call.clone(),
+                    (Some(u), None) => format!("{} (task {u} started)", w.call),
+                    (Some(u), Some(s)) if s == "OK" => format!("{} (task {u} ended OK)", w.call),
+                    (Some(u), Some(s)) => format!("{} (task {u} ended: {s})", w.call),
+                })
+                .collect()
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Vec<AcceptedWrite>) -> T) -> T {
+        // A poisoned lock only means a panic elsewhere; the list itself is still whole.
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
     }
 }
 
@@ -242,14 +336,19 @@ pub fn execute(
 
     let (result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
-        Err(e) => (failure(&e, Some(invocation), ctx.warnings(), &ctx.deprecations), 1),
+        Err(e) => {
+            let mut result = failure(&e, Some(invocation), ctx.warnings(), &ctx.deprecations);
+            report_accepted(&mut result, &ctx.journal);
+            (result, 1)
+        }
     };
     (mask(result, &no_log), code)
 }
 
 fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
     let mut result = Map::new();
-    result.insert("changed".into(), Value::Bool(outcome.changed));
+    // A write Proxmox accepted is a change, whatever the module concluded.
+    result.insert("changed".into(), Value::Bool(outcome.changed || ctx.journal.changed()));
     if !outcome.msg.is_empty() {
         result.insert("msg".into(), Value::String(outcome.msg));
     }
@@ -300,6 +399,22 @@ fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecatio
         result.insert("invocation".into(), inv);
     }
     Value::Object(result)
+}
+
+/// A failure after Proxmox accepted a write is still a change: `changed: true`, the accepted
+/// writes in `accepted_writes`, and a message that says what was done before what failed.
+fn report_accepted(result: &mut Value, journal: &WriteJournal) {
+    if !journal.changed() {
+        return;
+    }
+    let lines = journal.lines();
+    let failed = result["msg"].as_str().unwrap_or_default().to_string();
+    result["changed"] = Value::Bool(true);
+    result["msg"] = Value::String(format!(
+        "Proxmox VE accepted these changes before the run failed: {}. Then: {failed}",
+        lines.join("; ")
+    ));
+    result["accepted_writes"] = json!(lines);
 }
 
 /// AnsibleModule's `remove_values`: a string equal to a secret becomes
@@ -373,6 +488,29 @@ mod tests {
         match ctx.params.str("what") {
             Some("panic") => panic!("boom with {}", ctx.params.str("password").unwrap_or("")),
             Some("fail") => Err(Error::failed(format!("bad password {}", ctx.params.str("password").unwrap_or("")))),
+            Some("write-then-fail") => {
+                let upid = "UPID:pve1:00000001:00000007:65F00000:qmstop:100:root@pam:";
+                ctx.journal.accepted("POST", "/nodes/pve1/qemu/100/status/stop", &[], &json!(upid));
+                ctx.journal.task_ended(upid, "OK");
+                let destroy = "UPID:pve1:00000002:0000000E:65F00000:qmdestroy:100:root@pam:";
+                ctx.journal.accepted("DELETE", "/nodes/pve1/qemu/100", &["purge"], &json!(destroy));
+                Err(Error::TaskFailed {
+                    upid: destroy.into(),
+                    exitstatus: "boom".into(),
+                    log_tail: vec![],
+                    context: "deletion of VM 100 failed".into(),
+                })
+            }
+            Some("voided") => {
+                let upid = "UPID:pve1:00000003:00000015:65F00000:qmconfig:100:root@pam:";
+                ctx.journal.accepted("POST", "/nodes/pve1/qemu/100/config", &["scsi1", "digest"], &json!(upid));
+                ctx.journal.changed_nothing(upid);
+                Ok(Outcome::new(false, "unchanged"))
+            }
+            Some("write-unchanged") => {
+                ctx.journal.accepted("PUT", "/nodes/pve1/qemu/100/config", &["net0", "digest"], &Value::Null);
+                Ok(Outcome::new(false, "module thought nothing changed"))
+            }
             Some("echo") => Ok(Outcome::new(ctx.check_mode, "echo")
                 .with("password", ctx.params.str("password").unwrap_or(""))
                 .with_diff(Some(Diff::text("a\n", "b\n", "before", "after")))),
@@ -435,6 +573,30 @@ mod tests {
         let msg = v["msg"].as_str().unwrap();
         assert!(msg.starts_with("internal error: the module panicked: boom with ********"), "{msg}");
         assert!(!v.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn an_accepted_write_is_a_change_whatever_fails_after_it() {
+        let (v, code) = exec(r#"{"what": "write-then-fail"}"#);
+        assert_eq!(code, 1);
+        assert_eq!(v["failed"], true);
+        assert_eq!(v["changed"], true, "{v}");
+        assert_eq!(
+            v["msg"],
+            "Proxmox VE accepted these changes before the run failed: POST /nodes/pve1/qemu/100/status/stop \
+             (task UPID:pve1:00000001:00000007:65F00000:qmstop:100:root@pam: ended OK); DELETE /nodes/pve1/qemu/100 \
+             (purge) (task UPID:pve1:00000002:0000000E:65F00000:qmdestroy:100:root@pam: started). Then: deletion of \
+             VM 100 failed: task UPID:pve1:00000002:0000000E:65F00000:qmdestroy:100:root@pam: failed: boom"
+        );
+        assert_eq!(v["accepted_writes"].as_array().map(Vec::len), Some(2));
+        assert_eq!(v["upid"], "UPID:pve1:00000002:0000000E:65F00000:qmdestroy:100:root@pam:");
+        let (v, _) = exec(r#"{"what": "write-unchanged"}"#);
+        assert_eq!(v["changed"], true, "{v}");
+        let (v, _) = exec(r#"{"what": "voided"}"#);
+        assert_eq!(v["changed"], false, "{v}");
+        let (v, _) = exec(r#"{"what": "fail"}"#);
+        assert_eq!(v["changed"], false);
+        assert!(v.get("accepted_writes").is_none());
     }
 
     #[test]

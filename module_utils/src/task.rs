@@ -54,6 +54,9 @@ impl Waiter {
                     if status.get("status").and_then(Value::as_str) == Some("stopped") {
                         let exitstatus =
                             status.get("exitstatus").and_then(Value::as_str).unwrap_or("unexpected status").to_string();
+                        if let Some(journal) = api.journal() {
+                            journal.task_ended(upid, &exitstatus);
+                        }
                         return self.finish(api, &base, upid, exitstatus);
                     }
                 }
@@ -153,6 +156,15 @@ mod tests {
         let ok = fast(5000).wait(&api, UPID).unwrap();
         assert_eq!(ok.warnings, Vec::<String>::new());
         assert_eq!(api.calls.borrow().len(), 3);
+    }
+
+    #[test]
+    fn the_end_of_a_task_goes_into_the_runs_journal() {
+        let api = ScriptedApi::default();
+        api.journal.accepted("DELETE", "/nodes/pve1/qemu/9000", &[], &json!(UPID));
+        api.answer(Method::Get, "/nodes/pve1/tasks/", Ok(json!({"status": "stopped", "exitstatus": "OK"})));
+        fast(5000).wait(&api, UPID).unwrap();
+        assert_eq!(api.journal.lines(), [format!("DELETE /nodes/pve1/qemu/9000 (task {UPID} ended OK)")]);
     }
 
     #[test]

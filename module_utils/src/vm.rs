@@ -76,6 +76,36 @@ pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
     Ok(vms)
 }
 
+/// The bridges a NIC of a VM on `node` can be plugged into, from one
+/// `GET /nodes/{node}/network?type=any_bridge`: pve-manager PVE/API2/Network.pm `index` lists the
+/// node's Linux and OVS bridges and, with SDN installed, its VNets (`get_local_vnets`), and drops
+/// every bridge the user may not use (SDN.Audit or SDN.Use on `/sdn/zones/localnetwork/<bridge>`),
+/// which qemu-server's `check_bridge_access` would refuse in the write anyway.
+pub fn node_bridges(api: &dyn Api, node: &str) -> Result<Vec<String>> {
+    let data = api
+        .get(&ApiPath::new(["nodes", node, "network"]), &form([("type", "any_bridge")]))
+        .map_err(|e| e.context(&format!("reading the bridges of node {node}")))?;
+    let mut names: Vec<String> = data
+        .as_array()
+        .map(|items| items.iter().filter_map(|i| i.get("iface").and_then(Value::as_str).map(str::to_string)).collect())
+        .unwrap_or_default();
+    names.sort();
+    Ok(names)
+}
+
+/// Refuse, before any write, a NIC on a bridge the VM's node does not have (or this user may not
+/// use): PVE would accept the config and then fail to plug it (`hotplug problem - bridge ... does
+/// not exist`), leaving the change pending, or fail the next start.
+pub fn require_bridge(bridges: &[String], bridge: &str, node: &str, option: &str) -> Result<()> {
+    if bridges.iter().any(|b| b == bridge) {
+        return Ok(());
+    }
+    let known = if bridges.is_empty() { "none".to_string() } else { bridges.join(", ") };
+    Err(Error::failed(format!(
+        "{option}: bridge '{bridge}' does not exist on node {node}, or this user may not use it (SDN.Use); the node's bridges: {known}; nothing was changed"
+    )))
+}
+
 /// One storage of one node, from `/cluster/resources` (`type: storage`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StorageResource {
@@ -167,7 +197,31 @@ pub fn require<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::testing::ScriptedApi;
+    use crate::client::Method;
     use serde_json::json;
+
+    #[test]
+    fn bridges_come_from_any_bridge_and_a_missing_one_is_refused_by_name() {
+        let api = ScriptedApi::default();
+        api.answer(
+            Method::Get,
+            "/nodes/pve1/network",
+            Ok(json!([{"iface": "vmbr1", "type": "bridge"}, {"iface": "vnet7", "type": "vnet"}, {"iface": "vmbr0"}])),
+        );
+        let bridges = node_bridges(&api, "pve1").unwrap();
+        assert_eq!(bridges, ["vmbr0", "vmbr1", "vnet7"]);
+        assert_eq!(api.calls.borrow()[0].2, form([("type", "any_bridge")]));
+        assert!(require_bridge(&bridges, "vnet7", "pve1", "bridge").is_ok());
+        assert_eq!(
+            require_bridge(&bridges, "vmbr7", "pve1", "bridge").unwrap_err().to_string(),
+            "bridge: bridge 'vmbr7' does not exist on node pve1, or this user may not use it (SDN.Use); the node's bridges: vmbr0, vmbr1, vnet7; nothing was changed"
+        );
+        assert!(require_bridge(&[], "vmbr0", "pve2", "net[0].bridge")
+            .unwrap_err()
+            .to_string()
+            .contains("bridges: none"));
+    }
 
     fn vms() -> Vec<VmResource> {
         [

@@ -5,8 +5,16 @@
 //! reads only that view cannot tell "applied" from "waiting for a reboot" (docs/pve-semantics.md §7).
 //! `/pending` gives both in one read, plus the `digest` we send back with a write so a concurrent
 //! change fails with PVE's checksum error instead of being overwritten.
+//!
+//! Concurrent writers (two playbooks changing different disks of one VM): a write refused for a
+//! digest conflict changed nothing, so `retry_on_conflict` reads the config again, plans again from
+//! that fresh read and writes again, a bounded number of times with jittered pauses. A write is
+//! never sent with a digest other than the one of the config its plan was made from.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -170,9 +178,83 @@ pub fn write(api: &dyn Api, vm: &VmResource, mut form: Form, digest: Option<&str
     Ok(())
 }
 
+/// PVE's words for "the config changed since you read it": `checksum mismatch (file change by
+/// other user?)` from qemu-server Qemu.pm `update_vm_api` (PUT and POST config, also inside the
+/// `qmconfig` task) and `resize_vm`; `detected modified configuration - file changed by other
+/// user? Try again.` from pve-common Tools.pm `assert_if_modified` (move_disk).
+const DIGEST_CONFLICT: [&str; 2] = ["checksum mismatch (file change by other user?)", "file changed by other user?"];
+
+/// How many times one write is tried when each try meets a digest conflict.
+pub const CONFLICT_ATTEMPTS: u32 = 8;
+
+/// Whether PVE refused a write because the config changed after it was read. Both checks run
+/// before qemu-server changes anything, so such a write changed nothing.
+pub fn is_digest_conflict(e: &Error) -> bool {
+    let text = match e {
+        Error::Api { status: 500, message, .. } => message,
+        Error::TaskFailed { exitstatus, .. } => exitstatus,
+        _ => return false,
+    };
+    DIGEST_CONFLICT.iter().any(|w| text.contains(w))
+}
+
+/// Plan and write from `first`; while PVE answers a digest conflict, read the config again and
+/// plan and write again from that fresh read (at most `CONFLICT_ATTEMPTS` tries, with growing,
+/// jittered pauses so that two writers fall out of step). A conflict that persists fails with
+/// PVE's message. `attempt` gets the config to plan from and must send its digest.
+pub fn retry_on_conflict<T>(
+    api: &dyn Api,
+    vm: &VmResource,
+    first: VmConfig,
+    attempt: impl FnMut(&VmConfig) -> Result<T>,
+) -> Result<T> {
+    retry_with_pauses(api, vm, first, conflict_pause, attempt)
+}
+
+fn retry_with_pauses<T>(
+    api: &dyn Api,
+    vm: &VmResource,
+    first: VmConfig,
+    pause: fn(u32) -> Duration,
+    mut attempt: impl FnMut(&VmConfig) -> Result<T>,
+) -> Result<T> {
+    let mut config = first;
+    let mut tries = 1;
+    loop {
+        match attempt(&config) {
+            Err(e) if is_digest_conflict(&e) => {
+                // The refused task wrote nothing: it is not a change of this run.
+                if let (Error::TaskFailed { upid, .. }, Some(journal)) = (&e, api.journal()) {
+                    journal.changed_nothing(upid);
+                }
+                if tries >= CONFLICT_ATTEMPTS {
+                    return Err(e.context(&format!(
+                        "the configuration of VM {} kept changing while this task wrote it ({tries} tries)",
+                        vm.vmid
+                    )));
+                }
+                std::thread::sleep(pause(tries));
+                config = read(api, vm)?;
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The pause before try `n + 1`: 50 ms doubling up to 800 ms, plus up to as much again at random.
+fn conflict_pause(n: u32) -> Duration {
+    let base = 50u64 << n.saturating_sub(1).min(4);
+    let mut h = RandomState::new().build_hasher();
+    h.write_u32(n);
+    Duration::from_millis(base + h.finish() % base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::testing::ScriptedApi;
+    use crate::client::Method;
     use serde_json::json;
 
     fn sample() -> VmConfig {
@@ -223,5 +305,122 @@ mod tests {
         assert!(!Hotplug::parse(Some("0")).allows("network"));
         assert!(!Hotplug::parse(Some("disk,usb")).allows("network"));
         assert!(Hotplug::parse(Some("network,cpu")).allows("cpu"));
+    }
+
+    fn vm100() -> VmResource {
+        VmResource::from_json(&json!({"vmid": 100, "node": "pve1", "type": "qemu", "status": "running"})).unwrap()
+    }
+
+    fn no_pause(_: u32) -> Duration {
+        Duration::ZERO
+    }
+
+    #[test]
+    fn conflict_pauses_grow_and_stay_bounded() {
+        for n in 1..CONFLICT_ATTEMPTS {
+            let base = 50u64 << n.saturating_sub(1).min(4);
+            let p = conflict_pause(n).as_millis() as u64;
+            assert!((base..2 * base).contains(&p), "try {n}: {p} ms");
+        }
+    }
+
+    fn conflict() -> Error {
+        Error::Api {
+            method: "PUT".into(),
+            path: "/nodes/pve1/qemu/100/config".into(),
+            status: 500,
+            message: "checksum mismatch (file change by other user?)".into(),
+        }
+    }
+
+    #[test]
+    fn digest_conflicts_are_recognised_in_every_wording() {
+        assert!(is_digest_conflict(&conflict()));
+        assert!(is_digest_conflict(&conflict().context("Unable to change nic net1")));
+        let task = Error::TaskFailed {
+            upid: "UPID:x".into(),
+            exitstatus: "checksum mismatch (file change by other user?)".into(),
+            log_tail: vec![],
+            context: String::new(),
+        };
+        assert!(is_digest_conflict(&task));
+        let moved = Error::Api {
+            method: "POST".into(),
+            path: "/nodes/pve1/qemu/100/move_disk".into(),
+            status: 500,
+            message: "detected modified configuration - file changed by other user? Try again.".into(),
+        };
+        assert!(is_digest_conflict(&moved));
+        assert!(!is_digest_conflict(&Error::failed("checksum mismatch (file change by other user?)")));
+        assert!(!is_digest_conflict(&Error::Api {
+            method: "PUT".into(),
+            path: "/x".into(),
+            status: 500,
+            message: "VM is locked (backup)".into()
+        }));
+    }
+
+    #[test]
+    fn a_conflict_replans_from_a_fresh_read() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "digest", "value": "d2"}])));
+        let mut seen = Vec::new();
+        let first = VmConfig { digest: Some("d1".into()), ..Default::default() };
+        let result = retry_with_pauses(&api, &vm100(), first, no_pause, |c| {
+            seen.push(c.digest.clone().unwrap_or_default());
+            if seen.len() == 1 {
+                Err(conflict())
+            } else {
+                Ok(seen.len())
+            }
+        });
+        assert_eq!(result, Ok(2));
+        assert_eq!(seen, ["d1", "d2"]);
+    }
+
+    #[test]
+    fn a_task_refused_for_a_conflict_is_no_change_of_the_run() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "digest", "value": "d2"}])));
+        let upid = "UPID:pve1:00000001:00000007:65F00000:qmconfig:100:u@pve:";
+        let mut tries = 0;
+        let result = retry_with_pauses(&api, &vm100(), VmConfig::default(), no_pause, |_| {
+            tries += 1;
+            if tries == 1 {
+                api.journal.accepted("POST", "/nodes/pve1/qemu/100/config", &["scsi1"], &json!(upid));
+                return Err(Error::TaskFailed {
+                    upid: upid.into(),
+                    exitstatus: "checksum mismatch (file change by other user?)".into(),
+                    log_tail: vec![],
+                    context: String::new(),
+                });
+            }
+            Ok(())
+        });
+        assert_eq!(result, Ok(()));
+        assert!(!api.journal.changed(), "{:?}", api.journal.lines());
+    }
+
+    #[test]
+    fn a_persistent_conflict_fails_with_pves_message_and_other_errors_are_not_retried() {
+        let api = ScriptedApi::default();
+        for _ in 0..CONFLICT_ATTEMPTS {
+            api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "digest", "value": "d"}])));
+        }
+        let mut tries = 0;
+        let e = retry_with_pauses(&api, &vm100(), VmConfig::default(), no_pause, |_| -> Result<()> {
+            tries += 1;
+            Err(conflict())
+        })
+        .unwrap_err();
+        assert_eq!(tries, CONFLICT_ATTEMPTS);
+        assert!(e.to_string().contains("checksum mismatch (file change by other user?)"), "{e}");
+        assert!(e.to_string().contains("kept changing"), "{e}");
+        let mut tries = 0;
+        let e = retry_with_pauses(&api, &vm100(), VmConfig::default(), no_pause, |_| -> Result<()> {
+            tries += 1;
+            Err(Error::failed("no"))
+        });
+        assert_eq!((tries, e), (1, Err(Error::failed("no"))));
     }
 }

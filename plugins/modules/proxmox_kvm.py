@@ -122,7 +122,7 @@ options:
     default: false
   digest:
     description:
-      - "The config digest to guard writes with. Without it the module sends the digest of the config it read, so a concurrent change fails instead of being overwritten."
+      - "The config digest to guard writes with: a concurrent change then fails the task with Proxmox VE's C(checksum mismatch). Without it the module sends the digest of the config it read and, on a conflict, reads again, plans again and writes again (a few times), so it never overwrites a change it did not see."
     type: str
   efidisk0:
     description:
@@ -494,7 +494,9 @@ attributes:
     platforms: "posix"
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Writes are never retried; reads are."
+  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it."
+  - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed); the message then says what was accepted and what failed."
+  - "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too."
   - "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting."
   - "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success."
 '''

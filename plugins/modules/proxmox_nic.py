@@ -154,8 +154,9 @@ attributes:
     platforms: "posix"
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(PUT .../config) and one read back."
-  - "The write carries the config digest that was read, so a concurrent change of the VM makes the task fail with Proxmox VE's C(checksum mismatch) error instead of being overwritten."
+  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read back."
+  - "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists."
+  - "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is reported as pending on every run, not as unchanged."
 '''
 
 EXAMPLES = r'''

@@ -141,6 +141,7 @@ def test_only_the_calls_it_needs(ansible, sim):
     assert calls == [
         ('GET', '/cluster/resources'),
         ('GET', '/nodes/pve1/qemu/100/pending'),
+        ('GET', '/nodes/pve1/network'),
         ('PUT', '/nodes/pve1/qemu/100/config'),
         ('GET', '/nodes/pve1/qemu/100/pending'),
     ], calls

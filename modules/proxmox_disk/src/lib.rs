@@ -37,9 +37,26 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     }
     let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
     let node_storages: Vec<_> = storages.into_iter().filter(|s| s.node == vm.node).collect();
+    // Another writer between our read and our write: plan again from what it left.
+    vmconfig::retry_on_conflict(&api, vm, config, |config| {
+        converge(ctx, &api, &vms, vm, config, &node_storages, &params)
+    })
+}
+
+/// Plan from `config` and, outside check mode, make the write.
+fn converge(
+    ctx: &mut Context,
+    api: &dyn Api,
+    vms: &[VmResource],
+    vm: &VmResource,
+    config: &VmConfig,
+    node_storages: &[module_utils::vm::StorageResource],
+    params: &Params,
+) -> Result<Outcome> {
+    let plan_dir = ctx.check_plan.clone();
     let target = match params.target_vmid {
-        Some(t) => match module_utils::vm::resolve(&vms, Some(t), None)? {
-            Some(tvm) => Some((tvm.clone(), checkplan::read_config(&api, tvm, plan_dir.as_ref())?)),
+        Some(t) => match module_utils::vm::resolve(vms, Some(t), None)? {
+            Some(tvm) => Some((tvm.clone(), checkplan::read_config(api, tvm, plan_dir.as_ref())?)),
             None => None,
         },
         None => None,
@@ -47,11 +64,11 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let world = World {
         vmid: vm.vmid,
         running: vm.status == "running",
-        config: &config,
-        storages: &node_storages,
+        config,
+        storages: node_storages,
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
-    let plan = plan(&params, &world)?;
+    let plan = plan(params, &world)?;
     for w in &plan.warnings {
         ctx.warn(w.clone());
     }
@@ -65,7 +82,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         }
         (plan.after.clone(), plan.target_after.clone(), plan.unused.clone(), plan.pending, plan.volume_known)
     } else {
-        let done = apply(&api, vm, &config, &params, &plan.action, target.as_ref().map(|(t, _)| t))?;
+        let done = apply(api, vm, config, params, &plan.action, target.as_ref().map(|(t, _)| t))?;
         for w in &done.warnings {
             ctx.warn(w.clone());
         }
@@ -78,7 +95,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ));
     }
     let diff = Diff::config(
-        Some(&view(&config, &params.disk)),
+        Some(&view(config, &params.disk)),
         Some(&view(&after, &params.disk)),
         &format!("VM {} {}", vm.vmid, params.disk),
     );

@@ -26,11 +26,14 @@ pub enum Create {
 }
 
 /// A requested size, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SizeRequest {
     Absolute(u64),
-    /// `+N`: grow by N.
-    Grow(u64),
+    /// `+N`: grow by `bytes`; `text` is N as the task wrote it (`0G`, `512M`, `2`), for messages.
+    Grow {
+        bytes: u64,
+        text: String,
+    },
 }
 
 /// The validated options of one task.
@@ -112,7 +115,8 @@ fn parse_size_option(text: &str, state: State) -> Result<SizeRequest> {
                 "size '{text}': a relative size (+N) only makes sense with state: resized"
             )));
         }
-        return Ok(SizeRequest::Grow(parse_gib_or_size(rest).map_err(|e| Error::args(format!("size: {e}")))?));
+        let bytes = parse_gib_or_size(rest).map_err(|e| Error::args(format!("size: {e}")))?;
+        return Ok(SizeRequest::Grow { bytes, text: rest.to_string() });
     }
     let bytes = parse_gib_or_size(text).map_err(|e| Error::args(format!("size: {e}")))?;
     if bytes == 0 {

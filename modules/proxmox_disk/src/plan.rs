@@ -259,9 +259,9 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             desired.set_checked("file", iso).map_err(|e| Error::args(format!("iso_image: {e}")))?;
         }
         if let (Some(SizeRequest::Absolute(want)), Some(have)) =
-            (params.size, current.get("size").and_then(|s| parse_size(s).ok()))
+            (&params.size, current.get("size").and_then(|s| parse_size(s).ok()))
         {
-            if want != have {
+            if *want != have {
                 warnings.push(format!(
                     "size is only used to create a disk: {disk} is {} and stays so (use state: resized to grow it)",
                     format_size(have)
@@ -325,10 +325,10 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             (format!("Disk {disk} imported into VM {vmid}"), vol.clone(), None, vol.is_some())
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
-            let bytes = match (params.size, special) {
-                (Some(SizeRequest::Absolute(b)), _) => b,
+            let bytes = match (&params.size, special) {
+                (Some(SizeRequest::Absolute(b)), _) => *b,
                 (_, true) => GIB,
-                (Some(SizeRequest::Grow(_)), false) | (None, false) => {
+                (Some(SizeRequest::Grow { .. }), false) | (None, false) => {
                     return Err(Error::args(format!("size is required to create disk {disk}")))
                 }
             };
@@ -441,12 +441,17 @@ fn plan_resize(params: &Params, world: &World, current: Option<PropertyString>) 
             }
             (want, format_size(want))
         }
-        Some(SizeRequest::Grow(by)) => {
-            warnings.push(format!(
-                "size +{} grows {disk} every time the task runs; give an absolute size to make it idempotent",
-                format_size(by)
+        Some(SizeRequest::Grow { bytes: 0, ref text }) => {
+            return Ok(Plan::unchanged(
+                world.config,
+                format!("Disk {disk} stays {} size: size +{text} grows nothing", format_size(have)),
             ));
-            (have + by, format!("+{}", format_size(by)))
+        }
+        Some(SizeRequest::Grow { bytes, ref text }) => {
+            warnings.push(format!(
+                "size +{text} grows {disk} every time the task runs; give an absolute size to make it idempotent"
+            ));
+            (have + bytes, format!("+{}", format_size(bytes)))
         }
         None => return Err(Error::args("state is resized but all of the following are missing: size")),
     };

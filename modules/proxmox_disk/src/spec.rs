@@ -174,7 +174,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     diff_mode: Support::Full,
     notes: &[
         "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's config.",
-        "Writes carry the config digest that was read, so a concurrent change of the VM fails with Proxmox VE's checksum error instead of being overwritten.",
+        "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
+        "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed status read); the message then says what was accepted and what failed.",
     ],
     examples: r#"
 - name: A 200 GiB data disk on local-lvm

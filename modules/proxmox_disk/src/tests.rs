@@ -182,6 +182,17 @@ fn cases() -> Vec<Case> {
             msg: "Disk scsi1 resized in VM 100",
         },
         Case {
+            name: "resize +0G grows nothing (issue 15)",
+            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            running: true,
+            args: json!({"disk": "scsi1", "state": "resized", "size": "+0G"}),
+            action: Action::None,
+            drive: Some(SCSI1),
+            unused: None,
+            pending: false,
+            msg: "Disk scsi1 stays 10G size: size +0G grows nothing",
+        },
+        Case {
             name: "detach keeps the volume as unused0",
             config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
@@ -315,6 +326,32 @@ fn cases() -> Vec<Case> {
 
 fn world<'a>(case: &'a Case, storages: &'a [StorageResource]) -> World<'a> {
     World { vmid: 100, running: case.running, config: &case.config, storages, target: None }
+}
+
+#[test]
+fn grow_warnings_name_the_unit_the_task_used() {
+    let storages = storages();
+    let case = Case {
+        name: "+N",
+        config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+        running: false,
+        args: Value::Null,
+        action: Action::None,
+        drive: None,
+        unused: None,
+        pending: false,
+        msg: "",
+    };
+    for (size, sent, named) in [("+1024M", "+1G", "+1024M"), ("+2", "+2G", "+2"), ("+0.5T", "+512G", "+0.5T")] {
+        let p = params(json!({"disk": "scsi1", "state": "resized", "size": size}));
+        let plan = plan(&p, &world(&case, &storages)).unwrap();
+        assert_eq!(plan.action, Action::Resize(sent.into()), "{size}");
+        assert_eq!(
+            plan.warnings,
+            [format!("size {named} grows scsi1 every time the task runs; give an absolute size to make it idempotent")],
+            "{size}"
+        );
+    }
 }
 
 #[test]

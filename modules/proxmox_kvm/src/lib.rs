@@ -230,6 +230,29 @@ impl Run<'_> {
         self.wait(&answer, extra)
     }
 
+    /// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
+    /// `node` lacks (`vm::require_bridge`); the node's bridges are read once, only when needed.
+    fn require_bridges<'k>(&self, node: &str, values: impl IntoIterator<Item = (&'k str, &'k str)>) -> Result<()> {
+        let mut bridges: Option<Vec<String>> = None;
+        for (key, value) in values {
+            if !is_nic_key(key) {
+                continue;
+            }
+            let nic = PropertyString::parse_lenient(&NET, value).ok();
+            let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
+            if bridges.is_none() {
+                bridges = Some(module_utils::vm::node_bridges(self.api, node)?);
+            }
+            module_utils::vm::require_bridge(
+                bridges.as_deref().unwrap_or_default(),
+                bridge,
+                node,
+                &format!("net.{key}"),
+            )?;
+        }
+        Ok(())
+    }
+
     fn vms(&self) -> Result<Vec<VmResource>> {
         checkplan::cluster_vms(self.api, self.plan)
     }
@@ -362,7 +385,27 @@ impl Run<'_> {
     /// Compare an existing VM with the task; write the differences when `apply`.
     fn existing(&mut self, vm: &VmResource, apply: bool) -> Result<Outcome> {
         let config = self.read_config(vm)?;
-        let conv = converge(&config, &self.p.desired);
+        self.converging(vm, config, |run, config| run.existing_from(vm, apply, config))
+    }
+
+    /// Plan and write from `config`; on a digest conflict plan again from a fresh read
+    /// (`vmconfig::retry_on_conflict`), unless the task gave its own `digest`: then the conflict is
+    /// the answer it asked for.
+    fn converging(
+        &mut self,
+        vm: &VmResource,
+        config: VmConfig,
+        mut from: impl FnMut(&mut Self, &VmConfig) -> Result<Outcome>,
+    ) -> Result<Outcome> {
+        if self.p.digest.is_some() {
+            return from(self, &config);
+        }
+        let api = self.api;
+        vmconfig::retry_on_conflict(api, vm, config, |config| from(self, config))
+    }
+
+    fn existing_from(&mut self, vm: &VmResource, apply: bool, config: &VmConfig) -> Result<Outcome> {
+        let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
         let status = vm.status.clone();
@@ -388,21 +431,21 @@ impl Run<'_> {
                 )
             };
             return Ok(self
-                .outcome(false, msg, vm, Some(&config), Some(&status))
+                .outcome(false, msg, vm, Some(config), Some(&status))
                 .with("drift", Value::Object(drift))
-                .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&config)))));
+                .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
         }
-        let (changed, after) = self.apply_changes(vm, &config, &conv)?;
+        let (changed, after) = self.apply_changes(vm, config, &conv)?;
         let msg = if changed {
             format!("VM {label} with vmid {} updated", vm.vmid)
         } else {
             format!("VM {label} with vmid {} already exists", vm.vmid)
         };
-        let predicted = predict(&config, &conv.changes, vm.status == "running");
+        let predicted = predict(config, &conv.changes, vm.status == "running");
         Ok(self
             .outcome(changed, msg, vm, Some(&after), Some(&status))
             .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&predicted)))))
+            .with_diff(Some(self.diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
     /// Write the changes in one `PUT .../config` guarded by the digest, or predict them in check
@@ -412,6 +455,7 @@ impl Run<'_> {
         if conv.changes.is_empty() {
             return Ok((false, config.clone()));
         }
+        self.require_bridges(&vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
         let running = vm.status == "running";
         let predicted = predict(config, &conv.changes, running);
         let after = if self.check() {
@@ -457,6 +501,7 @@ impl Run<'_> {
         let name = self.p.name.clone();
         let label = self.p.label();
         let planned = VmConfig::from_current(self.p.desired.clone());
+        self.require_bridges(&node, self.p.desired.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
         let (vmid, after) = if self.check() {
             let vmid = match self.p.vmid {
                 Some(v) => v,

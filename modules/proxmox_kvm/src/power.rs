@@ -242,6 +242,11 @@ impl Run<'_> {
         let vms = self.vms()?;
         let vm = self.find(&vms)?;
         let config = self.read_config(&vm)?;
+        self.converging(&vm, config, |run, config| run.delete_or_revert_from(&vm, config))
+    }
+
+    fn delete_or_revert_from(&mut self, vm: &VmResource, config: &VmConfig) -> Result<Outcome> {
+        let vm = vm.clone();
         let running = vm.status == "running";
         let label = config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_default();
         let (param, keys, msg): (&str, Vec<String>, String) = if !self.p.delete.is_empty() {
@@ -253,16 +258,16 @@ impl Run<'_> {
         };
         if keys.is_empty() {
             let msg = format!("Nothing to {param} on VM {label} with vmid {}", vm.vmid);
-            return Ok(self.outcome(false, msg, &vm, Some(&config), Some(&vm.status)).with_diff(Some(self.diff(
+            return Ok(self.outcome(false, msg, &vm, Some(config), Some(&vm.status)).with_diff(Some(self.diff(
                 vm.vmid,
-                Some(&config),
-                Some(&config),
+                Some(config),
+                Some(config),
             ))));
         }
         let mut predicted = config.clone();
         for k in &keys {
             if param == "delete" {
-                let pending = running && stays_pending_delete(k, &config);
+                let pending = running && stays_pending_delete(k, config);
                 predicted = predicted.with_change(k, None, pending);
             } else {
                 predicted.pending.remove(k);
@@ -282,7 +287,7 @@ impl Run<'_> {
         };
         Ok(self.outcome(true, msg, &vm, Some(&after), Some(&vm.status)).with_diff(Some(self.diff(
             vm.vmid,
-            Some(&config),
+            Some(config),
             Some(&predicted),
         ))))
     }

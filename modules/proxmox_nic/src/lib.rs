@@ -296,8 +296,20 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
     let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
-    let plan = plan(&config, vm.status == "running", &params)?;
-    run(ctx, &api, vm, &config, &params, plan)
+    // Another writer between our read and our write: plan again from what it left.
+    let mut bridges = None;
+    vmconfig::retry_on_conflict(&api, vm, config, |config| {
+        let plan = plan(config, vm.status == "running", &params)?;
+        // A bridge the node lacks: refused before the write, and also when an earlier run left
+        // the NIC pending on it (check mode alike: the node's bridges are only read).
+        if let (Some(bridge), true) = (&params.bridge, matches!(plan.action, Action::Set(_)) || plan.pending) {
+            if bridges.is_none() {
+                bridges = Some(module_utils::vm::node_bridges(&api, &vm.node)?);
+            }
+            module_utils::vm::require_bridge(bridges.as_deref().unwrap_or_default(), bridge, &vm.node, "bridge")?;
+        }
+        run(ctx, &api, vm, config, &params, plan)
+    })
 }
 
 fn run(
@@ -334,6 +346,10 @@ fn run(
     let msg = match (&plan.action, params.state) {
         (Action::Set(_), _) => format!("Nic {iface} updated on VM with vmid {}", vm.vmid),
         (Action::Delete, _) => format!("Nic {iface} deleted on VM with vmid {}", vm.vmid),
+        (Action::None, State::Present) if pending => format!(
+            "Nic {iface} on VM with vmid {} is as the task asks, but Proxmox VE has not applied it: the change is pending until the VM is next started",
+            vm.vmid
+        ),
         (Action::None, State::Present) => format!("Nic {iface} unchanged on VM with vmid {}", vm.vmid),
         (Action::None, State::Absent) => format!("Nic {iface} does not exist on VM with vmid {}", vm.vmid),
     };

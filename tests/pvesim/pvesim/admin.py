@@ -173,6 +173,10 @@ class AdminMixin(object):
             return False
         if fault.get('path') and not re.search(fault['path'], rel):
             return False
+        if fault.get('skip'):
+            # `skip: N`: the first N matching requests pass untouched (e.g. fail only a read-back)
+            fault['skip'] = int(fault['skip']) - 1
+            return False
         return True
 
     def _consume(self, fault):

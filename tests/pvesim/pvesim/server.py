@@ -706,21 +706,24 @@ class Pvesim(AdminMixin, FakePve):
         return ok()
 
     async def _config_post(self, request):
-        """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10)."""
+        """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10).
+
+        Qemu.pm update_vm_api runs `$load_and_check_config->(0)` "before forking/locking" (no config
+        lock: a task holding it does not delay the answer), and the worker runs them again under
+        lock_config in `$updatefn` (`$load_and_check_config->(1)`): a digest that was current when
+        the POST was answered but went stale before the task got the lock fails the task with
+        `checksum mismatch (file change by other user?)`, and nothing is written."""
         p = await params(request)
         v = self._verify(request, p)
         vm = self._vm(request)
         user = request[USER]
         self.need_quorum()
         plan = self._update_prepare(vm, user, v)
-        await self._lock_config(vm)
-        try:
-            self._update_check_state(vm, plan)
-        finally:
-            self.release(vm, 'config')
+        self._update_check_state(vm, plan)
 
         async def body():
             try:
+                self._update_check_state(vm, plan)
                 self._update_apply(vm, plan)
             except PveError as e:
                 text = '{0}'.format(e.message)
@@ -1133,14 +1136,23 @@ class Pvesim(AdminMixin, FakePve):
                     and r['status'] == 'running')
 
     async def _sim_network(self, v, user):
-        """GET /nodes/{node}/network: the seed's bridges."""
+        """GET /nodes/{node}/network: the seed's bridges, as pve-manager PVE/API2/Network.pm `index` lists them.
+
+        `type` keeps the interfaces of that type; `any_bridge` and `any_local_bridge` keep Linux and OVS
+        bridges (`any_bridge` and `include_sdn` would add the node's SDN VNets; pvesim models none). Then,
+        "always check bridge access": a bridge the user holds neither SDN.Audit nor SDN.Use on
+        (`/sdn/zones/localnetwork/<bridge>`, `check_sdn_bridge`) is left out, except for root@pam."""
         out = []
         for n, name in enumerate(self.bridges):
             item = {'iface': name, 'type': 'bridge', 'method': 'manual', 'families': ['inet'], 'active': 1,
                     'autostart': 1, 'bridge_ports': 'eno{0}'.format(n + 1), 'bridge_stp': 'off', 'bridge_fd': '0',
                     'priority': n + 3}
-            if v.get('type') in (None, 'bridge', 'any_bridge'):
-                out.append(item)
+            if v.get('type') not in (None, 'bridge', 'any_bridge', 'any_local_bridge', 'include_sdn'):
+                continue
+            zone = '/sdn/zones/localnetwork/' + name
+            if user != 'root@pam' and not (self.allowed(user, zone, 'SDN.Audit') or self.allowed(user, zone, 'SDN.Use')):
+                continue
+            out.append(item)
         return out
 
     # ---------------------------------------------------------------- disks

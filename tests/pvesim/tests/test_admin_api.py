@@ -47,6 +47,13 @@ def test_http_fault_answers_the_next_n_matching_requests_with_pves_envelope(sim)
     assert sim.api('PUT', Q + '/100/config', {'description': 'ok'}) is None
 
 
+def test_a_fault_with_skip_lets_the_first_matching_requests_pass(sim):
+    sim.fault(kind='http', method='GET', path=r'/qemu/100/pending$', status=500, message='gone', skip=1, count=1)
+    assert sim.api('GET', Q + '/100/pending')
+    assert error_of(sim.api, 'GET', Q + '/100/pending').status == 500
+    assert sim.api('GET', Q + '/100/pending')
+
+
 def test_reset_fault_drops_the_connection(sim):
     sim.fault(kind='reset', method='GET', path='^/version$', count=1)
     with pytest.raises((ConnectionError, urllib.error.URLError, OSError)):
