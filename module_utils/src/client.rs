@@ -109,12 +109,15 @@ impl PveClient {
                 client.auth_header =
                     ("Authorization".into(), format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret));
             }
-            Credentials::Password(password) => {
-                let answer = client.send(
+            Credentials::Password { password, otp } => {
+                let mut answer = client.send(
                     Method::Post,
                     "/access/ticket",
                     &form([("username", conn.user.as_str()), ("password", password.as_str())]),
                 )?;
+                if needs_second_factor(&answer) {
+                    answer = client.second_factor(conn, &answer, otp.as_deref())?;
+                }
                 let ticket = answer.get("ticket").and_then(Value::as_str);
                 let csrf = answer.get("CSRFPreventionToken").and_then(Value::as_str);
                 match (ticket, csrf) {
@@ -127,6 +130,38 @@ impl PveClient {
             }
         }
         Ok(client)
+    }
+
+    /// The second step of PVE's two-factor login (pve-access-control `API2/AccessControl.pm`
+    /// `create_ticket`, `AccessControl.pm` `authenticate_user`): the password got a ticket that
+    /// only carries the challenge (`NeedTFA`); the same call with that ticket as `tfa-challenge`
+    /// and the answer to it as `password` gets the real ticket. The one-time password is sent
+    /// only here, when PVE asks for it.
+    fn second_factor(&self, conn: &Connection, challenge: &Value, otp: Option<&str>) -> Result<Value> {
+        let Some(otp) = otp else {
+            return Err(Error::args(format!(
+                "{} has two-factor authentication: Proxmox VE asks for a second factor after the password; set api_otp (or PROXMOX_OTP) to the current one-time password, or use an API token (api_token_id, api_token_secret)",
+                conn.user
+            )));
+        };
+        let Some(challenge) = challenge.get("ticket").and_then(Value::as_str) else {
+            return Err(Error::Internal("POST /access/ticket asked for a second factor without a challenge".into()));
+        };
+        let response = crate::auth::tfa_response(otp);
+        let body =
+            form([("username", conn.user.as_str()), ("tfa-challenge", challenge), ("password", response.as_str())]);
+        self.send(Method::Post, "/access/ticket", &body).map_err(|e| match e {
+            // PVE answers any login failure with the same words, so say what is likely.
+            Error::Api { method, path, status: 401, message } => Error::Api {
+                method,
+                path,
+                status: 401,
+                message: format!(
+                    "{message} at the second factor: the one-time password (api_otp) was refused; Proxmox VE accepts a TOTP code only while it is current and only once (a code an earlier task used is refused)"
+                ),
+            },
+            other => other,
+        })
     }
 
     fn send(&self, method: Method, path: &str, params: &Form) -> Result<Value> {
@@ -200,6 +235,17 @@ impl Api for PveClient {
                 other => return other,
             }
         }
+    }
+}
+
+/// Whether a `POST /access/ticket` answer is the challenge of a two-factor login rather than a
+/// ticket (`NeedTFA: 1`; PVE writes numbers as numbers or strings, pve-semantics.md §3).
+fn needs_second_factor(answer: &Value) -> bool {
+    match answer.get("NeedTFA") {
+        Some(Value::Number(n)) => n.as_i64() != Some(0),
+        Some(Value::String(s)) => !s.is_empty() && s != "0",
+        Some(Value::Bool(b)) => *b,
+        _ => false,
     }
 }
 
@@ -400,6 +446,14 @@ mod tests {
         assert!(!is_transient(&api(500, "Configuration file 'nodes/pve1/qemu-server/1.conf' does not exist")));
         assert!(!is_transient(&api(400, "Parameter verification failed.")));
         assert!(!is_transient(&api(401, "authentication failure")));
+    }
+
+    #[test]
+    fn second_factor_is_asked_for_by_need_tfa() {
+        assert!(needs_second_factor(&serde_json::json!({"ticket": "PVE:!tfa!x", "NeedTFA": 1})));
+        assert!(needs_second_factor(&serde_json::json!({"ticket": "PVE:!tfa!x", "NeedTFA": "1"})));
+        assert!(!needs_second_factor(&serde_json::json!({"ticket": "PVE:u@pve:1", "cap": {}})));
+        assert!(!needs_second_factor(&serde_json::json!({"NeedTFA": 0})));
     }
 
     #[test]

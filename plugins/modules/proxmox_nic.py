@@ -91,51 +91,59 @@ options:
   api_host:
     description:
       - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port)."
-      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+      - "If not set, E(PROXMOX_HOST) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_port:
     description:
       - "The port of the Proxmox VE API. Defaults to 8006."
-      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+      - "If not set, E(PROXMOX_PORT) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
   api_user:
     description:
       - "The user to authenticate as, C(user@realm)."
-      - "If not set, the value of the environment variable PROXMOX_USER is used."
+      - "If not set, E(PROXMOX_USER) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_password:
     description:
       - "The user's password. When set, password (ticket) authentication is used instead of an API token."
-      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+      - "If not set, E(PROXMOX_PASSWORD) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
+    type: str
+  api_otp:
+    description:
+      - "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module completes with this code."
+      - "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:), C(recovery:) for a recovery key) is sent as it is."
+      - "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is refused. For more than one task, use an API token (O(api_token_id)), which has no second factor."
+      - "Not used with an API token, nor when the user has no second factor."
+      - "If not set, E(PROXMOX_OTP) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_id:
     description:
       - "The id of the API token (the part after C(!)), for token authentication."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+      - "If not set, E(PROXMOX_TOKEN_ID) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_secret:
     description:
       - "The secret of the API token."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+      - "If not set, E(PROXMOX_TOKEN_SECRET) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_timeout:
     description:
       - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
-      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+      - "If not set, E(PROXMOX_API_TIMEOUT) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
     default: 5
   validate_certs:
     description:
       - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
-      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+      - "If not set, E(PROXMOX_VALIDATE_CERTS) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: bool
     default: true
   ca_path:
     description:
       - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
-      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+      - "If not set, E(PROXMOX_CA_PATH) is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: path
 attributes:
   check_mode:
@@ -246,6 +254,7 @@ ARGUMENT_SPEC = {
     "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
     "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
     "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_otp": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_OTP"])},
     "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
     "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
     "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},
