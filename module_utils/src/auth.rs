@@ -202,28 +202,10 @@ mod tests {
         assert_eq!(tfa_response("recovery:abcd-ef01"), "recovery:abcd-ef01");
     }
 
-    const AUTH_ONLY: crate::spec::ModuleSpec = crate::spec::ModuleSpec {
-        name: "auth_only",
-        short_description: "",
-        description: &[],
-        options: &[],
-        auth: true,
-        mutually_exclusive: &[],
-        required_together: &[],
-        required_one_of: &[],
-        required_if: &[],
-        required_by: &[],
-        check_mode: crate::spec::Support::Full,
-        diff_mode: crate::spec::Support::Full,
-        notes: &[],
-        examples: "",
-        returns: "",
-    };
-
     fn params(pairs: &[(&str, &str)]) -> Params {
-        let raw: serde_json::Map<String, serde_json::Value> =
-            pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect();
-        crate::spec::validate(&AUTH_ONLY, &raw, &|_| None).unwrap()
+        Params::from_values(
+            pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect(),
+        )
     }
 
     #[test]
