@@ -15,6 +15,14 @@ pub const AUTH_OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("api_password", Kind::Str, &["The user's password. When set, password (ticket) authentication is used instead of an API token."])
         .no_log()
         .env(&["PROXMOX_PASSWORD"]),
+    OptionSpec::new("api_otp", Kind::Str, &[
+        "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module completes with this code.",
+        "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:), C(recovery:) for a recovery key) is sent as it is.",
+        "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is refused. For more than one task, use an API token (O(api_token_id)), which has no second factor.",
+        "Not used with an API token, nor when the user has no second factor.",
+    ])
+    .no_log()
+    .env(&["PROXMOX_OTP"]),
     OptionSpec::new("api_token_id", Kind::Str, &["The id of the API token (the part after C(!)), for token authentication."])
         .env(&["PROXMOX_TOKEN_ID"]),
     OptionSpec::new("api_token_secret", Kind::Str, &["The secret of the API token."])
@@ -38,8 +46,9 @@ pub const AUTH_REQUIRED_ONE_OF: &[&[&str]] = &[&["api_password", "api_token_id"]
 pub enum Credentials {
     /// `PVEAPIToken=<user>!<token_id>=<secret>`.
     Token { token_id: String, secret: String },
-    /// A ticket from `POST /access/ticket`, plus its CSRF token for writes.
-    Password(String),
+    /// A ticket from `POST /access/ticket`, plus its CSRF token for writes; `otp` answers the
+    /// second-factor challenge of a user with two-factor authentication.
+    Password { password: String, otp: Option<String> },
 }
 
 // Never print a secret, not even in debug output.
@@ -47,7 +56,9 @@ impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Credentials::Token { token_id, .. } => write!(f, "Token {{ token_id: {token_id:?}, secret: <hidden> }}"),
-            Credentials::Password(_) => f.write_str("Password(<hidden>)"),
+            Credentials::Password { otp, .. } => {
+                write!(f, "Password {{ password: <hidden>, otp: {} }}", if otp.is_some() { "<hidden>" } else { "None" })
+            }
         }
     }
 }
@@ -86,7 +97,11 @@ impl Connection {
             )));
         }
         let credentials = match (p.str("api_password"), p.str("api_token_id"), p.str("api_token_secret")) {
-            (Some(pw), _, _) => Credentials::Password(pw.to_string()),
+            (Some(pw), _, _) => Credentials::Password {
+                password: pw.to_string(),
+                // An empty api_otp (an unset variable in a template) means none.
+                otp: p.str("api_otp").map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
+            },
             (None, Some(id), Some(secret)) => {
                 // Accept the full form "user@realm!id" too, as users often paste it.
                 let id = id.rsplit('!').next().unwrap_or(id).to_string();
@@ -117,7 +132,8 @@ impl Connection {
     pub fn principal(&self) -> String {
         match &self.credentials {
             Credentials::Token { token_id, .. } => format!("{}!{} (API token)", self.user, token_id),
-            Credentials::Password(_) => format!("{} (password)", self.user),
+            Credentials::Password { otp: None, .. } => format!("{} (password)", self.user),
+            Credentials::Password { otp: Some(_), .. } => format!("{} (password and one-time password)", self.user),
         }
     }
 }
@@ -156,6 +172,19 @@ fn parse_api_host(text: &str) -> Result<(String, Option<u16>)> {
         )));
     }
     split_host_port(authority)
+}
+
+/// The answer to PVE's second-factor challenge for the one-time password `otp`: PVE reads it as
+/// `<type>:<value>` (proxmox-tfa `TfaResponse::from_str`: `totp:`, `recovery:`, `u2f:`,
+/// `webauthn:`) and refuses anything else, so a bare code is taken for what users mean by a
+/// one-time password, a TOTP code, as the TOTP form of PVE's login dialog sends it.
+pub fn tfa_response(otp: &str) -> String {
+    const TYPES: [&str; 4] = ["totp:", "recovery:", "u2f:", "webauthn:"];
+    if TYPES.iter().any(|t| otp.starts_with(t)) {
+        otp.to_string()
+    } else {
+        format!("totp:{otp}")
+    }
 }
 
 fn split_host_port(text: &str) -> Result<(String, Option<u16>)> {
@@ -230,6 +259,41 @@ mod tests {
     fn debug_never_shows_secrets() {
         let c = Credentials::Token { token_id: "automation".into(), secret: "topsecret".into() };
         assert!(!format!("{c:?}").contains("topsecret"));
-        assert!(!format!("{:?}", Credentials::Password("pw123".into())).contains("pw123"));
+        let pw = Credentials::Password { password: "pw123".into(), otp: Some("654321".into()) };
+        assert!(!format!("{pw:?}").contains("pw123"));
+        assert!(!format!("{pw:?}").contains("654321"));
+    }
+
+    #[test]
+    fn tfa_response_forms() {
+        assert_eq!(tfa_response("123456"), "totp:123456");
+        assert_eq!(tfa_response("totp:123456"), "totp:123456");
+        assert_eq!(tfa_response("recovery:abcd-ef01"), "recovery:abcd-ef01");
+    }
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::from_values(
+            pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect(),
+        )
+    }
+
+    #[test]
+    fn otp_goes_with_the_password_only() {
+        let base = [("api_host", "pve1"), ("api_user", "u@pve")];
+        let c = Connection::from_params(&params(&[base[0], base[1], ("api_password", "pw"), ("api_otp", " 123456 ")]))
+            .unwrap();
+        assert_eq!(c.credentials, Credentials::Password { password: "pw".into(), otp: Some("123456".into()) });
+        assert_eq!(c.principal(), "u@pve (password and one-time password)");
+        let c = Connection::from_params(&params(&[base[0], base[1], ("api_password", "pw"), ("api_otp", "")])).unwrap();
+        assert_eq!(c.credentials, Credentials::Password { password: "pw".into(), otp: None });
+        let c = Connection::from_params(&params(&[
+            base[0],
+            base[1],
+            ("api_token_id", "t"),
+            ("api_token_secret", "s"),
+            ("api_otp", "123456"),
+        ]))
+        .unwrap();
+        assert_eq!(c.credentials, Credentials::Token { token_id: "t".into(), secret: "s".into() });
     }
 }

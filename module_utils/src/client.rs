@@ -173,12 +173,15 @@ impl PveClient {
                 client.auth_header =
                     ("Authorization".into(), format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret));
             }
-            Credentials::Password(password) => {
-                let answer = client.send(
+            Credentials::Password { password, otp } => {
+                let mut answer = client.send(
                     Method::Post,
                     &ApiPath::new(["access", "ticket"]),
                     &form([("username", conn.user.as_str()), ("password", password.as_str())]),
                 )?;
+                if needs_second_factor(&answer) {
+                    answer = client.second_factor(conn, &answer, otp.as_deref())?;
+                }
                 let ticket = answer.get("ticket").and_then(Value::as_str);
                 let csrf = answer.get("CSRFPreventionToken").and_then(Value::as_str);
                 match (ticket, csrf) {
@@ -191,6 +194,38 @@ impl PveClient {
             }
         }
         Ok(client)
+    }
+
+    /// The second step of PVE's two-factor login (pve-access-control `API2/AccessControl.pm`
+    /// `create_ticket`, `AccessControl.pm` `authenticate_user`): the password got a ticket that
+    /// only carries the challenge (`NeedTFA`); the same call with that ticket as `tfa-challenge`
+    /// and the answer to it as `password` gets the real ticket. The one-time password is sent
+    /// only here, when PVE asks for it.
+    fn second_factor(&self, conn: &Connection, challenge: &Value, otp: Option<&str>) -> Result<Value> {
+        let Some(otp) = otp else {
+            return Err(Error::args(format!(
+                "{} has two-factor authentication: Proxmox VE asks for a second factor after the password; set api_otp (or PROXMOX_OTP) to the current one-time password, or use an API token (api_token_id, api_token_secret)",
+                conn.user
+            )));
+        };
+        let Some(challenge) = challenge.get("ticket").and_then(Value::as_str) else {
+            return Err(Error::Internal("POST /access/ticket asked for a second factor without a challenge".into()));
+        };
+        let response = crate::auth::tfa_response(otp);
+        let body =
+            form([("username", conn.user.as_str()), ("tfa-challenge", challenge), ("password", response.as_str())]);
+        self.send(Method::Post, &ApiPath::new(["access", "ticket"]), &body).map_err(|e| match e {
+            // PVE answers any login failure with the same words, so say what is likely.
+            Error::Api { method, path, status: 401, message } => Error::Api {
+                method,
+                path,
+                status: 401,
+                message: format!(
+                    "{message} at the second factor: the one-time password (api_otp) was refused; Proxmox VE accepts a TOTP code only while it is current and only once (a code an earlier task used is refused)"
+                ),
+            },
+            other => other,
+        })
     }
 
     fn send(&self, method: Method, api_path: &ApiPath, params: &Form) -> Result<Value> {
@@ -304,6 +339,17 @@ fn redirect_error(method: Method, path: &str, status: u16, location: &str, base:
             "{} answered a redirect{to}, which Proxmox VE's API never does: not followed; check that api_host and api_port name the Proxmox VE API itself (port 8006), not a proxy or another web service",
             base.trim_end_matches("/api2/json")
         ),
+    }
+}
+
+/// Whether a `POST /access/ticket` answer is the challenge of a two-factor login rather than a
+/// ticket (`NeedTFA: 1`; PVE writes numbers as numbers or strings, docs/pve-semantics.md §3).
+fn needs_second_factor(answer: &Value) -> bool {
+    match answer.get("NeedTFA") {
+        Some(Value::Number(n)) => n.as_i64() != Some(0),
+        Some(Value::String(s)) => !s.is_empty() && s != "0",
+        Some(Value::Bool(b)) => *b,
+        _ => false,
     }
 }
 
@@ -556,6 +602,14 @@ mod tests {
         }
         // `...` is no dot-segment: it is sent (and refused by PVE's schema, not by the client).
         assert!(ApiPath::new(["..."]).check().is_ok());
+    }
+
+    #[test]
+    fn second_factor_is_asked_for_by_need_tfa() {
+        assert!(needs_second_factor(&serde_json::json!({"ticket": "PVE:!tfa!x", "NeedTFA": 1})));
+        assert!(needs_second_factor(&serde_json::json!({"ticket": "PVE:!tfa!x", "NeedTFA": "1"})));
+        assert!(!needs_second_factor(&serde_json::json!({"ticket": "PVE:u@pve:1", "cap": {}})));
+        assert!(!needs_second_factor(&serde_json::json!({"NeedTFA": 0})));
     }
 
     #[test]

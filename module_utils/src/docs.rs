@@ -61,7 +61,10 @@ fn option_yaml(out: &mut String, opt: &OptionSpec) {
     if !opt.env.is_empty() {
         out.push_str(&format!(
             "      - {}\n",
-            quote(&format!("If not set, the value of the environment variable {} is used.", opt.env.join(" or ")))
+            quote(&format!(
+                "If not set, {} is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller.",
+                opt.env.iter().map(|v| format!("E({v})")).collect::<Vec<_>>().join(" or ")
+            ))
         ));
     }
     let (ty, elements) = kind_doc(opt.kind);

@@ -196,6 +196,11 @@ pub struct Params {
 }
 
 impl Params {
+    /// Params with these values, as validation would leave them (for unit tests of their users).
+    #[cfg(test)]
+    pub(crate) fn from_values(values: BTreeMap<String, Value>) -> Params {
+        Params { values, no_log_values: Vec::new(), warnings: Vec::new() }
+    }
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name).filter(|v| !v.is_null())
     }

@@ -7,7 +7,8 @@
 Per task, on the controller:
 1. validate the task's arguments with ansible-core's own validator against the spec in the
    module's stub (plugins/modules/<name>.py, generated from the Rust spec), so users get
-   AnsibleModule's defaults, coercion, messages and no_log handling;
+   AnsibleModule's defaults, coercion, messages and no_log handling; the `PROXMOX_*` fallbacks
+   read the environment the module will run with (see `module_environment`);
 2. pick the binary for the platform that will run it (native/<target-triple>/<name>);
 3. run it: directly as a subprocess with the arguments on stdin when the connection is local
    (the delegate_to: localhost case; no temp dir, no shell), otherwise the way ansible-core runs
@@ -31,7 +32,7 @@ import subprocess
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.common.parameters import remove_values
+from ansible.module_utils.common.parameters import env_fallback, remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
@@ -81,6 +82,30 @@ def find_binary(name, system, machine, root=COLLECTION_ROOT):
     )
 
 
+def module_environment(base, task_environment):
+    """The environment a module process sees: `base` (the environment it inherits) with the
+    task's `environment:` on top, as ansible-core's `VAR=value` command prefix puts it there
+    (values as text, the way the shell plugin's env_prefix writes them)."""
+    env = dict(base)
+    env.update((str(k), str(v)) for k, v in task_environment.items())
+    return env
+
+
+def resolve_env_fallbacks(env_fallbacks, args, environ):
+    """The task's arguments with each unset option that has an environment fallback filled from
+    `environ`, by ansible-core's own rule (`set_fallbacks`: an option not among the arguments
+    takes the first of its variables that is set). An option the task sets, even to null, keeps
+    it: an explicit option beats the environment, as in AnsibleModule."""
+    resolved = dict(args)
+    for option, names in env_fallbacks.items():
+        if option not in args:
+            for name in names:
+                if name in environ:
+                    resolved[option] = environ[name]
+                    break
+    return resolved
+
+
 def parse_module_output(stdout, stderr, rc):
     """One JSON object from the module's stdout, as ansible-core would take it; a failure
     result that shows the raw output otherwise."""
@@ -113,14 +138,19 @@ class NativeModuleAction(ActionBase):
     ARGUMENT_SPEC = {}       # from its stub
     VALIDATOR = None         # ArgumentSpecValidator over that spec
     OPTION_OF_KEY = {}       # every option name and alias -> the option it sets
+    ENV_FALLBACKS = {}       # option -> the environment variables it falls back to, in order
+    SECRET_ENV = frozenset()  # the variables of no_log options (PROXMOX_PASSWORD, ...)
+
+    def _connection_is_local(self):
+        transport = getattr(self._connection, 'transport', None) or getattr(self._connection, '_load_name', '')
+        return transport in ('local', 'ansible.builtin.local')
 
     def _is_local(self):
         # FERRO_PROXMOX_EXEC=connection forces the copy-and-execute path even on a local
         # connection (used by the tests, and a way out should direct execution ever misbehave).
         if os.environ.get('FERRO_PROXMOX_EXEC') == 'connection':
             return False
-        transport = getattr(self._connection, 'transport', None) or getattr(self._connection, '_load_name', '')
-        return transport in ('local', 'ansible.builtin.local') and not self._play_context.become
+        return self._connection_is_local() and not self._play_context.become
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
@@ -128,7 +158,16 @@ class NativeModuleAction(ActionBase):
         del tmp
 
         name = self.MODULE
-        validation = self.VALIDATOR.validate(dict(self._task.args))
+        # The task's environment (play, role, block and task `environment:`, templated and
+        # merged by ansible-core, the innermost winning) is what the module process gets, on top
+        # of what it inherits: on a local connection the controller's own environment; on a
+        # remote target that target's, which the controller cannot see, so only the task's counts.
+        task_env = {}
+        self._compute_environment_string(task_env)
+        inherited = os.environ if self._connection_is_local() else {}
+        environ = module_environment(inherited, task_env)
+        task_args = resolve_env_fallbacks(self.ENV_FALLBACKS, dict(self._task.args), environ)
+        validation = self.VALIDATOR.validate(task_args)
         no_log_values = set(validation._no_log_values)
         if validation.error_messages:
             # AnsibleModule's wording, naming the module as the user called it.
@@ -140,7 +179,8 @@ class NativeModuleAction(ActionBase):
         # Send what the task set (coerced, aliases resolved, environment fallbacks filled) and
         # leave documented defaults to the binary, which applies the same ones: a default passed
         # explicitly would count as "set" in the binary's mutually_exclusive / required_* checks.
-        given = set(self._task.args) | {self.OPTION_OF_KEY.get(key, key) for key in self._task.args}
+        # Options filled from the environment count as set, as they do in AnsibleModule.
+        given = set(task_args) | {self.OPTION_OF_KEY.get(key, key) for key in task_args}
         args = {}
         for option, value in validation.validated_parameters.items():
             default = self.ARGUMENT_SPEC.get(option, {}).get('default')
@@ -155,20 +195,16 @@ class NativeModuleAction(ActionBase):
             args['_ferro_check_plan_dir'] = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
 
         if local:
-            data = self._run_local(name, args)
+            data = self._run_local(name, args, environ)
         else:
-            data = self._run_remote(name, args)
+            data = self._run_remote(name, args, task_env)
 
         data.pop('_ansible_no_log', None)
         result.update(remove_values(data, no_log_values))
         return result
 
-    def _run_local(self, name, args):
+    def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())
-        task_env = {}
-        self._compute_environment_string(task_env)
-        env = dict(os.environ)
-        env.update((str(k), str(v)) for k, v in task_env.items())
         try:
             proc = subprocess.run(
                 [binary], input=json.dumps(args), capture_output=True, text=True, env=env, check=False,
@@ -177,7 +213,7 @@ class NativeModuleAction(ActionBase):
             raise AnsibleActionFail('%s.%s: cannot run %s: %s' % (COLLECTION, name, binary, e))
         return parse_module_output(proc.stdout, proc.stderr, proc.returncode)
 
-    def _run_remote(self, name, args):
+    def _run_remote(self, name, args, task_env):
         uname = self._low_level_execute_command('uname -s -m', sudoable=False)
         parts = (uname.get('stdout') or '').split()
         if uname.get('rc') != 0 or len(parts) != 2:
@@ -192,7 +228,11 @@ class NativeModuleAction(ActionBase):
             self._transfer_file(binary, remote_binary)
             self._transfer_data(remote_args, json.dumps(args))
             self._fixup_perms2((tmpdir, remote_binary, remote_args), execute=True)
-            env_string = self._compute_environment_string()
+            # The environment goes on the command line, which -vvv shows (EXEC ...) and `ps`
+            # lists: leave out the variables of no_log options. Their values, when they count,
+            # were resolved above and travel in the args file.
+            env_string = self._connection._shell.env_prefix(
+                **dict((k, v) for k, v in task_env.items() if k not in self.SECRET_ENV))
             cmd = self._connection._shell.build_module_command(env_string, None, remote_binary, arg_path=remote_args)
             res = self._low_level_execute_command(cmd, sudoable=True)
         finally:
@@ -205,12 +245,24 @@ def native_action(name):
     and its validator built, once, when ansible-core first loads the class."""
     stub = importlib.import_module('ansible_collections.ferro.proxmox.plugins.modules.%s' % name)
     option_of_key = {}
+    env_fallbacks = {}
+    secret_env = set()
+    spec_without_env = {}
     for option, spec in stub.ARGUMENT_SPEC.items():
         option_of_key[option] = option
         for alias in spec.get('aliases') or ():
             option_of_key[alias] = option
+        fallback = spec.get('fallback') or (None,)
+        if fallback[0] is env_fallback:
+            env_fallbacks[option] = list(fallback[1])
+            if spec.get('no_log'):
+                secret_env.update(fallback[1])
+            spec = dict((k, v) for k, v in spec.items() if k != 'fallback')
+        spec_without_env[option] = spec
+    # The validator gets the spec without its environment fallbacks: env_fallback reads this
+    # process's os.environ, not the task's environment; resolve_env_fallbacks applies them instead.
     validator = ArgumentSpecValidator(
-        stub.ARGUMENT_SPEC,
+        spec_without_env,
         mutually_exclusive=stub.MUTUALLY_EXCLUSIVE,
         required_together=stub.REQUIRED_TOGETHER,
         required_one_of=stub.REQUIRED_ONE_OF,
@@ -223,4 +275,6 @@ def native_action(name):
         'ARGUMENT_SPEC': stub.ARGUMENT_SPEC,
         'VALIDATOR': validator,
         'OPTION_OF_KEY': option_of_key,
+        'ENV_FALLBACKS': env_fallbacks,
+        'SECRET_ENV': frozenset(secret_env),
     })

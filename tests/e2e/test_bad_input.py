@@ -158,7 +158,7 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'delete': 'net1', 'revert': 'cores'}, 'parameters are mutually exclusive: delete|revert'),
     ({'clone': 'debian-13-template', 'delete': 'net1'}, 'parameters are mutually exclusive: clone|delete'),
     ({'update': True, 'delete': 'net1'}, 'parameters are mutually exclusive: delete|update'),
-    ({'tags': ['bad tag!']}, '`bad tag!` is not a valid tag'),
+    ({'tags': ['bad tag!']}, 'tags: `bad tag!` is not a valid tag'),
     ({'state': 'gone'}, 'value of state must be one of: present, absent, stopped, started, restarted, current, template, paused, hibernated, got: gone'),
     ({'cores': 'many'}, type_error('cores', 'str', '"\'many\'" cannot be converted to an int', 'int')),
     ({'memory': HUGE}, type_error('memory', 'float', '"1e+22" cannot be converted to an int', 'int')),

@@ -268,7 +268,7 @@ impl Params {
             for item in items {
                 let tag = scalar(item).unwrap_or_default();
                 if !valid_tag(&tag) {
-                    return Err(Error::args(format!("`{tag}` is not a valid tag")));
+                    return Err(Error::args(format!("tags: `{tag}` is not a valid tag")));
                 }
                 tags.push(tag);
             }

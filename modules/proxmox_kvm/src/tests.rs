@@ -349,7 +349,7 @@ fn params_map_options_to_config_keys() {
 #[test]
 fn params_reject_what_pve_would_reject() {
     let cases = [
-        (json!({"node": "pve1", "vmid": 100, "tags": ["ok", "not ok"]}), "`not ok` is not a valid tag"),
+        (json!({"node": "pve1", "vmid": 100, "tags": ["ok", "not ok"]}), "tags: `not ok` is not a valid tag"),
         (json!({"node": "pve1", "vmid": 100, "net": {"net32": "virtio"}}), "net: 'net32' is not a valid key"),
         (json!({"node": "pve1", "vmid": 100, "net": {"net0": "virtio,tag=5000"}}), "net.net0:"),
         (

@@ -4,7 +4,7 @@
     GET    /_sim/requests     the request log; DELETE clears it
     POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
     GET    /_sim/faults       the active faults; DELETE clears them
-    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret}, "acl"? {path: [privs]}}
+    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret}, "acl"? {path: [privs]}, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
     GET    /_sim/state        a summary (vmids, time scale) for debugging
 """
@@ -373,7 +373,7 @@ class AdminMixin(object):
             userid = body.get('userid')
             if not isinstance(userid, str) or '@' not in userid or '!' in userid:
                 raise PveError(400, 'Parameter verification failed.', {'userid': 'a user id user@realm is required'})
-            info = dict((k, body[k]) for k in ('password', 'tokens', 'acl') if k in body)
+            info = dict((k, body[k]) for k in ('password', 'tokens', 'acl', 'totp') if k in body)
             self.add_user(userid, info)
             return answer({'data': {'userid': userid, 'tokens': sorted((body.get('tokens') or {}).keys())}})
         if route == 'time-scale':

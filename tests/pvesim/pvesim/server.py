@@ -24,6 +24,7 @@ from fakepve.storage import _is_file, spec_of
 
 from . import drives as d
 from .admin import AdminMixin
+from .tfa import TfaMixin
 
 CHECKSUM_MISMATCH = 'checksum mismatch (file change by other user?)'
 # PVE seconds each task type runs before its effect lands (scaled by time_scale). The default
@@ -86,8 +87,9 @@ def wire_value(key, value):
     return value
 
 
-class Pvesim(AdminMixin, FakePve):
-    """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics and the /_sim admin API."""
+class Pvesim(TfaMixin, AdminMixin, FakePve):
+    """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
+    and the /_sim admin API."""
 
     def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05):
         super().__init__(user='root@pam', password='secret', host=host, port=port)

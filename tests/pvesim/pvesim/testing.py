@@ -175,10 +175,10 @@ class PvesimProcess(object):
     def clear_faults(self):
         return self.admin('DELETE', '/_sim/faults')['data']
 
-    def add_user(self, userid, password=None, tokens=None, acl=None):
-        """Add a user (and its API tokens and ACL) until the next reset."""
-        body = dict((k, v) for k, v in (('userid', userid), ('password', password), ('tokens', tokens), ('acl', acl))
-                    if v is not None)
+    def add_user(self, userid, password=None, tokens=None, acl=None, totp=None):
+        """Add a user (and its API tokens, ACL and TOTP second factor, a base32 secret) until the next reset."""
+        body = dict((k, v) for k, v in (('userid', userid), ('password', password), ('tokens', tokens), ('acl', acl),
+                                        ('totp', totp)) if v is not None)
         return self.admin('POST', '/_sim/users', body)['data']
 
     def time_scale(self, scale):
