@@ -29,13 +29,36 @@ pub struct Context {
     pub verbosity: u64,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
+    /// What the run acts on (`vmid`), once known: returned on failure too, as upstream's
+    /// `fail_json(vmid=...)` does, so a failed task still says which VM it was about.
+    subject: Map<String, Value>,
 }
 
 impl Context {
     /// A context for tests and for callers that validated elsewhere.
     pub fn new(params: Params, check_mode: bool, diff_mode: bool) -> Self {
         let warnings = params.warnings().to_vec();
-        Context { params, check_mode, check_plan: None, diff_mode, verbosity: 0, warnings, deprecations: Vec::new() }
+        Context {
+            params,
+            check_mode,
+            check_plan: None,
+            diff_mode,
+            verbosity: 0,
+            warnings,
+            deprecations: Vec::new(),
+            subject: Map::new(),
+        }
+    }
+
+    /// The context of a run that failed before its options were validated.
+    fn bare() -> Self {
+        Context::new(Params::default(), false, false)
+    }
+
+    /// Record a key that identifies what the run acts on (`vmid`); a failure returns it too.
+    /// A success returns the module's own `Outcome` fields, which name it again.
+    pub fn identify(&mut self, key: &str, value: impl Into<Value>) {
+        self.subject.insert(key.to_string(), value.into());
     }
 
     /// Add a warning to the result (shown as `[WARNING]: ...`).
@@ -199,7 +222,7 @@ pub fn execute(
     let parsed = input.and_then(|text| parse_input(&text));
     let (user, internal) = match parsed {
         Ok(p) => p,
-        Err(e) => return (failure(&e, None, &[], &[]), 1),
+        Err(e) => return (failure(&e, None, &Context::bare()), 1),
     };
     let mut no_log = raw_no_log_values(spec, &user, env);
     let flag = |k: &str| internal.get(k).and_then(spec::parse_ansible_bool).unwrap_or(false);
@@ -207,7 +230,7 @@ pub fn execute(
     let params = match spec::validate(spec, &user, env) {
         Ok(p) => p,
         Err(e) => {
-            let result = failure(&e, None, &[], &[]);
+            let result = failure(&e, None, &Context::bare());
             return (mask(result, &no_log), 1);
         }
     };
@@ -242,7 +265,7 @@ pub fn execute(
 
     let (result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
-        Err(e) => (failure(&e, Some(invocation), ctx.warnings(), &ctx.deprecations), 1),
+        Err(e) => (failure(&e, Some(invocation), &ctx), 1),
     };
     (mask(result, &no_log), code)
 }
@@ -271,11 +294,15 @@ fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
     Value::Object(result)
 }
 
-fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecations: &[Value]) -> Value {
+fn failure(e: &Error, invocation: Option<Value>, ctx: &Context) -> Value {
+    let (warnings, deprecations) = (&ctx.warnings, &ctx.deprecations);
     let mut result = Map::new();
     result.insert("failed".into(), Value::Bool(true));
     result.insert("changed".into(), Value::Bool(false));
     result.insert("msg".into(), Value::String(e.to_string()));
+    for (k, v) in &ctx.subject {
+        result.insert(k.clone(), v.clone());
+    }
     match e {
         Error::TaskFailed { upid, exitstatus, log_tail, .. } => {
             result.insert("upid".into(), json!(upid));

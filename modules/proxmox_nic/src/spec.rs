@@ -64,6 +64,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     notes: &[
         "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(PUT .../config) and one read back.",
         "The write carries the config digest that was read, so a concurrent change of the VM makes the task fail with Proxmox VE's C(checksum mismatch) error instead of being overwritten.",
+        "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known.",
     ],
     examples: r#"
 - name: Attach net1 to vmbr1, VLAN 20
@@ -97,8 +98,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
 "#,
     returns: r#"
 vmid:
-  description: The id of the VM.
-  returned: success
+  description: The id of the VM; on failure too once the VM is known (O(vmid), or the VM found by O(name)), as community.proxmox returns it.
+  returned: always
   type: int
   sample: 101
 interface:
