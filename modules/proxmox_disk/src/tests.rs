@@ -419,15 +419,20 @@ fn bad_values_are_refused_before_any_call() {
 
 module_utils::stub_test!(SPEC);
 
+/// scsi1 (SCSI1, applied) with a change waiting for the next start.
+fn with_pending_scsi1(pending: &str) -> VmConfig {
+    VmConfig::from_pending(&json!([{"key": "scsi1", "value": SCSI1, "pending": pending}])).unwrap()
+}
+
+/// SCSI1 with a cache change (not hot-pluggable: pending on a running VM).
+const PENDING_CACHE: &str = "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G";
+
 #[test]
 fn moving_a_disk_with_a_pending_change_is_refused() {
     // move_vm_disk and resize_vm work on the main section and leave the pending value, which
     // still names the old volume, to be applied at the next start (Qemu.pm, 9.2.6).
     let storages = storages();
-    let cfg = VmConfig::from_pending(&json!([
-        {"key": "scsi1", "value": SCSI1, "pending": "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G"},
-    ]))
-    .unwrap();
+    let cfg = with_pending_scsi1(PENDING_CACHE);
     let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let args = json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"});
     let e = plan(&params(args), &w).unwrap_err().to_string();
@@ -443,10 +448,7 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
     // bring the old size= back at the next start (QemuServer.pm vmconfig_apply_pending), so the
     // plan writes it again with the new size.
     let storages = storages();
-    let cfg = VmConfig::from_pending(&json!([
-        {"key": "scsi1", "value": SCSI1, "pending": "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G"},
-    ]))
-    .unwrap();
+    let cfg = with_pending_scsi1(PENDING_CACHE);
     let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let p = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap();
     assert_eq!(
@@ -465,10 +467,7 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
 
     // A pending change that replaces the volume: the resized volume would leave the drive at the
     // next start, so that stays refused.
-    let cfg = VmConfig::from_pending(&json!([
-        {"key": "scsi1", "value": SCSI1, "pending": "local-lvm:vm-100-disk-2,size=4G"},
-    ]))
-    .unwrap();
+    let cfg = with_pending_scsi1("local-lvm:vm-100-disk-2,size=4G");
     let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap_err();
     assert!(e.to_string().starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
