@@ -173,6 +173,7 @@ def test_move_to_another_vm(ansible, sim, stopped_vm):
     moved = config(sim, 151)['scsi2']
     assert moved == 'local-lvm:vm-151-disk-1,discard=on,size=10G'
     assert real.task('disk')['result']['volume'] == 'local-lvm:vm-151-disk-1'
+    assert real.task('disk')['result']['msg'] == 'Disk scsi1 moved from VM 150 storage local-lvm'
     assert again.task('disk')['result']['msg'] == 'Disk scsi1 already moved to VM 151 as scsi2'
 
 

@@ -681,7 +681,9 @@ fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>
     let target_after = tconfig.with_change(&target_disk, Some(&moved.to_string()), false);
     Ok(Plan {
         action: Action::Move(form),
-        msg: format!("Disk {disk} moved from VM {vmid} to VM {tvmid} as {target_disk}"),
+        // community.proxmox's words for every move (its integration test asserts them); where the
+        // disk went is in the result (the target VM's drive).
+        msg: format!("Disk {disk} moved from VM {vmid} storage {storage}"),
         warnings: Vec::new(),
         after,
         target_after: Some(target_after),

@@ -383,7 +383,7 @@ fn reassign_to_another_vm() {
     let pl = plan(&p, &w).unwrap();
     assert_eq!(pl.after.get("scsi1"), None);
     assert_eq!(pl.target_after.as_ref().unwrap().get("scsi3"), Some("local-lvm:vm-101-disk-1,discard=on,size=10G"));
-    assert_eq!(pl.msg, "Disk scsi1 moved from VM 100 to VM 101 as scsi3");
+    assert_eq!(pl.msg, "Disk scsi1 moved from VM 100 storage local-lvm");
     // Done already: the source slot is empty and the target slot holds the disk.
     let done_src = base();
     let done_target = pl.target_after.clone().unwrap();
