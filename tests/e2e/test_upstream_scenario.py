@@ -261,6 +261,10 @@ def test_upstream_scenario_passes_where_community_proxmox_does(collections_path,
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\nupstream scenario: community.proxmox %d/%d, ferro.proxmox %d/%d, lost: %s'
               % (sum(baseline.values()), len(CHECKS), sum(ferro.values()), len(CHECKS), lost))
+    # community.proxmox 2.0.0 passes 58 on pvesim (the rest are faults of the scenario itself: it
+    # expects the source's vmid from a clone, moves a disk it has just detached, then removes the
+    # never-moved one). Far fewer means the baseline did not really run, and lost would say nothing.
+    assert sum(baseline.values()) >= 50, 'the community.proxmox baseline failed: %s' % baseline
     for c in lost:
         if c in INTENDED:
             assert_documented(INTENDED[c])
