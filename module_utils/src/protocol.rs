@@ -36,6 +36,9 @@ pub struct Context {
     pub journal: WriteJournal,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
+    /// What the run acts on (`vmid`), once known: returned on failure too, as upstream's
+    /// `fail_json(vmid=...)` does, so a failed task still says which VM it was about.
+    subject: Map<String, Value>,
 }
 
 impl Context {
@@ -51,7 +54,19 @@ impl Context {
             journal: WriteJournal::default(),
             warnings,
             deprecations: Vec::new(),
+            subject: Map::new(),
         }
+    }
+
+    /// The context of a run that failed before its options were validated.
+    fn bare() -> Self {
+        Context::new(Params::default(), false, false)
+    }
+
+    /// Record a key that identifies what the run acts on (`vmid`); a failure returns it too.
+    /// A success returns the module's own `Outcome` fields, which name it again.
+    pub fn identify(&mut self, key: &str, value: impl Into<Value>) {
+        self.subject.insert(key.to_string(), value.into());
     }
 
     /// Add a warning to the result (shown as `[WARNING]: ...`).
@@ -293,7 +308,7 @@ pub fn execute(
     let parsed = input.and_then(|text| parse_input(&text));
     let (user, internal) = match parsed {
         Ok(p) => p,
-        Err(e) => return (failure(&e, None, &[], &[]), 1),
+        Err(e) => return (failure(&e, None, &Context::bare()), 1),
     };
     let mut no_log = raw_no_log_values(spec, &user, env);
     let flag = |k: &str| internal.get(k).and_then(spec::parse_ansible_bool).unwrap_or(false);
@@ -301,7 +316,7 @@ pub fn execute(
     let params = match spec::validate(spec, &user, env) {
         Ok(p) => p,
         Err(e) => {
-            let result = failure(&e, None, &[], &[]);
+            let result = failure(&e, None, &Context::bare());
             return (mask(result, &no_log), 1);
         }
     };
@@ -336,11 +351,7 @@ pub fn execute(
 
     let (result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
-        Err(e) => {
-            let mut result = failure(&e, Some(invocation), ctx.warnings(), &ctx.deprecations);
-            report_accepted(&mut result, &ctx.journal);
-            (result, 1)
-        }
+        Err(e) => (failure(&e, Some(invocation), &ctx), 1),
     };
     (mask(result, &no_log), code)
 }
@@ -370,11 +381,15 @@ fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
     Value::Object(result)
 }
 
-fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecations: &[Value]) -> Value {
+fn failure(e: &Error, invocation: Option<Value>, ctx: &Context) -> Value {
+    let (warnings, deprecations) = (&ctx.warnings, &ctx.deprecations);
     let mut result = Map::new();
     result.insert("failed".into(), Value::Bool(true));
     result.insert("changed".into(), Value::Bool(false));
     result.insert("msg".into(), Value::String(e.to_string()));
+    for (k, v) in &ctx.subject {
+        result.insert(k.clone(), v.clone());
+    }
     match e {
         Error::TaskFailed { upid, exitstatus, log_tail, .. } => {
             result.insert("upid".into(), json!(upid));
@@ -398,7 +413,9 @@ fn failure(e: &Error, invocation: Option<Value>, warnings: &[String], deprecatio
     if let Some(inv) = invocation {
         result.insert("invocation".into(), inv);
     }
-    Value::Object(result)
+    let mut result = Value::Object(result);
+    report_accepted(&mut result, &ctx.journal);
+    result
 }
 
 /// A failure after Proxmox accepted a write is still a change: `changed: true`, the accepted

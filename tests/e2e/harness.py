@@ -54,10 +54,12 @@ class Run:
 class Ansible:
     """Runs playbooks with the collection installed in `collections_path` against `sim`."""
 
-    def __init__(self, collections_path, sim, workdir):
+    def __init__(self, collections_path, sim, workdir, venv_bin=VENV_BIN):
         self.collections_path = collections_path
         self.sim = sim
         self.workdir = workdir
+        # Another virtualenv's ansible-playbook and Python (community.proxmox's, for the baseline).
+        self.venv_bin = venv_bin
 
     def env(self, extra=None):
         user, token = CANARY_USER, CANARY_TOKEN_ID
@@ -70,7 +72,7 @@ class Ansible:
             'ANSIBLE_RETRY_FILES_ENABLED': '0',
             'ANSIBLE_LOCALHOST_WARNING': '0',
             'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0',
-            'ANSIBLE_PYTHON_INTERPRETER': os.path.join(VENV_BIN, 'python'),
+            'ANSIBLE_PYTHON_INTERPRETER': os.path.join(self.venv_bin, 'python'),
             'PROXMOX_HOST': self.sim.host,
             'PROXMOX_PORT': str(self.sim.port),
             'PROXMOX_USER': user,
@@ -100,7 +102,7 @@ class Ansible:
         fd, record = tempfile.mkstemp(suffix='.jsonl', dir=self.workdir)
         os.close(fd)
         target = ['-i', inventory] if inventory else ['-i', 'localhost,', '-c', 'local']
-        cmd = [os.path.join(VENV_BIN, 'ansible-playbook')] + target + [path]
+        cmd = [os.path.join(self.venv_bin, 'ansible-playbook')] + target + [path]
         if check:
             cmd.append('--check')
         if diff:

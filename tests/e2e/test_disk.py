@@ -74,6 +74,20 @@ def test_option_change_on_a_running_vm_is_reported_pending(ansible, sim):
     assert 'cache' not in config(sim, 100, current=True)['scsi0']
     assert 'cache=writeback' in config(sim, 100)['scsi0']
 
+    # Grown while that change waits: Qemu.pm resize_vm rewrites the applied drive only, and the
+    # pending value would bring size=32G back at the next start (QemuServer.pm
+    # vmconfig_apply_pending); the module writes the pending value again with the new size.
+    _, real, again = ansible.converge(play(disk_task(vmid=100, disk='scsi0', size='40G', state='resized')))
+    result = real.task('disk')['result']
+    assert result['changed'] is True and result['msg'] == 'Disk scsi0 resized in VM 100'
+    assert result['pending'] is True and result['size']['text'] == '40G'
+    assert config(sim, 100, current=True)['scsi0'] == 'local-lvm:vm-100-disk-0,discard=on,iothread=1,size=40G'
+    assert config(sim, 100)['scsi0'] == 'local-lvm:vm-100-disk-0,cache=writeback,discard=on,iothread=1,size=40G'
+    assert again.task('disk')['result']['msg'] == 'Disk scsi0 is already 40G size'
+    upid = sim.api('POST', '/nodes/pve1/qemu/100/status/stop')
+    assert sim.wait_task(upid)['exitstatus'] == 'OK'
+    assert config(sim, 100, current=True)['scsi0'] == 'local-lvm:vm-100-disk-0,cache=writeback,discard=on,iothread=1,size=40G'
+
 
 def test_create_disabled_on_a_missing_disk(ansible, sim):
     _, real, _ = ansible.converge(play(disk_task(vmid=100, disk='scsi5', create='disabled', cache='none')))
@@ -159,6 +173,7 @@ def test_move_to_another_vm(ansible, sim, stopped_vm):
     moved = config(sim, 151)['scsi2']
     assert moved == 'local-lvm:vm-151-disk-1,discard=on,size=10G'
     assert real.task('disk')['result']['volume'] == 'local-lvm:vm-151-disk-1'
+    assert real.task('disk')['result']['msg'] == 'Disk scsi1 moved from VM 150 storage local-lvm'
     assert again.task('disk')['result']['msg'] == 'Disk scsi1 already moved to VM 151 as scsi2'
 
 

@@ -49,7 +49,9 @@ def test_create_bare_by_vmid(ansible, sim):
     result = real.task('kvm')['result']
     assert result['changed'] is True
     assert result['msg'] == 'VM bare with vmid 150 deployed'
-    assert result['vmid'] == 150 and result['node'] == 'pve1' and result['status'] == 'stopped'
+    # status is the state before the task (upstream's meaning): none, the VM did not exist.
+    assert result['vmid'] == 150 and result['node'] == 'pve1' and result['status'] is None
+    assert result['power_state'] == 'stopped'
     assert check.task('kvm')['result']['vmid'] == 150
     assert config(sim, 150)['name'] == 'bare'
     assert again.task('kvm')['result']['msg'] == 'VM bare with vmid 150 already exists'
@@ -197,10 +199,14 @@ def test_start_then_stop(ansible, sim):
     create_vm(sim, 150, 'fresh')
     _, real, again = ansible.converge(play(kvm(vmid=150, state='started')))
     assert real.task('kvm')['result']['msg'] == 'VM 150 started'
-    assert real.task('kvm')['result']['status'] == 'running'
+    # status: before the task, as upstream; power_state: after it.
+    assert (real.task('kvm')['result']['status'], real.task('kvm')['result']['power_state']) == ('stopped', 'running')
     assert again.task('kvm')['result']['msg'] == 'VM 150 is already running'
+    assert (again.task('kvm')['result']['status'], again.task('kvm')['result']['power_state']) == ('running', 'running')
     _, real, again = ansible.converge(play(kvm(vmid=150, state='stopped')))
-    assert real.task('kvm')['result']['msg'] == 'VM 150 stopped'
+    # upstream's words; the shutdown has been waited for all the same (status/current below).
+    assert real.task('kvm')['result']['msg'] == 'VM 150 is shutting down'
+    assert (real.task('kvm')['result']['status'], real.task('kvm')['result']['power_state']) == ('running', 'stopped')
     assert again.task('kvm')['result']['msg'] == 'VM 150 is already stopped'
     assert sim.api('GET', '/nodes/pve1/qemu/150/status/current')['status'] == 'stopped'
 
@@ -222,7 +228,8 @@ def test_pause_and_hibernate(ansible, sim):
     assert again.task('kvm')['result']['msg'] == 'VM 100 is already paused'
     _, real, again = ansible.converge(play(kvm(vmid=100, state='hibernated')))
     assert real.task('kvm')['result']['msg'] == 'VM 100 hibernated'
-    assert again.task('kvm')['result']['status'] == 'hibernated'
+    # Proxmox VE's status of a hibernated VM is stopped; the power state says hibernated.
+    assert (again.task('kvm')['result']['status'], again.task('kvm')['result']['power_state']) == ('stopped', 'hibernated')
     assert config(sim, 100).get('lock') == 'suspended'
     _, real, _ = ansible.converge(play(kvm(vmid=100, state='started')))
     assert real.task('kvm')['result']['msg'] == 'VM 100 started'

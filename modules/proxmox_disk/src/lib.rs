@@ -28,10 +28,14 @@ pub use spec::SPEC;
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = Params::from_spec(&ctx.params)?;
+    if let Some(id) = params.vmid {
+        ctx.identify("vmid", id);
+    }
     let api = connect(ctx)?;
     let plan_dir = ctx.check_plan.clone();
     let (vms, storages) = checkplan::cluster_vms_and_storages(&api, plan_dir.as_ref())?;
     let vm = require(&vms, params.vmid, params.name.as_deref())?;
+    ctx.identify("vmid", vm.vmid);
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
@@ -170,6 +174,27 @@ fn apply(
         Action::Resize(size) => api
             .put(&vm.path().join(["resize"]), &with_digest(form([("disk", disk), ("size", size.as_str())])))
             .map_err(|e| e.context(&format!("Failed to resize disk {disk} in VM {}", vm.vmid)))?,
+        Action::ResizeKeepingPending { size, pending } => {
+            let context = format!("Failed to resize disk {disk} in VM {}", vm.vmid);
+            let answer = api
+                .put(&vm.path().join(["resize"]), &with_digest(form([("disk", disk), ("size", size.as_str())])))
+                .map_err(|e| e.context(&context))?;
+            if let Some(upid) = as_upid(&answer) {
+                warnings.extend(waiter.wait(api, upid).map_err(|e| e.context(&context))?.warnings);
+            }
+            // The resize changed the config: its new digest guards the second write.
+            let resized = vmconfig::read(api, vm)?;
+            let mut body = form([(disk, pending.as_str())]);
+            if let Some(d) = &resized.digest {
+                body.push(("digest".into(), d.clone()));
+            }
+            api.post(&vm.path().join(["config"]), &body).map_err(|e| {
+                e.context(&format!(
+                    "disk {disk} of VM {} was resized, but its pending change still carries the old size (it would come back at the next start)",
+                    vm.vmid
+                ))
+            })?
+        }
         Action::Unlink { force } => api
             .put(&vm.path().join(["unlink"]), &form([("idlist", disk), ("force", if *force { "1" } else { "0" })]))
             .map_err(|e| e.context(&format!("Unable to remove disk {disk} from VM {}", vm.vmid)))?,

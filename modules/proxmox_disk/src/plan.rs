@@ -31,6 +31,13 @@ pub enum Action {
     SetDrive(String),
     /// `PUT .../resize {disk, size}` (a `resize` task).
     Resize(String),
+    /// The resize of a drive with a change waiting for the next start: `PUT .../resize` (which
+    /// rewrites the applied drive only), then `POST .../config {<disk>: <the pending value with
+    /// the new size>}`, so that the next start does not bring the old size back.
+    ResizeKeepingPending {
+        size: String,
+        pending: String,
+    },
     /// `PUT .../unlink {idlist: <disk>, force}`.
     Unlink {
         force: bool,
@@ -211,7 +218,10 @@ pub fn plan(params: &Params, world: &World) -> Result<Plan> {
             let unchanged = plan_resize(params, world, current.clone());
             match unchanged {
                 Ok(p) if p.action == Action::None => Ok(p),
-                _ => plan_resize(params, world, applied()?),
+                _ => match resizable_pending(params, world)? {
+                    Some((applied, pending)) => plan_resize_with_pending(params, world, applied, pending),
+                    None => plan_resize(params, world, applied()?),
+                },
             }
         }
         State::Detached => plan_remove(params, world, current, false),
@@ -416,6 +426,54 @@ fn update_waits(bus: &str, applied: Option<&PropertyString>, desired: &PropertyS
     applied.differences(desired).iter().any(|k| COLD_OPTIONS.contains(&k.as_str()))
 }
 
+/// A drive whose pending change keeps its volume (only options differ): (applied, pending).
+///
+/// Qemu.pm resize_vm grows the volume and rewrites the applied drive (`$conf->{$disk}`) only;
+/// the pending value keeps its old `size=` and replaces the applied one at the next start
+/// (QemuServer.pm vmconfig_apply_pending), so PVE alone would show the old size of a grown
+/// volume from then on. That is safe to follow when the pending value names the same volume:
+/// the module resizes as PVE does, then writes the pending value again with the new size. A
+/// pending change that replaces or deletes the drive is still refused (`applied` in `plan`):
+/// the volume resized would not be the one the VM uses after its next start.
+fn resizable_pending(params: &Params, world: &World) -> Result<Option<(PropertyString, PropertyString)>> {
+    let disk = params.disk.as_str();
+    let (Some(applied), Some(pending)) = (world.config.current.get(disk), world.config.pending.get(disk)) else {
+        return Ok(None);
+    };
+    if !world.config.is_pending(disk) || world.config.pending_delete.contains_key(disk) {
+        return Ok(None);
+    }
+    let (applied, pending) = (parse_drive(disk, applied)?, parse_drive(disk, pending)?);
+    if applied.get("file") != pending.get("file") || applied.get("media") == Some("cdrom") {
+        return Ok(None);
+    }
+    Ok(Some((applied, pending)))
+}
+
+fn plan_resize_with_pending(
+    params: &Params,
+    world: &World,
+    applied: PropertyString,
+    pending: PropertyString,
+) -> Result<Plan> {
+    let disk = params.disk.as_str();
+    let mut plan = plan_resize(params, world, Some(applied))?;
+    let Action::Resize(size) = plan.action.clone() else {
+        return Ok(plan);
+    };
+    let grown = plan.after.current.get(disk).and_then(|v| parse_drive(disk, v).ok());
+    let Some(new_size) = grown.as_ref().and_then(|d| d.get("size")).map(str::to_string) else {
+        return Err(Error::Internal(format!("the planned resize of {disk} has no size")));
+    };
+    let mut pending = pending;
+    pending.set("size", &new_size);
+    let pending = pending.to_string();
+    plan.after.pending.insert(disk.to_string(), pending.clone());
+    plan.action = Action::ResizeKeepingPending { size, pending };
+    plan.pending = true;
+    Ok(plan)
+}
+
 fn plan_resize(params: &Params, world: &World, current: Option<PropertyString>) -> Result<Plan> {
     let disk = params.disk.as_str();
     let vmid = world.vmid;
@@ -458,8 +516,9 @@ fn plan_resize(params: &Params, world: &World, current: Option<PropertyString>) 
     let mut resized = current.clone();
     resized.set("size", &format_size(want));
     let value = resized.to_string();
-    // Resize grows the volume live and rewrites the drive at once, running or not (§10).
-    let after = world.config.with_change(disk, Some(&value), world.config.is_pending(disk));
+    // Resize grows the volume live and rewrites the applied drive at once, running or not (§10).
+    let mut after = world.config.clone();
+    after.current.insert(disk.to_string(), value);
     Ok(Plan {
         action: Action::Resize(send),
         msg: format!("Disk {disk} resized in VM {vmid}"),
@@ -629,7 +688,9 @@ fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>
     let target_after = tconfig.with_change(&target_disk, Some(&moved.to_string()), false);
     Ok(Plan {
         action: Action::Move(form),
-        msg: format!("Disk {disk} moved from VM {vmid} to VM {tvmid} as {target_disk}"),
+        // community.proxmox's words for every move (its integration test asserts them); where the
+        // disk went is in the result (the target VM's drive).
+        msg: format!("Disk {disk} moved from VM {vmid} storage {storage}"),
         warnings: Vec::new(),
         after,
         target_after: Some(target_after),

@@ -420,7 +420,7 @@ fn reassign_to_another_vm() {
     let pl = plan(&p, &w).unwrap();
     assert_eq!(pl.after.get("scsi1"), None);
     assert_eq!(pl.target_after.as_ref().unwrap().get("scsi3"), Some("local-lvm:vm-101-disk-1,discard=on,size=10G"));
-    assert_eq!(pl.msg, "Disk scsi1 moved from VM 100 to VM 101 as scsi3");
+    assert_eq!(pl.msg, "Disk scsi1 moved from VM 100 storage local-lvm");
     // Done already: the source slot is empty and the target slot holds the disk.
     let done_src = base();
     let done_target = pl.target_after.clone().unwrap();
@@ -465,24 +465,56 @@ fn bad_values_are_refused_before_any_call() {
 
 module_utils::stub_test!(SPEC);
 
+/// scsi1 (SCSI1, applied) with a change waiting for the next start.
+fn with_pending_scsi1(pending: &str) -> VmConfig {
+    VmConfig::from_pending(&json!([{"key": "scsi1", "value": SCSI1, "pending": pending}])).unwrap()
+}
+
+/// SCSI1 with a cache change (not hot-pluggable: pending on a running VM).
+const PENDING_CACHE: &str = "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G";
+
 #[test]
-fn moving_or_resizing_a_disk_with_a_pending_change_is_refused() {
+fn moving_a_disk_with_a_pending_change_is_refused() {
     // move_vm_disk and resize_vm work on the main section and leave the pending value, which
     // still names the old volume, to be applied at the next start (Qemu.pm, 9.2.6).
     let storages = storages();
-    let cfg = VmConfig::from_pending(&json!([
-        {"key": "scsi1", "value": SCSI1, "pending": "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G"},
-    ]))
-    .unwrap();
+    let cfg = with_pending_scsi1(PENDING_CACHE);
     let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
-    for args in [
-        json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
-        json!({"disk": "scsi1", "state": "resized", "size": "20G"}),
-    ] {
-        let e = plan(&params(args), &w).unwrap_err().to_string();
-        assert!(e.starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
-    }
+    let args = json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"});
+    let e = plan(&params(args), &w).unwrap_err().to_string();
+    assert!(e.starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
     // Already where the task wants it: unchanged, pending or not.
     let p = plan(&params(json!({"disk": "scsi1", "state": "moved", "target_storage": "local-lvm"})), &w).unwrap();
     assert_eq!(p.action, Action::None);
+}
+
+#[test]
+fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too() {
+    // Qemu.pm resize_vm rewrites the applied drive only; the pending value (same volume) would
+    // bring the old size= back at the next start (QemuServer.pm vmconfig_apply_pending), so the
+    // plan writes it again with the new size.
+    let storages = storages();
+    let cfg = with_pending_scsi1(PENDING_CACHE);
+    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let p = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap();
+    assert_eq!(
+        p.action,
+        Action::ResizeKeepingPending {
+            size: "20G".into(),
+            pending: "local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=20G".into()
+        }
+    );
+    assert_eq!(p.after.current["scsi1"], "local-lvm:vm-100-disk-1,discard=on,size=20G");
+    assert!(p.pending && p.after.is_pending("scsi1"));
+    assert_eq!(p.msg, "Disk scsi1 resized in VM 100");
+    // The same size again: unchanged.
+    let p = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "10G"})), &w).unwrap();
+    assert_eq!(p.action, Action::None);
+
+    // A pending change that replaces the volume: the resized volume would leave the drive at the
+    // next start, so that stays refused.
+    let cfg = with_pending_scsi1("local-lvm:vm-100-disk-2,size=4G");
+    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap_err();
+    assert!(e.to_string().starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
 }

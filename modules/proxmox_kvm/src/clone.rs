@@ -63,7 +63,8 @@ impl Run<'_> {
                 format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid),
                 &vm,
                 Some(&after),
-                Some("stopped"),
+                None,
+                Some(Power::Stopped),
             )
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(self.diff(newid, None, Some(&planned)))))

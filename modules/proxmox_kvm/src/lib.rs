@@ -86,6 +86,9 @@ impl Power {
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = ctx.parse(Params::from_spec)?;
+    if let Some(id) = params.vmid {
+        ctx.identify("vmid", id);
+    }
     let api = connect(ctx)?;
     let plan = ctx.check_plan.clone();
     let mut run = Run { ctx, api: &api, p: &params, plan: plan.as_ref() };
@@ -97,6 +100,12 @@ struct Run<'a> {
     api: &'a dyn Api,
     p: &'a Params,
     plan: Option<&'a CheckPlan>,
+}
+
+/// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
+/// `status/current` (a paused VM is listed as running).
+fn listed_power(vm: &VmResource) -> Power {
+    Power::from_status(&vm.status, None, vm.lock.as_deref())
 }
 
 /// The VM resource of a VM this run just created (not yet read from `/cluster/resources`).
@@ -333,13 +342,18 @@ impl Run<'_> {
     }
 
     /// The result fields every path returns about an existing VM.
+    /// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
+    /// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
+    /// did not exist), returned as `status` with upstream's meaning; `after` its power state after
+    /// the task, returned as `power_state`.
     fn outcome(
         &self,
         changed: bool,
         msg: String,
         vm: &VmResource,
         config: Option<&VmConfig>,
-        status: Option<&str>,
+        before: Option<&str>,
+        after: Option<Power>,
     ) -> Outcome {
         let effective = config.map(VmConfig::effective).unwrap_or_default();
         let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
@@ -348,7 +362,8 @@ impl Run<'_> {
             .with("vmid", vm.vmid)
             .with("name", name.map(Value::String).unwrap_or(Value::Null))
             .with("node", vm.node.clone())
-            .with("status", status.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
+            .with("status", before.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
+            .with("power_state", after.map(|p| Value::String(p.as_str().to_string())).unwrap_or(Value::Null))
             .with("mac", Value::Object(macs(&effective)))
             .with("devices", Value::Object(devices(&effective)))
             .with("reboot_required", !pending.is_empty())
@@ -375,6 +390,7 @@ impl Run<'_> {
         match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
+                self.ctx.identify("vmid", vm.vmid);
                 Self::require_qemu(&vm)?;
                 self.existing(&vm, self.p.update)
             }
@@ -431,7 +447,7 @@ impl Run<'_> {
                 )
             };
             return Ok(self
-                .outcome(false, msg, vm, Some(config), Some(&status))
+                .outcome(false, msg, vm, Some(&config), Some(&status), Some(listed_power(vm)))
                 .with("drift", Value::Object(drift))
                 .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
         }
@@ -443,7 +459,7 @@ impl Run<'_> {
         };
         let predicted = predict(config, &conv.changes, vm.status == "running");
         Ok(self
-            .outcome(changed, msg, vm, Some(&after), Some(&status))
+            .outcome(changed, msg, vm, Some(&after), Some(&status), Some(listed_power(vm)))
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(self.diff(vm.vmid, Some(config), Some(&predicted)))))
     }
@@ -517,7 +533,14 @@ impl Run<'_> {
         let label = if label.is_empty() { vmid.to_string() } else { label };
         let vm = resource(vmid, name.as_deref(), &node, "stopped");
         Ok(self
-            .outcome(true, format!("VM {label} with vmid {vmid} deployed"), &vm, Some(&after), Some("stopped"))
+            .outcome(
+                true,
+                format!("VM {label} with vmid {vmid} deployed"),
+                &vm,
+                Some(&after),
+                None,
+                Some(Power::Stopped),
+            )
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(self.diff(vmid, None, Some(&planned)))))
     }

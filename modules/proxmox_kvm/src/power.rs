@@ -10,12 +10,14 @@ impl Run<'_> {
             return Ok(Outcome::new(false, format!("VM {label} is already absent"))
                 .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
                 .with("status", Value::Null)
+                .with("power_state", Value::Null)
                 .with("mac", json!({}))
                 .with("devices", json!({}))
                 .with("pending", json!([]))
                 .with("reboot_required", false)
                 .with_diff(Some(self.diff(self.p.vmid.unwrap_or(0), None, None))));
         };
+        self.ctx.identify("vmid", vm.vmid);
         Self::require_qemu(&vm)?;
         let config = self.read_config(&vm)?;
         let lock = config.current.get("lock").cloned().or_else(|| vm.lock.clone());
@@ -69,7 +71,8 @@ impl Run<'_> {
             .with("vmid", vm.vmid)
             .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
             .with("node", vm.node.clone())
-            .with("status", Value::Null)
+            .with("status", power.resource_status())
+            .with("power_state", Value::Null)
             .with("mac", json!({}))
             .with("devices", json!({}))
             .with("pending", json!([]))
@@ -79,7 +82,7 @@ impl Run<'_> {
 
     // -------------------------------------------------------------------- power
 
-    pub(crate) fn find(&self, vms: &[VmResource]) -> Result<VmResource> {
+    pub(crate) fn find(&mut self, vms: &[VmResource]) -> Result<VmResource> {
         let vm = match resolve(vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => vm.clone(),
             None => {
@@ -89,6 +92,7 @@ impl Run<'_> {
                 }))
             }
         };
+        self.ctx.identify("vmid", vm.vmid);
         Self::require_qemu(&vm)?;
         Ok(vm)
     }
@@ -125,7 +129,8 @@ impl Run<'_> {
                 "shutdown",
                 form([("forceStop", if self.p.force { "1" } else { "0" }), ("timeout", timeout.as_str())]),
                 Power::Stopped,
-                format!("VM {id} stopped"),
+                // upstream's words (its integration test asserts them); the shutdown is waited for.
+                format!("VM {id} is shutting down"),
             )),
             (State::Restarted, Power::Stopped | Power::Hibernated) => Err(format!("VM {id} is not running")),
             (State::Restarted, _) if self.p.force => {
@@ -150,7 +155,7 @@ impl Run<'_> {
         };
         let config = self.read_config(&vm)?;
         match action {
-            Err(msg) => Ok(self.outcome(false, msg, &vm, Some(&config), Some(now.as_str()))),
+            Err(msg) => Ok(self.outcome(false, msg, &vm, Some(&config), Some(now.resource_status()), Some(now))),
             Ok((verb, mut body, next, msg)) => {
                 let after = if self.check() {
                     self.record_power(&vm, &config, next, vm.template)?;
@@ -176,7 +181,7 @@ impl Run<'_> {
                     self.post_and_wait(&path.join(["status", verb]), body, extra).map_err(|e| e.context(&context))?;
                     vmconfig::read(self.api, &vm)?
                 };
-                Ok(self.outcome(true, msg, &vm, Some(&after), Some(next.as_str())))
+                Ok(self.outcome(true, msg, &vm, Some(&after), Some(now.resource_status()), Some(next)))
             }
         }
     }
@@ -193,7 +198,8 @@ impl Run<'_> {
             format!("VM {name} with vmid = {} is {}", vm.vmid, now.as_str()),
             &vm,
             Some(&config),
-            Some(now.as_str()),
+            Some(now.resource_status()),
+            Some(now),
         ))
     }
 
@@ -208,6 +214,7 @@ impl Run<'_> {
                 &vm,
                 Some(&config),
                 Some("stopped"),
+                Some(Power::Stopped),
             ));
         }
         let now = self.power(&vm)?;
@@ -232,7 +239,14 @@ impl Run<'_> {
             after = vmconfig::read(self.api, &vm)?;
         }
         Ok(self
-            .outcome(true, format!("VM {} converted to template", vm.vmid), &vm, Some(&after), Some("stopped"))
+            .outcome(
+                true,
+                format!("VM {} converted to template", vm.vmid),
+                &vm,
+                Some(&after),
+                Some(now.resource_status()),
+                Some(Power::Stopped),
+            )
             .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&planned)))))
     }
 
@@ -258,11 +272,9 @@ impl Run<'_> {
         };
         if keys.is_empty() {
             let msg = format!("Nothing to {param} on VM {label} with vmid {}", vm.vmid);
-            return Ok(self.outcome(false, msg, &vm, Some(config), Some(&vm.status)).with_diff(Some(self.diff(
-                vm.vmid,
-                Some(config),
-                Some(config),
-            ))));
+            return Ok(self
+                .outcome(false, msg, &vm, Some(&config), Some(&vm.status), Some(listed_power(&vm)))
+                .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&config)))));
         }
         let mut predicted = config.clone();
         for k in &keys {
@@ -285,11 +297,9 @@ impl Run<'_> {
                 .map_err(|e| e.context(&format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid)))?;
             vmconfig::read(self.api, &vm)?
         };
-        Ok(self.outcome(true, msg, &vm, Some(&after), Some(&vm.status)).with_diff(Some(self.diff(
-            vm.vmid,
-            Some(config),
-            Some(&predicted),
-        ))))
+        Ok(self
+            .outcome(true, msg, &vm, Some(&after), Some(&vm.status), Some(listed_power(&vm)))
+            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&predicted)))))
     }
 
     pub(crate) fn migrate(&mut self) -> Result<Outcome> {
@@ -305,6 +315,7 @@ impl Run<'_> {
                 &vm,
                 Some(&config),
                 Some(&vm.status),
+                Some(listed_power(&vm)),
             ));
         }
         let from = vm.node.clone();
@@ -333,6 +344,7 @@ impl Run<'_> {
             &moved,
             Some(&config),
             Some(&vm.status),
+            Some(listed_power(&vm)),
         ))
     }
 }

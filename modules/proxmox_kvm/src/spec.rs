@@ -163,7 +163,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     description: &[
         "Creates, clones, updates, starts, stops, restarts, pauses, hibernates, converts to a template and removes QEMU VMs, with the options of community.proxmox.proxmox_kvm.",
         "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows the VM config before and after; an existing VM is compared with the task semantically instead of being reported as already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source; every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac) is returned on every path.",
-        "O(timeout) defaults to V(300) instead of V(30); O(update_unsafe) only warns; O(validate_certs) defaults to V(true).",
     ],
     options: OPTIONS,
     auth: true,
@@ -182,6 +181,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too.",
         "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting.",
         "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success.",
+        "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs) defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns.",
+        "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node), RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift).",
     ],
     examples: r#"
 - name: Create web01 (auto vmid), with a disk, a NIC and cloud-init
@@ -245,8 +246,10 @@ pub static SPEC: ModuleSpec = ModuleSpec {
 "#,
     returns: r#"
 vmid:
-  description: The vmid of the VM (of the clone with O(clone), never of the source). In check mode, for a create without O(vmid), the predicted one.
-  returned: success
+  description:
+    - The vmid of the VM (of the clone with O(clone), never of the source, as community.proxmox's successful clone). In check mode, for a create without O(vmid), the predicted one.
+    - Also returned on failure once the VM is known (O(vmid), or the VM found by O(name); with O(clone), the source), as community.proxmox does.
+  returned: always
   type: int
   sample: 105
 name:
@@ -260,7 +263,14 @@ node:
   type: str
   sample: pve1
 status:
-  description: The status of the VM after the run (V(running), V(stopped), V(paused), V(hibernated); null when absent).
+  description:
+    - As in community.proxmox, the status of the VM B(before) the task, as Proxmox VE reports it (V(running) or V(stopped); a paused VM is V(running), a hibernated one V(stopped)); null when the VM did not exist (create, clone, already absent).
+    - The state after the task is RV(power_state).
+  returned: success
+  type: str
+  sample: stopped
+power_state:
+  description: The power state of the VM B(after) the task (V(running), V(stopped), V(paused), V(hibernated)); null when the VM does not exist afterwards. Not returned by community.proxmox. Paths that do not read C(status/current) (V(present), O(delete), O(revert), O(migrate)) take it from C(/cluster/resources), which lists a paused VM as V(running).
   returned: success
   type: str
   sample: running

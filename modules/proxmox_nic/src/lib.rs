@@ -288,10 +288,14 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = ctx.parse(Params::from_spec)?;
+    if let Some(id) = params.vmid {
+        ctx.identify("vmid", id);
+    }
     let api = connect(ctx)?;
     let plan_dir = ctx.check_plan.clone();
     let vms = checkplan::cluster_vms(&api, plan_dir.as_ref())?;
     let vm = require(&vms, params.vmid, params.name.as_deref())?;
+    ctx.identify("vmid", vm.vmid);
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }

@@ -95,6 +95,9 @@ pub fn merge_entry(vm: &VmResource, node_entry: Option<&Map<String, Value>>) -> 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let params = Params::from_ctx(&ctx.params)?;
+    if let Some(id) = params.vmid {
+        ctx.identify("vmid", id);
+    }
     let api = connect(ctx)?;
     let vms = read(&api, &params, ctx.check_plan.as_ref())?;
     Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))

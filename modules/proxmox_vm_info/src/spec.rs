@@ -68,6 +68,11 @@ pub static SPEC: ModuleSpec = ModuleSpec {
   delegate_to: localhost
 "#,
     returns: r#"
+vmid:
+  description: The O(vmid) the task named, on failure only (so that a failed task says which VM it was about); a successful result lists it in RV(proxmox_vms).
+  returned: failure, when O(vmid) is set
+  type: int
+  sample: 101
 proxmox_vms:
   description: The selected guests, sorted by vmid.
   returned: always

@@ -2,7 +2,7 @@
 
 import time
 
-from conftest import Q, config, create, error_of, ok, run, volumes
+from conftest import Q, config, create, error_of, ok, pending, run, volumes
 
 
 def test_resize_with_plus_grows_from_the_volume_size_in_a_resize_task(sim):
@@ -44,6 +44,25 @@ def test_resize_of_a_missing_vm_or_disk_fails_the_task(sim):
     assert status['exitstatus'] == "Configuration file 'nodes/pve1/qemu-server/4242.conf' does not exist"
     status = run(sim, 'PUT', Q + '/100/resize', {'disk': 'scsi5', 'size': '+1G'})
     assert status['exitstatus'] == "disk 'scsi5' does not exist"
+
+
+def test_resize_with_a_pending_option_change_rewrites_the_applied_drive_only(sim):
+    # Qemu.pm resize_vm (9.2.6) grows the volume and sets $conf->{$disk} (the applied drive) only;
+    # the pending value keeps its old size= and replaces the applied one at the next start
+    # (QemuServer.pm vmconfig_apply_pending: $conf->{$opt} = delete $conf->{pending}->{$opt}).
+    create(sim, 200, scsi0='local-lvm:2')
+    ok(run(sim, 'POST', Q + '/200/status/start'))
+    ok(run(sim, 'POST', Q + '/200/config', {'scsi0': 'local-lvm:vm-200-disk-0,aio=native,size=2G'}))
+    rows = pending(sim, 200)
+    assert rows['scsi0']['pending'] == 'local-lvm:vm-200-disk-0,aio=native,size=2G'
+    ok(run(sim, 'PUT', Q + '/200/resize', {'disk': 'scsi0', 'size': '+1G'}))
+    rows = pending(sim, 200)
+    assert rows['scsi0']['value'] == 'local-lvm:vm-200-disk-0,size=3G'
+    assert rows['scsi0']['pending'] == 'local-lvm:vm-200-disk-0,aio=native,size=2G'
+    assert volumes(sim, 'local-lvm')['local-lvm:vm-200-disk-0']['size'] == 3 * 1024 ** 3
+    ok(run(sim, 'POST', Q + '/200/status/stop'))
+    # Applied at the stop: the old size text is back, on a 3 GiB volume.
+    assert config(sim, 200)['scsi0'] == 'local-lvm:vm-200-disk-0,aio=native,size=2G'
 
 
 def test_move_disk_without_delete_keeps_the_source_as_unused(sim):
