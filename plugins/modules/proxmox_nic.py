@@ -16,12 +16,20 @@ DOCUMENTATION = r'''
 module: proxmox_nic
 short_description: "Add, change and remove a NIC of a Proxmox VE VM, keeping its MAC"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
   - "Makes one C(netN) of a QEMU VM exactly what the task describes, or removes it."
-  - "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC, the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN) line before and after."
-  - "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is the exception: it is kept unless O(mac) is given."
-  - "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the module then returns RV(pending) and RV(reboot_required) and warns."
+  - "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs
+      V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any
+      call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC,
+      the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN)
+      line before and after."
+  - "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the
+      firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is
+      the exception: it is kept unless O(mac) is given."
+  - "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal
+      and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the
+      module then returns RV(pending) and RV(reboot_required) and warns."
 options:
   vmid:
     description:
@@ -47,7 +55,8 @@ options:
       - "The NIC model."
     type: str
     default: "virtio"
-    choices: ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]
+    choices: ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa",
+      "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]
   mac:
     description:
       - "The MAC address (any case; compared case-insensitively, written upper case)."
@@ -78,7 +87,8 @@ options:
     default: false
   mtu:
     description:
-      - "The MTU: V(1) uses the bridge's MTU, else 576 to 65520. Only the V(virtio) model supports it; with another model it is ignored with a warning."
+      - "The MTU: V(1) uses the bridge's MTU, else 576 to 65520. Only the V(virtio) model supports it; with another
+          model it is ignored with a warning."
     type: int
   queues:
     description:
@@ -122,19 +132,22 @@ options:
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
       - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
       - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
       - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
     type: path
 attributes:
@@ -142,7 +155,8 @@ attributes:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: full
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -153,9 +167,12 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(PUT .../config) and one read back."
-  - "The write carries the config digest that was read, so a concurrent change of the VM makes the task fail with Proxmox VE's C(checksum mismatch) error instead of being overwritten."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and,
+      when something changes, one C(PUT .../config) and one read back."
+  - "The write carries the config digest that was read, so a concurrent change of the VM makes the task fail with
+      Proxmox VE's C(checksum mismatch) error instead of being overwritten."
 '''
 
 EXAMPLES = r'''
@@ -201,7 +218,8 @@ interface:
   type: str
   sample: net0
 mac:
-  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC without O(mac).
+  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC
+    without O(mac).
   returned: success
   type: str
   sample: "BC:24:11:3A:5C:0F"
@@ -232,7 +250,14 @@ ARGUMENT_SPEC = {
     "name": {'type': 'str'},
     "interface": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent"]},
-    "model": {'type': 'str', 'default': "virtio", 'choices': ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]},
+    "model": {
+        'type': 'str',
+        'default': "virtio",
+        'choices': [
+            "e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa",
+            "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3",
+        ],
+    },
     "mac": {'type': 'str'},
     "bridge": {'type': 'str'},
     "tag": {'type': 'int'},

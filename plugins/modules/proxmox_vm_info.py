@@ -16,11 +16,14 @@ DOCUMENTATION = r'''
 module: proxmox_vm_info
 short_description: "Retrieve information about Proxmox VE virtual machines"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
-  - "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with MAC addresses) and disks, and the guest agent's view of the network."
-  - "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks)."
-  - "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it."
+  - "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with
+      MAC addresses) and disks, and the guest agent's view of the network."
+  - "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus
+      RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks)."
+  - "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected
+      VM when O(config) asks for it."
 options:
   node:
     description:
@@ -38,19 +41,23 @@ options:
     type: int
   name:
     description:
-      - "Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches unnamed VMs."
+      - "Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches
+          unnamed VMs."
     type: str
   config:
     description:
-      - "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running configuration without pending changes, V(pending) returns it with pending changes applied."
-      - "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks), parsed from that configuration."
+      - "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running
+          configuration without pending changes, V(pending) returns it with pending changes applied."
+      - "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks),
+          parsed from that configuration."
     type: str
     default: "none"
     choices: ["none", "current", "pending"]
   network:
     description:
       - "Whether to read each running VM's network interfaces from the QEMU guest agent."
-      - "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not fail for it."
+      - "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not
+          fail for it."
     type: bool
     default: false
   api_host:
@@ -87,19 +94,22 @@ options:
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
       - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
       - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
       - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
     type: path
 attributes:
@@ -107,7 +117,8 @@ attributes:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: none
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -118,7 +129,8 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
   - "Read-only: check mode returns the same information as a normal run."
 '''
 
@@ -204,7 +216,8 @@ proxmox_vms:
         rate: {description: "The rate limit in MB/s, or null.", type: float}
         other: {description: "Any other options of the NIC, as strings.", type: dict}
     disks:
-      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0), C(unusedN)), parsed.
+      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0),
+        C(unusedN)), parsed.
       returned: when config is not none, QEMU VMs only
       type: list
       elements: dict
