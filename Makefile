@@ -10,16 +10,21 @@ MODULES := $(notdir $(wildcard modules/*))
 TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
+# The wheels of ansible-test's sanity virtualenvs (tests/sanity/requirements.txt), so that
+# `make sanity` needs no network once `make venv` has run.
+SANITY_WHEELS := $(VENV)/sanity-wheels
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust demo clean
+.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity demo clean
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
 
-$(VENV_STAMP): tests/requirements.txt tests/pvesim/pyproject.toml tests/pvesim/_build/backend.py
+$(VENV_STAMP): tests/requirements.txt tests/sanity/requirements.txt tests/pvesim/pyproject.toml tests/pvesim/_build/backend.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e tests/pvesim
+	rm -rf $(SANITY_WHEELS)
+	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -r tests/sanity/requirements.txt -d $(SANITY_WHEELS)
 	touch $@
 
 ## build: the module binaries for this machine (target/release/<module>)
@@ -44,7 +49,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: lint-rust test-rust test-pvesim test-e2e lint
+test: lint-rust test-rust test-pvesim test-e2e lint sanity
 
 test-rust:
 	cargo test --locked --quiet --workspace
@@ -68,6 +73,11 @@ lint-rust:
 ## lint: ansible-lint (production profile) on playbooks/
 lint: install
 	cd playbooks && ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) ../$(VENV)/bin/ansible-lint --profile production --offline .
+
+## sanity: `ansible-test sanity` on the collection tarball, offline (tests/sanity/run.sh); ignore
+## entries, each with its reason, in tests/sanity/ignore-<ansible-core minor>.txt
+sanity: collection
+	tests/sanity/run.sh $(TARBALL) $(VENV) $(SANITY_WHEELS) build/sanity
 
 clean:
 	rm -rf build dist target
