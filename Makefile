@@ -14,7 +14,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity demo clean
+.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
@@ -49,7 +49,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: lint-rust test-rust test-pvesim test-e2e lint sanity
+test: lint-rust test-rust test-pvesim test-e2e lint sanity test-collection changelog-lint
 
 test-rust:
 	cargo test --locked --quiet --workspace
@@ -59,6 +59,15 @@ test-pvesim: venv
 
 test-e2e: install
 	$(PYTEST) -q tests/e2e
+
+## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,
+## build_ignore, ansible-lint's args rule on our options
+test-collection: install
+	$(PYTEST) -q tests/collection
+
+## changelog-lint: the changelog fragments (changelogs/fragments, antsibull-changelog)
+changelog-lint: venv
+	$(VENV)/bin/antsibull-changelog lint
 
 ## demo: start pvesim on its default seed, walk three VMs through their life (tests/tools/demo.sh), stop it
 demo: install
@@ -70,9 +79,11 @@ lint-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
 
-## lint: ansible-lint (production profile) on playbooks/
+## lint: ansible-lint (production profile) on playbooks/; every finding fails it, the `args` rule's
+## too (a task's options checked against the module's spec: tests/lint/ansible-lint.yml)
 lint: install
-	cd playbooks && ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) ../$(VENV)/bin/ansible-lint --profile production --offline .
+	cd playbooks && ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) ../$(VENV)/bin/ansible-lint --profile production --offline \
+	  -c ../tests/lint/ansible-lint.yml --project-dir . .
 
 ## sanity: `ansible-test sanity` on the collection tarball, offline (tests/sanity/run.sh); ignore
 ## entries, each with its reason, in tests/sanity/ignore-<ansible-core minor>.txt
