@@ -38,7 +38,8 @@ stubs:
 ## collection: the binaries for this machine and dist/ferro-proxmox-<version>.tar.gz
 collection: build venv
 	rm -rf build/collection && mkdir -p build/collection/native/$(HOST_TRIPLE) dist
-	cp -r galaxy.yml README.md meta plugins playbooks build/collection/
+	cp -r galaxy.yml README.md CHANGELOG.md changelogs meta plugins playbooks build/collection/
+	rm -rf build/collection/changelogs/fragments build/collection/changelogs/.plugin-cache.yaml
 	find build/collection -name __pycache__ -prune -exec rm -rf {} +
 	for m in $(MODULES); do install -m 0755 target/release/$$m build/collection/native/$(HOST_TRIPLE)/$$m; done
 	$(VENV)/bin/ansible-galaxy collection build build/collection --output-path dist --force >/dev/null
