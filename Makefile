@@ -40,6 +40,9 @@ collection: build venv
 	rm -rf build/collection && mkdir -p build/collection/native/$(HOST_TRIPLE) dist
 	cp -r galaxy.yml README.md CHANGELOG.md changelogs meta plugins playbooks build/collection/
 	rm -rf build/collection/changelogs/fragments build/collection/changelogs/.plugin-cache.yaml
+	@# The sanity ignore files ship, as Galaxy's importer reads them (none today: tests/sanity/run.sh).
+	@if ls tests/sanity/ignore-*.txt >/dev/null 2>&1; then \
+	  mkdir -p build/collection/tests/sanity && cp tests/sanity/ignore-*.txt build/collection/tests/sanity/; fi
 	find build/collection -name __pycache__ -prune -exec rm -rf {} +
 	for m in $(MODULES); do install -m 0755 target/release/$$m build/collection/native/$(HOST_TRIPLE)/$$m; done
 	$(VENV)/bin/ansible-galaxy collection build build/collection --output-path dist --force >/dev/null

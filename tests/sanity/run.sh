@@ -4,9 +4,9 @@
 # usage: tests/sanity/run.sh TARBALL VENV WHEELS WORKDIR [ansible-test sanity options...]
 #
 # ansible-test needs the collection at .../ansible_collections/ferro/proxmox/: the tarball is
-# unpacked there under WORKDIR, with tests/sanity/ (the ignore files) beside it, since the tarball
-# leaves tests/ out. ansible-test builds one virtualenv per sanity test under ~/.ansible/test and
-# fills it with pip; it bootstraps pip with a get-pip.py it downloads from ci-files.testing.ansible.com.
+# unpacked there under WORKDIR, with this directory's ignore files (tests/sanity/ignore-*.txt).
+# ansible-test builds one virtualenv per sanity test under ~/.ansible/test and fills it with pip;
+# it bootstraps pip with a get-pip.py it downloads from ci-files.testing.ansible.com.
 # Both are kept off the network: HOME is WORKDIR/home (so the virtualenvs are cached there, and
 # `make clean` removes them), its pip.conf points pip at the wheels `make venv` downloaded
 # (tests/sanity/requirements.txt), and the get-pip.py that ansible-test finds in its cache is a
@@ -24,11 +24,14 @@ mkdir -p "$workdir"
 workdir=$(realpath "$workdir")
 root=$workdir/ansible_collections/ferro/proxmox
 rm -rf "$workdir/ansible_collections"
-mkdir -p "$root/tests"
+mkdir -p "$root"
 tar -xzf "$tarball" -C "$root"
-cp -r "$here" "$root/tests/sanity"
-# Only the ignore files belong to the collection's own tests/sanity; the runner does not.
-find "$root/tests/sanity" -type f ! -name 'ignore-*.txt' -delete
+# Only the ignore files belong to the collection's own tests/sanity (the tarball of `make
+# collection` has them too); this runner does not.
+mkdir -p "$root/tests/sanity"
+for f in "$here"/ignore-*.txt; do
+  if [ -e "$f" ]; then cp "$f" "$root/tests/sanity/"; fi
+done
 # ansible-test lists the files to test with git from the nearest .git upwards, which would be this
 # repository's (where build/ is ignored): the unpacked collection gets a repository of its own.
 git init --quiet "$root"
