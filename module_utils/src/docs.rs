@@ -450,3 +450,66 @@ macro_rules! stub_test {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What YAML reads back from a folded scalar: each line break and the next line's
+    /// indentation become one space.
+    fn unfold(text: &str) -> String {
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(if i > 0 { line.trim_start() } else { line });
+        }
+        out
+    }
+
+    #[test]
+    fn long_scalars_fold_to_the_same_text_within_the_width() {
+        let words =
+            "Proxmox VE applies C(cache), C(aio) and C(discard) at the next start, so the module returns pending.";
+        let long = format!("{words} {words} {words}");
+        for line in [
+            format!("      - {}", quote(&long)),
+            format!("    description: {long}"),
+            format!("  - name: {long}"),
+            format!(
+                "    choices: {}",
+                list_yaml(&["e1000", "e1000-82540em", "rtl8139", "virtio", "vmxnet3"].repeat(8))
+            ),
+        ] {
+            let folded = fold_yaml(&format!("{line}\n"));
+            assert!(folded.lines().count() > 1, "not folded: {line}");
+            assert!(folded.lines().all(|l| l.len() <= WIDTH), "{folded}");
+            assert_eq!(unfold(&folded), line);
+        }
+    }
+
+    #[test]
+    fn what_cannot_fold_safely_is_left_as_it_is() {
+        let long_word = "x".repeat(WIDTH + 10);
+        for line in [
+            format!("    sample: {{\"key\": \"{}\"}}", "v ".repeat(80)),
+            format!("    description: {long_word}"),
+            format!("    description: a value with # a comment marker {}", "word ".repeat(30)),
+            "word ".repeat(40),
+        ] {
+            assert_eq!(fold_yaml(&format!("{line}\n")), format!("{line}\n"));
+        }
+    }
+
+    #[test]
+    fn python_data_gets_a_hanging_indent_when_too_long() {
+        let items: Vec<String> = (0..40).map(|i| format!("\"option_{i}\"")).collect();
+        let text = python_seq("    'choices': ", "[", &items, "]", ",", 4);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "    'choices': [");
+        assert_eq!(*lines.last().unwrap(), "    ],");
+        assert!(lines[1..lines.len() - 1].iter().all(|l| l.starts_with("        \"") && l.len() <= WIDTH));
+        assert_eq!(python_seq("X = ", "[", &items[..2], "]", "", 0), "X = [\"option_0\", \"option_1\"]");
+    }
+}
