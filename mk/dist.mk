@@ -6,7 +6,10 @@
 #                     native/<triple>/<module> in build/dist/collection, packed into $(TARBALL)
 #   make dist-sizes   the size of each shipped binary and of the tarball
 #   make dist-test    that tarball: layout and binary headers, the aarch64 binary under
-#                     qemu-aarch64 against pvesim, then the e2e suite with the x86_64 musl binary
+#                     qemu-aarch64 against pvesim, then the e2e suite with the x86_64 musl binary,
+#                     and an execution-environment build context from it with ansible-builder
+#                     (tools/ee/check.sh; ansible-builder pinned in tools/ee/requirements.txt,
+#                     installed into $(EE_VENV))
 #
 # `make collection` (make test, make demo) writes a tarball for this machine only to the same
 # path, $(TARBALL): run `make dist` again after it before publishing or `make dist-test`.
@@ -30,7 +33,14 @@ DIST_ENV := PATH="$(CURDIR)/$(DIST_TOOLS)/venv/bin:$$PATH" \
   CARGO_ZIGBUILD_PYTHON_PATH="$(CURDIR)/$(DIST_TOOLS)/venv/bin/python" \
   MACOSX_DEPLOYMENT_TARGET=$(DIST_MACOS_MIN)
 
+EE_VENV := $(DIST_TOOLS)/ee-venv
+
 .PHONY: dist-tools dist dist-sizes dist-test
+
+$(EE_VENV)/.installed: tools/ee/requirements.txt
+	rm -rf $(EE_VENV) && $(PYTHON) -m venv $(EE_VENV)
+	$(EE_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r tools/ee/requirements.txt
+	touch $@
 
 dist-tools:
 	PYTHON=$(PYTHON) tools/dist/toolchain.sh build $(DIST_TRIPLES)
@@ -64,7 +74,7 @@ dist-sizes:
 	@$(PYTHON) tools/dist/binfmt.py sizes $(DIST_TREE)/native
 	@printf '%9d  %s\n' $$(stat -c %s $(TARBALL)) $(TARBALL)
 
-dist-test: venv
+dist-test: venv $(EE_VENV)/.installed
 	tools/dist/toolchain.sh test
 	@[ -f $(TARBALL) ] || { echo "make dist-test: no $(TARBALL): run 'make dist' first" >&2; exit 1; }
 	@others=$$(ls dist/ferro-proxmox-*.tar.gz | grep -vxF $(TARBALL) || true); [ -z "$$others" ] || \
@@ -77,3 +87,4 @@ dist-test: venv
 	rm -rf build/collection && mkdir -p build/collection/native
 	cp -a $(DIST_TREE)/native/$(DIST_HOST_TRIPLE) build/collection/native/
 	$(PYTEST) -q tests/e2e
+	tools/ee/check.sh $(EE_VENV) $(VENV) $(TARBALL) build/ee

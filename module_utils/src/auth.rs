@@ -24,6 +24,7 @@ pub const AUTH_OPTIONS: &[OptionSpec] = &[
     .no_log()
     .env(&["PROXMOX_OTP"]),
     OptionSpec::new("api_token_id", Kind::Str, &["The id of the API token (the part after C(!)), for token authentication."])
+        .not_secret()
         .env(&["PROXMOX_TOKEN_ID"]),
     OptionSpec::new("api_token_secret", Kind::Str, &["The secret of the API token."])
         .no_log()

@@ -66,10 +66,16 @@ pub struct OptionSpec {
     pub choices: &'static [&'static str],
     pub aliases: &'static [&'static str],
     pub no_log: bool,
+    /// An explicit `no_log: False`: the name looks like a secret to ansible-core's and
+    /// validate-modules' heuristics (`token`, `pass`, `key`, ...), but the value is not one.
+    pub not_secret: bool,
     /// Environment variables tried, in order, when the option is not given (`env_fallback`).
     pub env: &'static [&'static str],
     /// Paragraphs of the option's documentation.
     pub description: &'static [&'static str],
+    /// The options of a `dict` (or list of dicts) option, validated like the module's own
+    /// (ansible-core's `_validate_sub_spec`); empty: a free-form dict.
+    pub suboptions: &'static [OptionSpec],
 }
 
 impl OptionSpec {
@@ -82,8 +88,10 @@ impl OptionSpec {
             choices: &[],
             aliases: &[],
             no_log: false,
+            not_secret: false,
             env: &[],
             description,
+            suboptions: &[],
         }
     }
     pub const fn required(mut self) -> Self {
@@ -106,8 +114,16 @@ impl OptionSpec {
         self.no_log = true;
         self
     }
+    pub const fn not_secret(mut self) -> Self {
+        self.not_secret = true;
+        self
+    }
     pub const fn env(mut self, env: &'static [&'static str]) -> Self {
         self.env = env;
+        self
+    }
+    pub const fn suboptions(mut self, suboptions: &'static [OptionSpec]) -> Self {
+        self.suboptions = suboptions;
         self
     }
 }
@@ -251,55 +267,21 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
     let mut no_log_values = Vec::new();
 
     // Environment fallbacks come first (set_fallbacks); their no_log values are masked too.
-    for opt in &options {
-        if values.contains_key(opt.name) || opt.aliases.iter().any(|a| values.contains_key(*a)) {
-            continue;
-        }
-        if let Some(v) = opt.env.iter().find_map(|var| env(var)) {
-            values.insert(opt.name.to_string(), Value::String(v));
-        }
-    }
-
+    set_fallbacks(&options, &mut values, env);
     // Aliases are folded into their option (_handle_aliases).
-    for opt in &options {
-        for alias in opt.aliases {
-            if let Some(v) = values.remove(*alias) {
-                if values.contains_key(opt.name) {
-                    warnings.push(format!("Both option {} and its alias {} are set.", opt.name, alias));
-                } else {
-                    values.insert(opt.name.to_string(), v);
-                }
-            }
-        }
-    }
-
-    for opt in options.iter().filter(|o| o.no_log) {
-        if let Some(v) = values.get(opt.name) {
-            let text = scalar_text(v);
-            if !text.is_empty() {
-                no_log_values.push(text);
-            }
-        }
-    }
+    fold_aliases(&options, &mut values, "", &mut warnings);
+    collect_no_log_values(&options, &values, &mut no_log_values);
 
     // Unsupported parameters (_get_unsupported_parameters), with the supported list.
     let mut unsupported: Vec<&str> =
         values.keys().filter(|k| !options.iter().any(|o| o.name == k.as_str())).map(String::as_str).collect();
     if !unsupported.is_empty() {
         unsupported.sort_unstable();
-        let mut names: Vec<&str> = options.iter().map(|o| o.name).collect();
-        names.sort_unstable();
-        let mut aliases: Vec<&str> = options.iter().flat_map(|o| o.aliases.iter().copied()).collect();
-        aliases.sort_unstable();
-        let mut supported = names.join(", ");
-        if !aliases.is_empty() {
-            supported.push_str(&format!(" ({})", aliases.join(", ")));
-        }
         return Err(Error::args(format!(
             "Unsupported parameters for ({}) module: {}. Supported parameters include: {}.",
             spec.name,
             unsupported.join(", "),
-            supported
+            supported_list(&options)
         )));
     }
 
@@ -311,49 +293,10 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
     }
 
     // Options with a real default count as set for the checks below (_set_defaults(..., False)).
-    for opt in &options {
-        if let (false, Some(d)) = (values.contains_key(opt.name), opt.default) {
-            values.insert(opt.name.to_string(), d.to_json());
-        }
-    }
-
-    let mut missing: Vec<&str> =
-        options.iter().filter(|o| o.required && !values.contains_key(o.name)).map(|o| o.name).collect();
-    if !missing.is_empty() {
-        missing.sort_unstable();
-        return Err(Error::args(format!("missing required arguments: {}", missing.join(", "))));
-    }
-
-    for opt in &options {
-        if let Some(v) = values.get(opt.name) {
-            let coerced = coerce(opt, v)?;
-            values.insert(opt.name.to_string(), coerced);
-        }
-    }
-
-    for opt in options.iter().filter(|o| !o.choices.is_empty()) {
-        if let Some(v) = values.get(opt.name) {
-            let items: Vec<&Value> = match v {
-                Value::Array(items) => items.iter().collect(),
-                other => vec![other],
-            };
-            let bad: Vec<String> =
-                items.iter().map(|i| scalar_text(i)).filter(|t| !opt.choices.contains(&t.as_str())).collect();
-            if !bad.is_empty() {
-                let msg = if v.is_array() {
-                    format!(
-                        "value of {} must be one or more of: {}. Got no match for: {}",
-                        opt.name,
-                        opt.choices.join(", "),
-                        bad.join(", ")
-                    )
-                } else {
-                    format!("value of {} must be one of: {}, got: {}", opt.name, opt.choices.join(", "), bad[0])
-                };
-                return Err(Error::args(msg));
-            }
-        }
-    }
+    set_defaults(&options, &mut values);
+    check_required(&options, &values, &[])?;
+    coerce_all(&options, &mut values, &[])?;
+    check_choices(&options, &values, &[])?;
 
     let is_set = |k: &str| values.contains_key(k);
     for group in spec.all_required_together() {
@@ -394,7 +337,208 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
         }
     }
 
+    // Sub-options last, as ansible-core's _validate_sub_spec; their unknown keys are reported
+    // after every other error, as ArgumentSpecValidator appends them last.
+    let mut sub_unsupported = Vec::new();
+    let mut sub = SubContext {
+        env,
+        context: Vec::new(),
+        warnings: &mut warnings,
+        no_log_values: &mut no_log_values,
+        unsupported: &mut sub_unsupported,
+    };
+    for opt in options.iter().filter(|o| !o.suboptions.is_empty()) {
+        if let Some(v) = values.get_mut(opt.name) {
+            validate_suboptions(opt, v, "", &mut sub)?;
+        }
+    }
+    if let Some((_, supported)) = sub_unsupported.last() {
+        let mut names: Vec<&str> = sub_unsupported.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        return Err(Error::args(format!(
+            "Unsupported parameters for ({}) module: {}. Supported parameters include: {}.",
+            spec.name,
+            names.join(", "),
+            supported
+        )));
+    }
+
     Ok(Params { values, no_log_values, warnings })
+}
+
+/// `names (aliases)`, sorted, as ansible-core lists the supported parameters.
+fn supported_list(options: &[&OptionSpec]) -> String {
+    let mut names: Vec<&str> = options.iter().map(|o| o.name).collect();
+    names.sort_unstable();
+    let mut aliases: Vec<&str> = options.iter().flat_map(|o| o.aliases.iter().copied()).collect();
+    aliases.sort_unstable();
+    let mut supported = names.join(", ");
+    if !aliases.is_empty() {
+        supported.push_str(&format!(" ({})", aliases.join(", ")));
+    }
+    supported
+}
+
+/// ansible-core's suffix for an error inside sub-options: ` found in efidisk0` (nested: `a -> b`).
+fn found_in(msg: String, context: &[&str]) -> String {
+    if context.is_empty() {
+        msg
+    } else {
+        format!("{msg} found in {}", context.join(" -> "))
+    }
+}
+
+fn set_fallbacks(options: &[&OptionSpec], values: &mut BTreeMap<String, Value>, env: &dyn Fn(&str) -> Option<String>) {
+    for opt in options {
+        if values.contains_key(opt.name) || opt.aliases.iter().any(|a| values.contains_key(*a)) {
+            continue;
+        }
+        if let Some(v) = opt.env.iter().find_map(|var| env(var)) {
+            values.insert(opt.name.to_string(), Value::String(v));
+        }
+    }
+}
+
+/// `prefix` names the parent of sub-options in the warning (`efidisk0.`), empty at the top.
+fn fold_aliases(
+    options: &[&OptionSpec],
+    values: &mut BTreeMap<String, Value>,
+    prefix: &str,
+    warnings: &mut Vec<String>,
+) {
+    for opt in options {
+        for alias in opt.aliases {
+            if let Some(v) = values.remove(*alias) {
+                if values.contains_key(opt.name) {
+                    warnings.push(format!("Both option {prefix}{} and its alias {prefix}{alias} are set.", opt.name));
+                } else {
+                    values.insert(opt.name.to_string(), v);
+                }
+            }
+        }
+    }
+}
+
+fn collect_no_log_values(options: &[&OptionSpec], values: &BTreeMap<String, Value>, out: &mut Vec<String>) {
+    for opt in options.iter().filter(|o| o.no_log) {
+        if let Some(v) = values.get(opt.name) {
+            let text = scalar_text(v);
+            if !text.is_empty() {
+                out.push(text);
+            }
+        }
+    }
+}
+
+fn set_defaults(options: &[&OptionSpec], values: &mut BTreeMap<String, Value>) {
+    for opt in options {
+        if let (false, Some(d)) = (values.contains_key(opt.name), opt.default) {
+            values.insert(opt.name.to_string(), d.to_json());
+        }
+    }
+}
+
+fn check_required(options: &[&OptionSpec], values: &BTreeMap<String, Value>, context: &[&str]) -> Result<()> {
+    let mut missing: Vec<&str> =
+        options.iter().filter(|o| o.required && !values.contains_key(o.name)).map(|o| o.name).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    missing.sort_unstable();
+    Err(Error::args(found_in(format!("missing required arguments: {}", missing.join(", ")), context)))
+}
+
+fn coerce_all(options: &[&OptionSpec], values: &mut BTreeMap<String, Value>, context: &[&str]) -> Result<()> {
+    for opt in options {
+        if let Some(v) = values.get(opt.name) {
+            let coerced = coerce(opt, v, context)?;
+            values.insert(opt.name.to_string(), coerced);
+        }
+    }
+    Ok(())
+}
+
+fn check_choices(options: &[&OptionSpec], values: &BTreeMap<String, Value>, context: &[&str]) -> Result<()> {
+    for opt in options.iter().filter(|o| !o.choices.is_empty()) {
+        if let Some(v) = values.get(opt.name) {
+            let items: Vec<&Value> = match v {
+                Value::Array(items) => items.iter().collect(),
+                other => vec![other],
+            };
+            let bad: Vec<String> =
+                items.iter().map(|i| scalar_text(i)).filter(|t| !opt.choices.contains(&t.as_str())).collect();
+            if !bad.is_empty() {
+                let msg = if v.is_array() {
+                    format!(
+                        "value of {} must be one or more of: {}. Got no match for: {}",
+                        opt.name,
+                        opt.choices.join(", "),
+                        bad.join(", ")
+                    )
+                } else {
+                    format!("value of {} must be one of: {}, got: {}", opt.name, opt.choices.join(", "), bad[0])
+                };
+                return Err(Error::args(found_in(msg, context)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the sub-option checks share across options and nesting levels.
+struct SubContext<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+    /// The names of the enclosing options, outermost first (ansible-core's `options_context`).
+    context: Vec<&'static str>,
+    warnings: &'a mut Vec<String>,
+    no_log_values: &'a mut Vec<String>,
+    /// Unknown sub-option keys (`efidisk0.size`) with the supported list of their level.
+    unsupported: &'a mut Vec<(String, String)>,
+}
+
+/// Validate the sub-options of `opt` in its (already coerced) value, in place: each dict gets its
+/// fallbacks, aliases, required, types, choices and defaults checked and filled in ansible-core's
+/// order, and every sub-option it does not set becomes `null`, as `_set_defaults` leaves it.
+fn validate_suboptions(opt: &OptionSpec, value: &mut Value, prefix: &str, sub: &mut SubContext) -> Result<()> {
+    let options: Vec<&OptionSpec> = opt.suboptions.iter().collect();
+    let is_list = matches!(opt.kind, Kind::List(_));
+    sub.context.push(opt.name);
+    let elements: Vec<&mut Value> = match value {
+        Value::Array(items) => items.iter_mut().collect(),
+        other => vec![other],
+    };
+    for (idx, element) in elements.into_iter().enumerate() {
+        let Value::Object(map) = element else {
+            return Err(Error::args(format!("value of '{}' must be of type dict or list of dicts", opt.name)));
+        };
+        let new_prefix =
+            if is_list { format!("{prefix}{}[{idx}].", opt.name) } else { format!("{prefix}{}.", opt.name) };
+        let mut values: BTreeMap<String, Value> =
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        set_fallbacks(&options, &mut values, sub.env);
+        fold_aliases(&options, &mut values, &new_prefix, sub.warnings);
+        collect_no_log_values(&options, &values, sub.no_log_values);
+        for key in values.keys().filter(|k| !options.iter().any(|o| o.name == k.as_str())) {
+            let dotted = sub.context.iter().copied().chain([key.as_str()]).collect::<Vec<_>>().join(".");
+            sub.unsupported.push((dotted, supported_list(&options)));
+        }
+        values.retain(|k, _| options.iter().any(|o| o.name == k.as_str()));
+        set_defaults(&options, &mut values);
+        check_required(&options, &values, &sub.context)?;
+        coerce_all(&options, &mut values, &sub.context)?;
+        check_choices(&options, &values, &sub.context)?;
+        for nested in options.iter().filter(|o| !o.suboptions.is_empty()) {
+            if let Some(v) = values.get_mut(nested.name) {
+                validate_suboptions(nested, v, &new_prefix, sub)?;
+            }
+        }
+        for o in &options {
+            values.entry(o.name.to_string()).or_insert(Value::Null);
+        }
+        *map = values.into_iter().collect();
+    }
+    sub.context.pop();
+    Ok(())
 }
 
 /// Python's name for the type of a JSON value, as ansible-core prints it in type errors.
@@ -587,10 +731,12 @@ fn elem_kind(e: Elem) -> Kind {
     }
 }
 
-fn coerce(opt: &OptionSpec, v: &Value) -> Result<Value> {
+fn coerce(opt: &OptionSpec, v: &Value, context: &[&str]) -> Result<Value> {
+    // ansible-core puts the context between the type and the rest, with its quote and full stop.
+    let found = if context.is_empty() { String::new() } else { format!(" found in '{}'.", context.join(" -> ")) };
     let type_error = |e: String| {
         Error::args(format!(
-            "argument '{}' is of type {} and we were unable to convert to {}: {}",
+            "argument '{}' is of type {}{found} and we were unable to convert to {}: {}",
             opt.name,
             python_type_name(v),
             kind_name(opt.kind),
@@ -615,8 +761,13 @@ fn coerce(opt: &OptionSpec, v: &Value) -> Result<Value> {
                 .iter()
                 .map(|item| {
                     coerce_scalar(kind, item).map_err(|e| {
+                        let found = if context.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" found in '{}'", context.join(" -> "))
+                        };
                         Error::args(format!(
-                            "Elements value for option '{}' is of type {} and we were unable to convert to {}: {}",
+                            "Elements value for option '{}'{found} is of type {} and we were unable to convert to {}: {}",
                             opt.name,
                             python_type_name(item),
                             kind_name(kind),
@@ -647,6 +798,15 @@ mod tests {
         OptionSpec::new("tags", Kind::List(Elem::Str), &["Tags."]),
         OptionSpec::new("secret", Kind::Str, &["A secret."]).no_log().env(&["TEST_SECRET"]),
         OptionSpec::new("size", Kind::Str, &["Size."]),
+        OptionSpec::new("disk", Kind::Dict, &["A disk."]).suboptions(DISK),
+        OptionSpec::new("disks", Kind::List(Elem::Dict), &["Disks."]).suboptions(DISK),
+    ];
+
+    const DISK: &[OptionSpec] = &[
+        OptionSpec::new("storage", Kind::Str, &["Storage."]).required(),
+        OptionSpec::new("version", Kind::Str, &["Version."]).default(DefaultValue::Str("2.0")).choices(&["2.0", "1.2"]),
+        OptionSpec::new("keys", Kind::Bool, &["Keys."]),
+        OptionSpec::new("pin", Kind::Str, &["A secret."]).no_log().aliases(&["pincode"]),
     ];
 
     const SPEC: ModuleSpec = ModuleSpec {
@@ -698,7 +858,7 @@ mod tests {
     fn error_messages_match_ansible_core() {
         // Each row: arguments, the message AnsibleModule would give (ansible-core 2.19).
         let cases = [
-            (json!({"bogus": 1}), "Unsupported parameters for (test_mod) module: bogus. Supported parameters include: force, name, rate, secret, size, state, tags, vmid (vmname)."),
+            (json!({"bogus": 1}), "Unsupported parameters for (test_mod) module: bogus. Supported parameters include: disk, disks, force, name, rate, secret, size, state, tags, vmid (vmname)."),
             (json!({"vmid": 1, "name": "x"}), "parameters are mutually exclusive: vmid|name"),
             (json!({"vmid": "abc"}), "argument 'vmid' is of type str and we were unable to convert to int: \"'abc'\" cannot be converted to an int"),
             (json!({"vmid": 1.5}), "argument 'vmid' is of type float and we were unable to convert to int: \"1.5\" cannot be converted to an int"),
@@ -711,6 +871,42 @@ mod tests {
         for (args, want) in cases {
             assert_eq!(err(args.clone()), want, "args: {args}");
         }
+    }
+
+    #[test]
+    fn suboptions_are_validated_like_ansible_core() {
+        // Each row: arguments, ansible-core 2.19's ArgumentSpecValidator message for the same
+        // spec (module_utils/common/parameters.py _validate_sub_spec), with AnsibleModule's prefix
+        // for unsupported parameters.
+        let cases = [
+            (json!({"disk": {"version": "2.0"}}), "missing required arguments: storage found in disk"),
+            (json!({"disk": {"storage": "x", "version": "3"}}), "value of version must be one of: 2.0, 1.2, got: 3 found in disk"),
+            (json!({"disk": {"storage": "x", "keys": [1]}}), "argument 'keys' is of type list found in 'disk'. and we were unable to convert to bool: <class 'list'> cannot be converted to a bool"),
+            (json!({"disk": {"storage": "x", "size": 1, "bogus": 2}}), "Unsupported parameters for (test_mod) module: disk.bogus, disk.size. Supported parameters include: keys, pin, storage, version (pincode)."),
+            (json!({"disks": [{"storage": "a"}, {"storage": "b", "size": 1}]}), "Unsupported parameters for (test_mod) module: disks.size. Supported parameters include: keys, pin, storage, version (pincode)."),
+            (json!({"disks": [{"storage": "a"}, {"version": "1.2"}]}), "missing required arguments: storage found in disks"),
+            // Top-level checks come first: a bad vmid is reported before a bad sub-option.
+            (json!({"vmid": "x", "disk": {}}), "argument 'vmid' is of type str and we were unable to convert to int: \"'x'\" cannot be converted to an int"),
+        ];
+        for (args, want) in cases {
+            assert_eq!(err(args.clone()), want, "args: {args}");
+        }
+    }
+
+    #[test]
+    fn suboptions_get_defaults_aliases_and_no_log() {
+        let p =
+            run(json!({"disk": "storage=local,keys=yes", "disks": [{"storage": "a", "pincode": "s3cr3t"}]})).unwrap();
+        assert_eq!(
+            p.dict("disk").unwrap(),
+            json!({"keys": true, "pin": null, "storage": "local", "version": "2.0"}).as_object().unwrap()
+        );
+        assert_eq!(p.list("disks").unwrap()[0]["pin"], json!("s3cr3t"));
+        assert_eq!(p.no_log_values(), ["s3cr3t"]);
+        let p = run(json!({"disk": {"storage": "a", "pin": "1", "pincode": "2"}})).unwrap();
+        assert_eq!(p.warnings(), ["Both option disk.pin and its alias disk.pincode are set."]);
+        // An unset dict option stays unset: its sub-options are not filled in.
+        assert!(!run(json!({})).unwrap().is_set("disk"));
     }
 
     #[test]

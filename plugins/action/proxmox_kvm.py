@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.ferro.proxmox.plugins.plugin_utils.native import native_action
+from ansible_collections.ferro.proxmox.plugins.plugin_utils.native import argument_check_main, native_action
 
 ActionModule = native_action('proxmox_kvm')
+# For ansible-lint's `args` rule, which checks a task's options by calling this (see native.py).
+main = argument_check_main('proxmox_kvm')

@@ -16,11 +16,20 @@ DOCUMENTATION = r'''
 module: proxmox_disk
 short_description: "Manage a disk of a Proxmox VE VM: create, update, resize, detach, move, remove"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
-  - "Manages one drive of a QEMU VM through its whole lifecycle, without ever losing data by surprise: only O(state=absent) destroys a volume."
-  - "The same options as community.proxmox.proxmox_disk. Differences: check mode is supported in every state and predicts the real run (including the volume name Proxmox VE will allocate, or null when that cannot be known without reading the storage); C(--diff) shows the drive and C(unusedN) lines before and after; updating a disk changes only the options the task names; O(size) means the same in every state; an absolute O(state=resized) is idempotent and a shrink is refused before any call; O(create=forced) and O(state=detached) keep the old volume as C(unusedN) and return it; moves are idempotent; every Proxmox VE task is waited for and its failure reported with its exit status and log; the volume, size and resulting drive string are returned."
-  - "On a running VM, Proxmox VE applies some changes only at the next start (a new C(ide)/C(sata) disk, C(efidisk0), C(tpmstate0), or a change of C(cache), C(aio), C(discard), C(iothread), C(ssd), C(ro), C(queues); any disk change without C(disk) hotplug): the module then returns RV(pending) and RV(reboot_required) and warns."
+  - "Manages one drive of a QEMU VM through its whole lifecycle, without ever losing data by surprise: only
+      O(state=absent) destroys a volume."
+  - "The same options as community.proxmox.proxmox_disk. Differences: check mode is supported in every state and
+      predicts the real run (including the volume name Proxmox VE will allocate, or null when that cannot be known
+      without reading the storage); C(--diff) shows the drive and C(unusedN) lines before and after; updating a disk
+      changes only the options the task names; O(size) means the same in every state; an absolute O(state=resized) is
+      idempotent and a shrink is refused before any call; O(create=forced) and O(state=detached) keep the old volume as
+      C(unusedN) and return it; moves are idempotent; every Proxmox VE task is waited for and its failure reported with
+      its exit status and log; the volume, size and resulting drive string are returned."
+  - "On a running VM, Proxmox VE applies some changes only at the next start (a new C(ide)/C(sata) disk, C(efidisk0),
+      C(tpmstate0), or a change of C(cache), C(aio), C(discard), C(iothread), C(ssd), C(ro), C(queues); any disk change
+      without C(disk) hotplug): the module then returns RV(pending) and RV(reboot_required) and warns."
 options:
   vmid:
     description:
@@ -32,14 +41,18 @@ options:
     type: str
   disk:
     description:
-      - "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15), V(unused0)-V(unused255), V(efidisk0) or V(tpmstate0)."
+      - "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15),
+          V(unused0)-V(unused255), V(efidisk0) or V(tpmstate0)."
     type: str
     required: true
   state:
     description:
-      - "V(present): the disk exists with the options the task names (see O(create)); options the task does not name, and the volume, are left as they are."
-      - "V(resized): the disk has at least the size O(size) (absolute, idempotent) or grows by it (V(+N), never idempotent)."
-      - "V(detached): the disk is removed from the drive slot and its volume kept as C(unusedN) (returned as RV(unused)); no data is destroyed."
+      - "V(present): the disk exists with the options the task names (see O(create)); options the task does not name,
+          and the volume, are left as they are."
+      - "V(resized): the disk has at least the size O(size) (absolute, idempotent) or grows by it (V(+N), never
+          idempotent)."
+      - "V(detached): the disk is removed from the drive slot and its volume kept as C(unusedN) (returned as
+          RV(unused)); no data is destroyed."
       - "V(moved): the disk is on O(target_storage), or reassigned to O(target_vmid) (as O(target_disk))."
       - "V(absent): the disk is removed and its volume destroyed. The only state that destroys data."
     type: str
@@ -47,7 +60,9 @@ options:
     choices: ["present", "resized", "detached", "moved", "absent"]
   create:
     description:
-      - "With O(state=present): V(regular) creates the disk when it is missing; V(disabled) never creates; V(forced) creates a new disk even when one exists, and the old volume is kept as C(unusedN) (returned as RV(unused)), never destroyed."
+      - "With O(state=present): V(regular) creates the disk when it is missing; V(disabled) never creates; V(forced)
+          creates a new disk even when one exists, and the old volume is kept as C(unusedN) (returned as RV(unused)),
+          never destroyed."
     type: str
     default: "regular"
     choices: ["disabled", "regular", "forced"]
@@ -57,8 +72,10 @@ options:
     type: str
   size:
     description:
-      - "A size: a bare number is GiB (V(200)), or a number with a V(K), V(M), V(G) or V(T) suffix (V(10G)), in every state."
-      - "With O(state=present), the size of a new disk (an existing disk is not resized: use O(state=resized)). With O(state=resized), the size to grow to, or V(+N) to grow by N; shrinking is refused before any call."
+      - "A size: a bare number is GiB (V(200)), or a number with a V(K), V(M), V(G) or V(T) suffix (V(10G)), in every
+          state."
+      - "With O(state=present), the size of a new disk (an existing disk is not resized: use O(state=resized)). With
+          O(state=resized), the size to grow to, or V(+N) to grow by N; shrinking is refused before any call."
     type: str
   format:
     description:
@@ -71,7 +88,8 @@ options:
     type: str
   iso_image:
     description:
-      - "The ISO volume (C(storage:iso/file.iso)), V(cdrom) (the host's drive) or V(none) (empty drive) of a CD-ROM drive. Requires O(media)."
+      - "The ISO volume (C(storage:iso/file.iso)), V(cdrom) (the host's drive) or V(none) (empty drive) of a CD-ROM
+          drive. Requires O(media)."
     type: str
   target_storage:
     description:
@@ -87,7 +105,8 @@ options:
     type: str
   delete_moved:
     description:
-      - "With O(state=moved) to another storage: destroy the source volume after the copy. Not set or V(false): the source is kept as C(unusedN) (returned as RV(unused))."
+      - "With O(state=moved) to another storage: destroy the source volume after the copy. Not set or V(false): the
+          source is kept as C(unusedN) (returned as RV(unused))."
     type: bool
   bwlimit:
     description:
@@ -267,59 +286,86 @@ options:
     type: str
   api_host:
     description:
-      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
-      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as
+          C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
+      - "If not set, E(PROXMOX_HOST) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_port:
     description:
       - "The port of the Proxmox VE API. Defaults to 8006."
-      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+      - "If not set, E(PROXMOX_PORT) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
   api_user:
     description:
       - "The user to authenticate as, C(user@realm)."
-      - "If not set, the value of the environment variable PROXMOX_USER is used."
+      - "If not set, E(PROXMOX_USER) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_password:
     description:
       - "The user's password. When set, password (ticket) authentication is used instead of an API token."
-      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+      - "If not set, E(PROXMOX_PASSWORD) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
+    type: str
+  api_otp:
+    description:
+      - "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user
+          with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module
+          completes with this code."
+      - "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:),
+          C(recovery:) for a recovery key) is sent as it is."
+      - "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is
+          refused. For more than one task, use an API token (O(api_token_id)), which has no second factor."
+      - "Not used with an API token, nor when the user has no second factor."
+      - "If not set, E(PROXMOX_OTP) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_id:
     description:
       - "The id of the API token (the part after C(!)), for token authentication."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+      - "If not set, E(PROXMOX_TOKEN_ID) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_secret:
     description:
       - "The secret of the API token."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+      - "If not set, E(PROXMOX_TOKEN_SECRET) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
-      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
+      - "If not set, E(PROXMOX_API_TIMEOUT) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
-      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
+      - "If not set, E(PROXMOX_VALIDATE_CERTS) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
-      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
+      - "If not set, E(PROXMOX_CA_PATH) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: path
 attributes:
   check_mode:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: full
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -330,10 +376,27 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's config."
-  - "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists."
-  - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed status read); the message then says what was accepted and what failed."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one
+      C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another
+      VM also reads the target VM's config."
+  - "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's
+      C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with
+      random pauses; it fails with Proxmox VE's message only when the conflict persists."
+  - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a
+      task slower than O(timeout), a failed status read); the message then says what was accepted and what failed."
+  - "Differences from community.proxmox that refuse a task to protect data, before any call: a shrink with
+      O(state=resized); O(state=moved) of a drive with a change waiting for the next start (Proxmox VE would move the
+      applied volume and put the old one back at that start); O(state=resized) of a drive whose pending change replaces
+      or removes its volume (the volume grown would leave the drive at the next start). Restart the VM (or revert the
+      pending change) first."
+  - "O(state=resized) of a drive whose pending change only changes options resizes it as Proxmox VE does (the applied
+      drive), then writes the pending value again with the new size, because Proxmox VE would otherwise bring the old
+      size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending) is
+      then true."
+  - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
+      is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added."
 '''
 
 EXAMPLES = r'''
@@ -382,8 +445,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 vmid:
-  description: The id of the VM.
-  returned: success
+  description: The id of the VM; on failure too once the VM is known (O(vmid), or the VM found by O(name)), as
+    community.proxmox returns it.
+  returned: always
   type: int
   sample: 101
 disk:
@@ -392,7 +456,8 @@ disk:
   type: str
   sample: scsi1
 volume:
-  description: The drive's volume after the run; null when the drive is gone, or in check mode when Proxmox VE's choice of name cannot be known.
+  description: The drive's volume after the run; null when the drive is gone, or in check mode when Proxmox VE's choice
+    of name cannot be known.
   returned: success
   type: str
   sample: local-lvm:vm-101-disk-1
@@ -405,12 +470,14 @@ size:
     bytes: {description: "In bytes.", type: int}
   sample: {text: 200G, bytes: 214748364800}
 config:
-  description: The resulting drive string as Proxmox VE shows it (including a pending change); null when the drive is gone.
+  description: The resulting drive string as Proxmox VE shows it (including a pending change); null when the drive is
+    gone.
   returned: success
   type: str
   sample: local-lvm:vm-101-disk-1,discard=on,iothread=1,size=200G
 unused:
-  description: The C(unusedN) key that holds a volume this run took out of use (detached, replaced, or the source of a move), when there is one.
+  description: The C(unusedN) key that holds a volume this run took out of use (detached, replaced, or the source of a
+    move), when there is one.
   returned: when a volume was left unused
   type: str
   sample: unused0
@@ -492,17 +559,26 @@ ARGUMENT_SPEC = {
     "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
     "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
     "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_otp": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_OTP"])},
     "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
     "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
     "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},
     "validate_certs": {'type': 'bool', 'default': True, 'fallback': (env_fallback, ["PROXMOX_VALIDATE_CERTS"])},
     "ca_path": {'type': 'path', 'fallback': (env_fallback, ["PROXMOX_CA_PATH"])},
 }
-MUTUALLY_EXCLUSIVE = [["target_vmid", "target_storage"], ["mbps", "mbps_rd"], ["mbps", "mbps_wr"], ["iops", "iops_rd"], ["iops", "iops_wr"], ["import_from", "size"]]
+MUTUALLY_EXCLUSIVE = [
+    ["target_vmid", "target_storage"], ["mbps", "mbps_rd"], ["mbps", "mbps_wr"], ["iops", "iops_rd"],
+    ["iops", "iops_wr"], ["import_from", "size"],
+]
 REQUIRED_TOGETHER = [["api_token_id", "api_token_secret"]]
 REQUIRED_ONE_OF = [["name", "vmid"], ["api_password", "api_token_id"]]
 REQUIRED_IF = [("create", "forced", ["storage"]), ("state", "resized", ["size"])]
-REQUIRED_BY = {"target_disk": ["target_vmid"], "mbps_max": ["mbps"], "mbps_rd_max": ["mbps_rd"], "mbps_wr_max": ["mbps_wr"], "bps_max_length": ["mbps_max"], "bps_rd_max_length": ["mbps_rd_max"], "bps_wr_max_length": ["mbps_wr_max"], "iops_max": ["iops"], "iops_rd_max": ["iops_rd"], "iops_wr_max": ["iops_wr"], "iops_max_length": ["iops_max"], "iops_rd_max_length": ["iops_rd_max"], "iops_wr_max_length": ["iops_wr_max"], "iso_image": ["media"]}
+REQUIRED_BY = {
+    "target_disk": ["target_vmid"], "mbps_max": ["mbps"], "mbps_rd_max": ["mbps_rd"], "mbps_wr_max": ["mbps_wr"],
+    "bps_max_length": ["mbps_max"], "bps_rd_max_length": ["mbps_rd_max"], "bps_wr_max_length": ["mbps_wr_max"],
+    "iops_max": ["iops"], "iops_rd_max": ["iops_rd"], "iops_wr_max": ["iops_wr"], "iops_max_length": ["iops_max"],
+    "iops_rd_max_length": ["iops_rd_max"], "iops_wr_max_length": ["iops_wr_max"], "iso_image": ["media"],
+}
 
 
 def main():

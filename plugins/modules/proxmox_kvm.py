@@ -16,10 +16,17 @@ DOCUMENTATION = r'''
 module: proxmox_kvm
 short_description: "Create, clone, converge, power and remove Proxmox VE QEMU VMs"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
-  - "Creates, clones, updates, starts, stops, restarts, pauses, hibernates, converts to a template and removes QEMU VMs, with the options of community.proxmox.proxmox_kvm."
-  - "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows the VM config before and after; an existing VM is compared with the task semantically instead of being reported as already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source; every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac) is returned on every path."
+  - "Creates, clones, updates, starts, stops, restarts, pauses, hibernates, converts to a template and removes QEMU VMs,
+      with the options of community.proxmox.proxmox_kvm."
+  - "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its
+      vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows
+      the VM config before and after; an existing VM is compared with the task semantically instead of being reported as
+      already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their
+      volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source;
+      every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac)
+      is returned on every path."
 options:
   acpi:
     description:
@@ -27,7 +34,8 @@ options:
     type: bool
   agent:
     description:
-      - "The QEMU guest agent: a boolean (V(true), V(1), ...) or a property string such as C(enabled=1,fstrim_cloned_disks=1). Compared semantically (C(1) equals C(enabled=1))."
+      - "The QEMU guest agent: a boolean (V(true), V(1), ...) or a property string such as
+          C(enabled=1,fstrim_cloned_disks=1). Compared semantically (C(1) equals C(enabled=1))."
     type: str
   archive:
     description:
@@ -35,7 +43,8 @@ options:
     type: str
   args:
     description:
-      - "Extra arguments for KVM. Proxmox VE only accepts them from C(root@pam), so another O(api_user) fails before any call."
+      - "Extra arguments for KVM. Proxmox VE only accepts them from C(root@pam), so another O(api_user) fails before any
+          call."
     type: str
   audio:
     description:
@@ -69,7 +78,8 @@ options:
   cipassword:
     description:
       - "Cloud-init: the password of the default user."
-      - "Proxmox VE never returns it (it shows C(**********)), so on an existing VM it is only compared for presence: it is written when the VM has none, and a different password is not detected."
+      - "Proxmox VE never returns it (it shows C(**********)), so on an existing VM it is only compared for presence: it
+          is written when the VM has none, and a different password is not detected."
     type: str
   citype:
     description:
@@ -87,8 +97,10 @@ options:
   clone:
     description:
       - "The name of the VM to clone (with O(vmid) set, O(vmid) is the source and this may be any value)."
-      - "The clone gets O(newid) (or the next free vmid), O(name), and then every other option of the task (cores, memory, NICs, cloud-init, tags, ...) in the same task, after the clone task has ended and the lock is gone."
-      - "When the target (O(newid), else a VM named O(name)) already exists, its vmid is returned and it is converged to the task's options; the source is never returned."
+      - "The clone gets O(newid) (or the next free vmid), O(name), and then every other option of the task (cores,
+          memory, NICs, cloud-init, tags, ...) in the same task, after the clone task has ended and the lock is gone."
+      - "When the target (O(newid), else a VM named O(name)) already exists, its vmid is returned and it is converged to
+          the task's options; the source is never returned."
     type: str
   cores:
     description:
@@ -108,7 +120,8 @@ options:
     type: int
   delete:
     description:
-      - "A comma-separated list of config keys to remove. Only keys that are set are removed, so a second run reports no change."
+      - "A comma-separated list of config keys to remove. Only keys that are set are removed, so a second run reports no
+          change."
     type: str
   description:
     description:
@@ -116,21 +129,50 @@ options:
     type: str
   destroy_unreferenced_disks:
     description:
-      - "With O(state=absent): also destroy every disk on any enabled storage that is named for this vmid but not referenced in its config."
+      - "With O(state=absent): also destroy every disk on any enabled storage that is named for this vmid but not
+          referenced in its config."
     type: bool
     default: false
   digest:
     description:
-      - "The config digest to guard writes with: a concurrent change then fails the task with Proxmox VE's C(checksum mismatch). Without it the module sends the digest of the config it read and, on a conflict, reads again, plans again and writes again (a few times), so it never overwrites a change it did not see."
+      - "The config digest to guard writes with: a concurrent change then fails the task with Proxmox VE's C(checksum
+          mismatch). Without it the module sends the digest of the config it read and, on a conflict, reads again, plans
+          again and writes again (a few times), so it never overwrites a change it did not see."
     type: str
   efidisk0:
     description:
-      - "The EFI vars disk, allocated on create (needs O(bios=ovmf)). Sub-options: C(storage) (str, required), C(format) (str), C(efitype) (V(2m) or V(4m)), C(pre_enrolled_keys) (bool)."
-      - "On an existing VM a change of C(efitype) or C(pre_enrolled_keys) is written (the volume is kept; it applies at the next start); a different C(storage) is refused (use ferro.proxmox.proxmox_disk)."
+      - "The EFI vars disk, allocated on create (needs O(bios=ovmf)); sent as C(STORAGE:1,...), Proxmox VE sizes it
+          itself."
+      - "On an existing VM a change of C(efitype) or C(pre_enrolled_keys) is written (the volume is kept; it applies at
+          the next start); a different C(storage) is refused (use ferro.proxmox.proxmox_disk)."
     type: dict
+    suboptions:
+      storage:
+        description:
+          - "The storage to allocate the disk on."
+          - "Required here (community.proxmox does not mark it so): Proxmox VE cannot allocate the disk without it."
+        type: str
+        required: true
+      format:
+        description:
+          - "The image format (C(format)), e.g. V(raw) or V(qcow2); the storage's default when not set."
+        type: str
+      efitype:
+        description:
+          - "The size and type of the OVMF EFI vars (C(efitype)); Proxmox VE's default is V(2m), V(4m) is needed for
+              Secure Boot."
+        type: str
+        choices: ["2m", "4m"]
+      pre_enrolled_keys:
+        description:
+          - "Whether the EFI vars come with the distribution and Microsoft Secure Boot keys enrolled
+              (C(pre-enrolled-keys)); Proxmox VE uses it with O(efidisk0.efitype=4m) only."
+        type: bool
   force:
     description:
-      - "With O(state=stopped): stop the VM hard when it has not shut down within O(timeout). With O(state=restarted): reset instead of reboot. With O(state=absent) or O(state=template): stop a running VM first. With O(archive): overwrite an existing VM."
+      - "With O(state=stopped): stop the VM hard when it has not shut down within O(timeout). With O(state=restarted):
+          reset instead of reboot. With O(state=absent) or O(state=template): stop a running VM first. With O(archive):
+          overwrite an existing VM."
     type: bool
   format:
     description:
@@ -165,7 +207,8 @@ options:
     choices: ["any", "2", "1024"]
   ide:
     description:
-      - "IDE drives C(ide0) to C(ide3), values as Proxmox VE writes them: C(local-lvm:10) allocates a new 10 GiB disk, C(local:iso/debian.iso,media=cdrom) a CD-ROM, C(local-lvm:cloudinit) a cloud-init drive."
+      - "IDE drives C(ide0) to C(ide3), values as Proxmox VE writes them: C(local-lvm:10) allocates a new 10 GiB disk,
+          C(local:iso/debian.iso,media=cdrom) a CD-ROM, C(local-lvm:cloudinit) a cloud-init drive."
       - "See O(scsi) for how an existing drive is compared."
     type: dict
   ipconfig:
@@ -212,7 +255,8 @@ options:
     type: int
   name:
     description:
-      - "The name of the VM. Identifies the VM when O(vmid) is not given; several VMs with this name is an error that lists their vmids."
+      - "The name of the VM. Identifies the VM when O(vmid) is not given; several VMs with this name is an error that
+          lists their vmids."
       - "With O(clone): the name of the new VM."
     type: str
   nameservers:
@@ -223,7 +267,9 @@ options:
   net:
     description:
       - "NICs, C(net0: virtio,bridge=vmbr0,tag=20)."
-      - "An existing NIC keeps its MAC unless the value gives one (C(virtio=BC:24:11:00:00:01,...)); NICs are compared semantically (MAC case, option order, C(1) vs C(on)). A new NIC gets a MAC from Proxmox VE, returned in RV(mac)."
+      - "An existing NIC keeps its MAC unless the value gives one (C(virtio=BC:24:11:00:00:01,...)); NICs are compared
+          semantically (MAC case, option order, C(1) vs C(on)). A new NIC gets a MAC from Proxmox VE, returned in
+          RV(mac)."
     type: dict
   newid:
     description:
@@ -249,7 +295,8 @@ options:
     description:
       - "The guest operating system."
     type: str
-    choices: ["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"]
+    choices: ["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26",
+      "solaris"]
   parallel:
     description:
       - "Parallel ports, C(parallel0: /dev/parport0)."
@@ -273,7 +320,8 @@ options:
     type: bool
   revert:
     description:
-      - "A comma-separated list of pending config changes to revert. Only keys with a pending change are reverted, so a second run reports no change."
+      - "A comma-separated list of pending config changes to revert. Only keys with a pending change are reverted, so a
+          second run reports no change."
     type: str
   rng0:
     description:
@@ -286,7 +334,10 @@ options:
   scsi:
     description:
       - "SCSI drives C(scsi0) to C(scsi30), C(scsi0: local-lvm:32,iothread=1,discard=on)."
-      - "A drive the VM does not have is created (C(STORAGE:N) allocates N GiB). On an existing drive the options are compared semantically and changed with the volume kept; C(size) and C(format) are informational. A different storage or size of an existing disk is refused: use ferro.proxmox.proxmox_disk (V(moved), V(resized)), which do it without data loss."
+      - "A drive the VM does not have is created (C(STORAGE:N) allocates N GiB). On an existing drive the options are
+          compared semantically and changed with the volume kept; C(size) and C(format) are informational. A different
+          storage or size of an existing disk is refused: use ferro.proxmox.proxmox_disk (V(moved), V(resized)), which
+          do it without data loss."
     type: dict
   scsihw:
     description:
@@ -328,7 +379,8 @@ options:
     type: str
   sshkeys:
     description:
-      - "Cloud-init: public SSH keys, one per line. Sent URL-encoded as Proxmox VE requires, and compared decoded (line by line), so a second run reports no change."
+      - "Cloud-init: public SSH keys, one per line. Sent URL-encoded as Proxmox VE requires, and compared decoded (line
+          by line), so a second run reports no change."
     type: str
   startdate:
     description:
@@ -340,8 +392,12 @@ options:
     type: str
   state:
     description:
-      - "V(present): create the VM (or clone it with O(clone)) when it does not exist; an existing VM is compared with every option of the task: with O(update=false) differences are returned as RV(drift) and warned about, with O(update=true) exactly the differing keys are written."
-      - "V(started), V(stopped) (graceful shutdown within O(timeout); then a hard stop only with O(force), else the task fails), V(restarted) (reboot, or reset with O(force)), V(paused), V(hibernated) (suspend to disk), V(template) (convert), V(current) (report the status), V(absent) (remove; a running VM needs O(force))."
+      - "V(present): create the VM (or clone it with O(clone)) when it does not exist; an existing VM is compared with
+          every option of the task: with O(update=false) differences are returned as RV(drift) and warned about, with
+          O(update=true) exactly the differing keys are written."
+      - "V(started), V(stopped) (graceful shutdown within O(timeout); then a hard stop only with O(force), else the task
+          fails), V(restarted) (reboot, or reset with O(force)), V(paused), V(hibernated) (suspend to disk), V(template)
+          (convert), V(current) (report the status), V(absent) (remove; a running VM needs O(force))."
       - "Every Proxmox VE task is waited for until it has ended, and its exit status decides success."
     type: str
     default: "present"
@@ -356,7 +412,8 @@ options:
     type: bool
   tags:
     description:
-      - "Tags of the VM, each matching C(^[a-zA-Z0-9_][a-zA-Z0-9_\\-\\+\\.]*$). Compared as a set, ignoring order and case (Proxmox VE stores them lower case and sorted)."
+      - "Tags of the VM, each matching C(^[a-zA-Z0-9_][a-zA-Z0-9_\\-\\+\\.]*$). Compared as a set, ignoring order and
+          case (Proxmox VE stores them lower case and sorted)."
     type: list
     elements: str
   target:
@@ -373,24 +430,41 @@ options:
     type: bool
   timeout:
     description:
-      - "How long to wait for each Proxmox VE task (create, clone, start, shutdown, ...), in seconds; also the shutdown timeout sent to Proxmox VE."
+      - "How long to wait for each Proxmox VE task (create, clone, start, shutdown, ...), in seconds; also the shutdown
+          timeout sent to Proxmox VE."
       - "Unlike community.proxmox (V(30)), the default is V(300): 30 seconds is known to be too short for full clones."
     type: int
     default: 300
   tpmstate0:
     description:
-      - "The TPM state disk, allocated on create. Sub-options: C(storage) (str, required), C(version) (V(2.0) or V(1.2), default V(2.0))."
+      - "The TPM state disk, allocated on create; sent as C(STORAGE:1,version=vVERSION)."
       - "Its version cannot change once created; a different version or storage on an existing VM is refused."
     type: dict
+    suboptions:
+      storage:
+        description:
+          - "The storage to allocate the TPM state on."
+        type: str
+        required: true
+      version:
+        description:
+          - "The TPM interface version (C(version), sent as C(v2.0) or C(v1.2))."
+        type: str
+        default: "2.0"
+        choices: ["2.0", "1.2"]
   update:
     description:
-      - "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but returns every difference as RV(drift) and warns about each one."
-      - "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing disk's options change with its volume kept, new disks and NICs are created. A second run reports no change."
+      - "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but
+          returns every difference as RV(drift) and warns about each one."
+      - "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing
+          disk's options change with its volume kept, new disks and NICs are created. A second run reports no change."
     type: bool
     default: false
   update_unsafe:
     description:
-      - "Accepted for compatibility with community.proxmox, where it allows NIC and disk changes on update at the risk of a recreated, empty disk. Here it has no effect but a warning: O(update=true) already changes NICs and disks safely, and nothing this module does can recreate a disk."
+      - "Accepted for compatibility with community.proxmox, where it allows NIC and disk changes on update at the risk
+          of a recreated, empty disk. Here it has no effect but a warning: O(update=true) already changes NICs and disks
+          safely, and nothing this module does can recreate a disk."
     type: bool
     default: false
   usb:
@@ -416,7 +490,9 @@ options:
   vmid:
     description:
       - "The vmid of the VM; takes precedence over O(name). With O(clone): the vmid of the source."
-      - "When creating without it, the next free vmid is taken from C(/cluster/nextid) and the create is retried with the next one when another run took it first, so parallel runs never collide. An explicit vmid from your source of truth is still the recommended way: it makes the task idempotent even when names change."
+      - "When creating without it, the next free vmid is taken from C(/cluster/nextid) and the create is retried with
+          the next one when another run took it first, so parallel runs never collide. An explicit vmid from your source
+          of truth is still the recommended way: it makes the task idempotent even when names change."
     type: int
   watchdog:
     description:
@@ -429,59 +505,86 @@ options:
     default: false
   api_host:
     description:
-      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
-      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as
+          C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
+      - "If not set, E(PROXMOX_HOST) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_port:
     description:
       - "The port of the Proxmox VE API. Defaults to 8006."
-      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+      - "If not set, E(PROXMOX_PORT) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
   api_user:
     description:
       - "The user to authenticate as, C(user@realm)."
-      - "If not set, the value of the environment variable PROXMOX_USER is used."
+      - "If not set, E(PROXMOX_USER) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_password:
     description:
       - "The user's password. When set, password (ticket) authentication is used instead of an API token."
-      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+      - "If not set, E(PROXMOX_PASSWORD) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
+    type: str
+  api_otp:
+    description:
+      - "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user
+          with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module
+          completes with this code."
+      - "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:),
+          C(recovery:) for a recovery key) is sent as it is."
+      - "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is
+          refused. For more than one task, use an API token (O(api_token_id)), which has no second factor."
+      - "Not used with an API token, nor when the user has no second factor."
+      - "If not set, E(PROXMOX_OTP) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_id:
     description:
       - "The id of the API token (the part after C(!)), for token authentication."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+      - "If not set, E(PROXMOX_TOKEN_ID) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_secret:
     description:
       - "The secret of the API token."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+      - "If not set, E(PROXMOX_TOKEN_SECRET) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
-      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
+      - "If not set, E(PROXMOX_API_TIMEOUT) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
-      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
+      - "If not set, E(PROXMOX_VALIDATE_CERTS) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
-      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
+      - "If not set, E(PROXMOX_CA_PATH) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: path
 attributes:
   check_mode:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: full
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -492,14 +595,26 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it."
-  - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed); the message then says what was accepted and what failed."
-  - "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too."
-  - "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting."
-  - "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success."
-  - "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs) defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns."
-  - "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node), RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift)."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config;
+      C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE
+      refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it."
+  - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a
+      task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed);
+      the message then says what was accepted and what failed."
+  - "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write,
+      in check mode too."
+  - "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with
+      RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting."
+  - "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without
+      O(force), and a power action on a locked VM, fail instead of reporting success."
+  - "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs)
+      defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns."
+  - "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its
+      words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on
+      failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node),
+      RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift)."
 '''
 
 EXAMPLES = r'''
@@ -566,8 +681,10 @@ EXAMPLES = r'''
 RETURN = r'''
 vmid:
   description:
-    - The vmid of the VM (of the clone with O(clone), never of the source, as community.proxmox's successful clone). In check mode, for a create without O(vmid), the predicted one.
-    - Also returned on failure once the VM is known (O(vmid), or the VM found by O(name); with O(clone), the source), as community.proxmox does.
+    - The vmid of the VM (of the clone with O(clone), never of the source, as community.proxmox's successful clone). In
+        check mode, for a create without O(vmid), the predicted one.
+    - Also returned on failure once the VM is known (O(vmid), or the VM found by O(name); with O(clone), the source), as
+        community.proxmox does.
   returned: always
   type: int
   sample: 105
@@ -583,13 +700,18 @@ node:
   sample: pve1
 status:
   description:
-    - As in community.proxmox, the status of the VM B(before) the task, as Proxmox VE reports it (V(running) or V(stopped); a paused VM is V(running), a hibernated one V(stopped)); null when the VM did not exist (create, clone, already absent).
+    - As in community.proxmox, the status of the VM B(before) the task, as Proxmox VE reports it (V(running) or
+        V(stopped); a paused VM is V(running), a hibernated one V(stopped)); null when the VM did not exist (create,
+        clone, already absent).
     - The state after the task is RV(power_state).
   returned: success
   type: str
   sample: stopped
 power_state:
-  description: The power state of the VM B(after) the task (V(running), V(stopped), V(paused), V(hibernated)); null when the VM does not exist afterwards. Not returned by community.proxmox. Paths that do not read C(status/current) (V(present), O(delete), O(revert), O(migrate)) take it from C(/cluster/resources), which lists a paused VM as V(running).
+  description: The power state of the VM B(after) the task (V(running), V(stopped), V(paused), V(hibernated)); null when
+    the VM does not exist afterwards. Not returned by community.proxmox. Paths that do not read C(status/current)
+    (V(present), O(delete), O(revert), O(migrate)) take it from C(/cluster/resources), which lists a paused VM as
+    V(running).
   returned: success
   type: str
   sample: running
@@ -599,7 +721,8 @@ msg:
   type: str
   sample: VM web01 with vmid 105 deployed
 mac:
-  description: Every C(netN) of the VM and its MAC, on every path where the VM exists. In check mode a new NIC without a given MAC is missing (Proxmox VE draws it).
+  description: Every C(netN) of the VM and its MAC, on every path where the VM exists. In check mode a new NIC without a
+    given MAC is missing (Proxmox VE draws it).
   returned: success
   type: dict
   sample: {"net0": "BC:24:11:3A:5C:0F"}
@@ -619,7 +742,8 @@ reboot_required:
   returned: success
   type: bool
 drift:
-  description: With O(update=false) on an existing VM, each key whose live value differs from the task, with the live (C(before)) and the task's (C(after)) value. Empty when the VM matches.
+  description: With O(update=false) on an existing VM, each key whose live value differs from the task, with the live
+    (C(before)) and the task's (C(after)) value. Empty when the VM matches.
   returned: success
   type: dict
   sample: {"memory": {"before": "2048", "after": "4096"}}
@@ -652,7 +776,15 @@ ARGUMENT_SPEC = {
     "description": {'type': 'str'},
     "destroy_unreferenced_disks": {'type': 'bool', 'default': False},
     "digest": {'type': 'str'},
-    "efidisk0": {'type': 'dict'},
+    "efidisk0": {
+        'type': 'dict',
+        'options': {
+            "storage": {'type': 'str', 'required': True},
+            "format": {'type': 'str'},
+            "efitype": {'type': 'str', 'choices': ["2m", "4m"]},
+            "pre_enrolled_keys": {'type': 'bool'},
+        },
+    },
     "force": {'type': 'bool'},
     "format": {'type': 'str', 'choices': ["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"]},
     "freeze": {'type': 'bool'},
@@ -680,7 +812,12 @@ ARGUMENT_SPEC = {
     "numa": {'type': 'dict'},
     "numa_enabled": {'type': 'bool'},
     "onboot": {'type': 'bool'},
-    "ostype": {'type': 'str', 'choices': ["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"]},
+    "ostype": {
+        'type': 'str',
+        'choices': [
+            "other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris",
+        ],
+    },
     "parallel": {'type': 'dict'},
     "pool": {'type': 'str'},
     "protection": {'type': 'bool'},
@@ -690,7 +827,10 @@ ARGUMENT_SPEC = {
     "rng0": {'type': 'str'},
     "sata": {'type': 'dict'},
     "scsi": {'type': 'dict'},
-    "scsihw": {'type': 'str', 'choices': ["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"]},
+    "scsihw": {
+        'type': 'str',
+        'choices': ["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"],
+    },
     "searchdomains": {'type': 'list', 'elements': 'str'},
     "serial": {'type': 'dict'},
     "shares": {'type': 'int'},
@@ -699,10 +839,16 @@ ARGUMENT_SPEC = {
     "snapname": {'type': 'str'},
     "sockets": {'type': 'int'},
     "spice_enhancements": {'type': 'str'},
-    "sshkeys": {'type': 'str'},
+    "sshkeys": {'type': 'str', 'no_log': False},
     "startdate": {'type': 'str'},
     "startup": {'type': 'str'},
-    "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"]},
+    "state": {
+        'type': 'str',
+        'default': "present",
+        'choices': [
+            "present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated",
+        ],
+    },
     "storage": {'type': 'str'},
     "tablet": {'type': 'bool'},
     "tags": {'type': 'list', 'elements': 'str'},
@@ -710,7 +856,13 @@ ARGUMENT_SPEC = {
     "tdf": {'type': 'bool'},
     "template": {'type': 'bool'},
     "timeout": {'type': 'int', 'default': 300},
-    "tpmstate0": {'type': 'dict'},
+    "tpmstate0": {
+        'type': 'dict',
+        'options': {
+            "storage": {'type': 'str', 'required': True},
+            "version": {'type': 'str', 'default': "2.0", 'choices': ["2.0", "1.2"]},
+        },
+    },
     "update": {'type': 'bool', 'default': False},
     "update_unsafe": {'type': 'bool', 'default': False},
     "usb": {'type': 'dict'},
@@ -725,6 +877,7 @@ ARGUMENT_SPEC = {
     "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
     "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
     "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_otp": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_OTP"])},
     "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
     "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
     "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},

@@ -16,12 +16,20 @@ DOCUMENTATION = r'''
 module: proxmox_nic
 short_description: "Add, change and remove a NIC of a Proxmox VE VM, keeping its MAC"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
   - "Makes one C(netN) of a QEMU VM exactly what the task describes, or removes it."
-  - "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC, the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN) line before and after."
-  - "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is the exception: it is kept unless O(mac) is given."
-  - "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the module then returns RV(pending) and RV(reboot_required) and warns."
+  - "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs
+      V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any
+      call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC,
+      the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN)
+      line before and after."
+  - "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the
+      firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is
+      the exception: it is kept unless O(mac) is given."
+  - "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal
+      and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the
+      module then returns RV(pending) and RV(reboot_required) and warns."
 options:
   vmid:
     description:
@@ -47,7 +55,8 @@ options:
       - "The NIC model."
     type: str
     default: "virtio"
-    choices: ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]
+    choices: ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa",
+      "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]
   mac:
     description:
       - "The MAC address (any case; compared case-insensitively, written upper case)."
@@ -78,7 +87,8 @@ options:
     default: false
   mtu:
     description:
-      - "The MTU: V(1) uses the bridge's MTU, else 576 to 65520. Only the V(virtio) model supports it; with another model it is ignored with a warning."
+      - "The MTU: V(1) uses the bridge's MTU, else 576 to 65520. Only the V(virtio) model supports it; with another
+          model it is ignored with a warning."
     type: int
   queues:
     description:
@@ -90,59 +100,86 @@ options:
     type: float
   api_host:
     description:
-      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
-      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as
+          C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
+      - "If not set, E(PROXMOX_HOST) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_port:
     description:
       - "The port of the Proxmox VE API. Defaults to 8006."
-      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+      - "If not set, E(PROXMOX_PORT) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
   api_user:
     description:
       - "The user to authenticate as, C(user@realm)."
-      - "If not set, the value of the environment variable PROXMOX_USER is used."
+      - "If not set, E(PROXMOX_USER) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_password:
     description:
       - "The user's password. When set, password (ticket) authentication is used instead of an API token."
-      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+      - "If not set, E(PROXMOX_PASSWORD) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
+    type: str
+  api_otp:
+    description:
+      - "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user
+          with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module
+          completes with this code."
+      - "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:),
+          C(recovery:) for a recovery key) is sent as it is."
+      - "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is
+          refused. For more than one task, use an API token (O(api_token_id)), which has no second factor."
+      - "Not used with an API token, nor when the user has no second factor."
+      - "If not set, E(PROXMOX_OTP) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_id:
     description:
       - "The id of the API token (the part after C(!)), for token authentication."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+      - "If not set, E(PROXMOX_TOKEN_ID) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_secret:
     description:
       - "The secret of the API token."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+      - "If not set, E(PROXMOX_TOKEN_SECRET) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
-      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
+      - "If not set, E(PROXMOX_API_TIMEOUT) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
-      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
+      - "If not set, E(PROXMOX_VALIDATE_CERTS) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
-      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
+      - "If not set, E(PROXMOX_CA_PATH) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: path
 attributes:
   check_mode:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: full
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -153,10 +190,19 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
-  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read back."
-  - "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists."
-  - "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is reported as pending on every run, not as unchanged."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
+  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and,
+      when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one
+      C(PUT .../config) and one read back."
+  - "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's
+      C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with
+      random pauses; it fails with Proxmox VE's message only when the conflict persists."
+  - "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may
+      not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is
+      reported as pending on every run, not as unchanged."
+  - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
+      is known."
 '''
 
 EXAMPLES = r'''
@@ -192,8 +238,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 vmid:
-  description: The id of the VM.
-  returned: success
+  description: The id of the VM; on failure too once the VM is known (O(vmid), or the VM found by O(name)), as
+    community.proxmox returns it.
+  returned: always
   type: int
   sample: 101
 interface:
@@ -202,7 +249,8 @@ interface:
   type: str
   sample: net0
 mac:
-  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC without O(mac).
+  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC
+    without O(mac).
   returned: success
   type: str
   sample: "BC:24:11:3A:5C:0F"
@@ -233,7 +281,14 @@ ARGUMENT_SPEC = {
     "name": {'type': 'str'},
     "interface": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent"]},
-    "model": {'type': 'str', 'default': "virtio", 'choices': ["e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"]},
+    "model": {
+        'type': 'str',
+        'default': "virtio",
+        'choices': [
+            "e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "i82551", "i82557b", "i82559er", "ne2k_isa",
+            "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3",
+        ],
+    },
     "mac": {'type': 'str'},
     "bridge": {'type': 'str'},
     "tag": {'type': 'int'},
@@ -247,6 +302,7 @@ ARGUMENT_SPEC = {
     "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
     "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
     "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_otp": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_OTP"])},
     "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
     "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
     "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},

@@ -16,11 +16,14 @@ DOCUMENTATION = r'''
 module: proxmox_vm_info
 short_description: "Retrieve information about Proxmox VE virtual machines"
 version_added: "0.1.0"
-author: "ferro.proxmox contributors"
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 description:
-  - "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with MAC addresses) and disks, and the guest agent's view of the network."
-  - "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks)."
-  - "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it."
+  - "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with
+      MAC addresses) and disks, and the guest agent's view of the network."
+  - "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus
+      RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks)."
+  - "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected
+      VM when O(config) asks for it."
 options:
   node:
     description:
@@ -38,76 +41,107 @@ options:
     type: int
   name:
     description:
-      - "Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches unnamed VMs."
+      - "Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches
+          unnamed VMs."
     type: str
   config:
     description:
-      - "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running configuration without pending changes, V(pending) returns it with pending changes applied."
-      - "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks), parsed from that configuration."
+      - "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running
+          configuration without pending changes, V(pending) returns it with pending changes applied."
+      - "With V(current) or V(pending), each QEMU VM also gets RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks),
+          parsed from that configuration."
     type: str
     default: "none"
     choices: ["none", "current", "pending"]
   network:
     description:
       - "Whether to read each running VM's network interfaces from the QEMU guest agent."
-      - "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not fail for it."
+      - "A VM that is stopped or has no running agent gets RV(proxmox_vms[].network_error) instead; the module does not
+          fail for it."
     type: bool
     default: false
   api_host:
     description:
-      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
-      - "If not set, the value of the environment variable PROXMOX_HOST is used."
+      - "The Proxmox VE host (name or address) to connect to. A port may follow as C(host:port). A URL such as
+          C(https://pve1:8006/) is accepted too (scheme C(https) only, no path but C(/api2/json))."
+      - "If not set, E(PROXMOX_HOST) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_port:
     description:
       - "The port of the Proxmox VE API. Defaults to 8006."
-      - "If not set, the value of the environment variable PROXMOX_PORT is used."
+      - "If not set, E(PROXMOX_PORT) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
   api_user:
     description:
       - "The user to authenticate as, C(user@realm)."
-      - "If not set, the value of the environment variable PROXMOX_USER is used."
+      - "If not set, E(PROXMOX_USER) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
     required: true
   api_password:
     description:
       - "The user's password. When set, password (ticket) authentication is used instead of an API token."
-      - "If not set, the value of the environment variable PROXMOX_PASSWORD is used."
+      - "If not set, E(PROXMOX_PASSWORD) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
+    type: str
+  api_otp:
+    description:
+      - "The current one-time password of O(api_user)'s second factor, for a password login (O(api_password)) of a user
+          with two-factor authentication: Proxmox VE then answers the password with a challenge, which the module
+          completes with this code."
+      - "A bare TOTP code such as C(123456) is sent as C(totp:123456); a value with a type prefix (C(totp:),
+          C(recovery:) for a recovery key) is sent as it is."
+      - "Proxmox VE accepts a TOTP code for one login only, and every task logs in: a code an earlier task used is
+          refused. For more than one task, use an API token (O(api_token_id)), which has no second factor."
+      - "Not used with an API token, nor when the user has no second factor."
+      - "If not set, E(PROXMOX_OTP) is used: from the task's C(environment) (play, role, block or task, the innermost
+          winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_id:
     description:
       - "The id of the API token (the part after C(!)), for token authentication."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_ID is used."
+      - "If not set, E(PROXMOX_TOKEN_ID) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_token_secret:
     description:
       - "The secret of the API token."
-      - "If not set, the value of the environment variable PROXMOX_TOKEN_SECRET is used."
+      - "If not set, E(PROXMOX_TOKEN_SECRET) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: str
   api_timeout:
     description:
-      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout) where it has one)."
-      - "If not set, the value of the environment variable PROXMOX_API_TIMEOUT is used."
+      - "Timeout of each HTTP request to the API, in seconds (not of Proxmox tasks: see the module's own C(timeout)
+          where it has one)."
+      - "If not set, E(PROXMOX_API_TIMEOUT) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: int
     default: 5
   validate_certs:
     description:
-      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set O(ca_path) for a private CA."
-      - "If not set, the value of the environment variable PROXMOX_VALIDATE_CERTS is used."
+      - "Whether to verify the API's TLS certificate. Unlike community.proxmox 1.x, the default is C(true); set
+          O(ca_path) for a private CA."
+      - "If not set, E(PROXMOX_VALIDATE_CERTS) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: bool
     default: true
   ca_path:
     description:
-      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed or private CA."
-      - "If not set, the value of the environment variable PROXMOX_CA_PATH is used."
+      - "A PEM file with the CA certificate(s) to trust when O(validate_certs=true), for a Proxmox VE with a self-signed
+          or private CA."
+      - "If not set, E(PROXMOX_CA_PATH) is used: from the task's C(environment) (play, role, block or task, the
+          innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller."
     type: path
 attributes:
   check_mode:
     description: "Can run in check mode and return changed status prediction without modifying target."
     support: full
   diff_mode:
-    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff mode."
+    description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
+      mode."
     support: none
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
@@ -118,7 +152,8 @@ attributes:
     support: full
     platforms: "posix"
 notes:
-  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network."
+  - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
+      Python, SSH or network."
   - "Read-only: check mode returns the same information as a normal run."
 '''
 
@@ -152,7 +187,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 vmid:
-  description: The O(vmid) the task named, on failure only (so that a failed task says which VM it was about); a successful result lists it in RV(proxmox_vms).
+  description: The O(vmid) the task named, on failure only (so that a failed task says which VM it was about); a
+    successful result lists it in RV(proxmox_vms).
   returned: failure, when O(vmid) is set
   type: int
   sample: 101
@@ -209,7 +245,8 @@ proxmox_vms:
         rate: {description: "The rate limit in MB/s, or null.", type: float}
         other: {description: "Any other options of the NIC, as strings.", type: dict}
     disks:
-      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0), C(unusedN)), parsed.
+      description: One entry per disk key (C(scsiN), C(virtioN), C(sataN), C(ideN), C(efidisk0), C(tpmstate0),
+        C(unusedN)), parsed.
       returned: when config is not none, QEMU VMs only
       type: list
       elements: dict
@@ -247,6 +284,7 @@ ARGUMENT_SPEC = {
     "api_port": {'type': 'int', 'fallback': (env_fallback, ["PROXMOX_PORT"])},
     "api_user": {'type': 'str', 'required': True, 'fallback': (env_fallback, ["PROXMOX_USER"])},
     "api_password": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_PASSWORD"])},
+    "api_otp": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_OTP"])},
     "api_token_id": {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ["PROXMOX_TOKEN_ID"])},
     "api_token_secret": {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ["PROXMOX_TOKEN_SECRET"])},
     "api_timeout": {'type': 'int', 'default': 5, 'fallback': (env_fallback, ["PROXMOX_API_TIMEOUT"])},

@@ -167,6 +167,8 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'efidisk0': {'storage': 'local-lvm'}}, 'efidisk0 cannot be used if bios is not set to ovmf. '),
     ({'bios': 'ovmf', 'efidisk0': {'format': 'raw'}}, 'missing required arguments: storage found in efidisk0'),
     ({'tpmstate0': {'storage': 'local-lvm', 'version': '3.0'}}, 'value of version must be one of: 2.0, 1.2, got: 3.0 found in tpmstate0'),
+    ({'bios': 'ovmf', 'efidisk0': {'storage': 'local-lvm', 'eftype': '4m'}}, 'Unsupported parameters for (ferro.proxmox.proxmox_kvm) module: efidisk0.eftype. Supported parameters include: efitype, format, pre_enrolled_keys, storage.'),
+    ({'bios': 'ovmf', 'efidisk0': {'storage': 'local-lvm', 'efitype': '8m'}}, 'value of efitype must be one of: 2m, 4m, got: 8m found in efidisk0'),
     ({'timeout': 0}, 'timeout must be a number of seconds above 0, got 0'),
     ({'name': 'web_01'}, "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got 'web_01'"),
     ({'bogus_option': 1}, unsupported('proxmox_kvm', 'bogus_option')),

@@ -299,51 +299,35 @@ impl Params {
                 desired.insert(key.clone(), text);
             }
         }
+        // efidisk0 and tpmstate0 arrive validated by spec::validate against their sub-options
+        // (storage required, choices, types; unset sub-options are null).
         if let Some(efi) = p.dict("efidisk0") {
             if p.str("bios") != Some("ovmf") {
                 return Err(Error::args("efidisk0 cannot be used if bios is not set to ovmf. "));
             }
-            let storage = sub_str(efi, "efidisk0", "storage")?
-                .ok_or_else(|| Error::args("missing required arguments: storage found in efidisk0"))?;
-            check_option("efidisk0.storage", PveFormat::StorageId, &storage)?;
+            let sub = |key: &str| efi.get(key).and_then(Value::as_str);
+            let storage = sub("storage").unwrap_or_default();
+            check_option("efidisk0.storage", PveFormat::StorageId, storage)?;
             let mut ps = PropertyString::new(&EFIDISK);
             ps.set("file", &format!("{storage}:1"));
-            if let Some(f) = sub_str(efi, "efidisk0", "format")? {
-                EFIDISK.check_task_value("format", &f).map_err(|m| Error::args(format!("efidisk0.format: {m}")))?;
-                ps.set("format", &f);
+            if let Some(f) = sub("format") {
+                ps.set("format", f);
             }
-            if let Some(t) = sub_str(efi, "efidisk0", "efitype")? {
-                if !["2m", "4m"].contains(&t.as_str()) {
-                    return Err(Error::args(format!(
-                        "value of efitype must be one of: 2m, 4m, got: {} found in efidisk0",
-                        clip(&t, 40)
-                    )));
-                }
-                ps.set("efitype", &t);
+            if let Some(t) = sub("efitype") {
+                ps.set("efitype", t);
             }
-            if let Some(v) = efi.get("pre_enrolled_keys").filter(|v| !v.is_null()) {
-                let b = module_utils::spec::parse_ansible_bool(v)
-                    .ok_or_else(|| Error::args("efidisk0.pre_enrolled_keys must be a boolean"))?;
+            if let Some(b) = efi.get("pre_enrolled_keys").and_then(Value::as_bool) {
                 ps.set("pre-enrolled-keys", if b { "1" } else { "0" });
             }
-            unknown_suboptions(efi, "efidisk0", &["storage", "format", "efitype", "pre_enrolled_keys"])?;
             desired.insert("efidisk0".into(), ps.to_checked_string()?);
         }
         if let Some(tpm) = p.dict("tpmstate0") {
-            let storage = sub_str(tpm, "tpmstate0", "storage")?
-                .ok_or_else(|| Error::args("missing required arguments: storage found in tpmstate0"))?;
-            let version = sub_str(tpm, "tpmstate0", "version")?.unwrap_or_else(|| "2.0".into());
-            if !["2.0", "1.2"].contains(&version.as_str()) {
-                return Err(Error::args(format!(
-                    "value of version must be one of: 2.0, 1.2, got: {} found in tpmstate0",
-                    clip(&version, 40)
-                )));
-            }
-            unknown_suboptions(tpm, "tpmstate0", &["storage", "version"])?;
-            check_option("tpmstate0.storage", PveFormat::StorageId, &storage)?;
+            let sub = |key: &str| tpm.get(key).and_then(Value::as_str).unwrap_or_default();
+            let storage = sub("storage");
+            check_option("tpmstate0.storage", PveFormat::StorageId, storage)?;
             let mut ps = PropertyString::new(&TPMSTATE);
             ps.set("file", &format!("{storage}:1"));
-            ps.set("version", &format!("v{version}"));
+            ps.set("version", &format!("v{}", sub("version")));
             desired.insert("tpmstate0".into(), ps.to_checked_string()?);
         }
         // NICs are sent in PVE's canonical form so that what the diff shows is what PVE stores.
@@ -421,26 +405,6 @@ impl Params {
     pub fn label(&self) -> String {
         self.name.clone().or_else(|| self.vmid.map(|v| v.to_string())).unwrap_or_default()
     }
-}
-
-fn sub_str(map: &serde_json::Map<String, Value>, opt: &str, key: &str) -> Result<Option<String>> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => scalar(v).map(Some).ok_or_else(|| Error::args(format!("{opt}.{key} must be a string"))),
-    }
-}
-
-fn unknown_suboptions(map: &serde_json::Map<String, Value>, opt: &str, known: &[&str]) -> Result<()> {
-    let mut unknown: Vec<&str> = map.keys().map(String::as_str).filter(|k| !known.contains(k)).collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    unknown.sort_unstable();
-    Err(Error::args(format!(
-        "Unsupported parameters for ({opt}) suboptions: {}. Supported parameters include: {}.",
-        unknown.join(", "),
-        known.join(", ")
-    )))
 }
 
 /// Whether a config key holds a disk-backed drive (not `unusedN`).

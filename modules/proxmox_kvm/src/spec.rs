@@ -13,6 +13,28 @@ const OSTYPES: &[&str] =
 const SCSIHW: &[&str] = &["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"];
 const FORMATS: &[&str] = &["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"];
 
+// The sub-options of efidisk0 and tpmstate0: community.proxmox 2.0.0's, which are the keys of
+// Proxmox VE's efidisk and tpmstate property strings (qemu-server PVE/QemuServer/Drive.pm,
+// $efidisk_fmt and $tpmstate_fmt) under Ansible names.
+const EFIDISK0: &[OptionSpec] = &[
+    OptionSpec::new("storage", Kind::Str, &[
+        "The storage to allocate the disk on.",
+        "Required here (community.proxmox does not mark it so): Proxmox VE cannot allocate the disk without it.",
+    ])
+    .required(),
+    OptionSpec::new("format", Kind::Str, &["The image format (C(format)), e.g. V(raw) or V(qcow2); the storage's default when not set."]),
+    OptionSpec::new("efitype", Kind::Str, &["The size and type of the OVMF EFI vars (C(efitype)); Proxmox VE's default is V(2m), V(4m) is needed for Secure Boot."])
+        .choices(&["2m", "4m"]),
+    OptionSpec::new("pre_enrolled_keys", Kind::Bool, &["Whether the EFI vars come with the distribution and Microsoft Secure Boot keys enrolled (C(pre-enrolled-keys)); Proxmox VE uses it with O(efidisk0.efitype=4m) only."]),
+];
+
+const TPMSTATE0: &[OptionSpec] = &[
+    OptionSpec::new("storage", Kind::Str, &["The storage to allocate the TPM state on."]).required(),
+    OptionSpec::new("version", Kind::Str, &["The TPM interface version (C(version), sent as C(v2.0) or C(v1.2))."])
+        .default(DefaultValue::Str("2.0"))
+        .choices(&["2.0", "1.2"]),
+];
+
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("acpi", Kind::Bool, &["Whether ACPI is enabled (config key C(acpi); Proxmox VE's default is V(true))."]),
     OptionSpec::new("agent", Kind::Str, &["The QEMU guest agent: a boolean (V(true), V(1), ...) or a property string such as C(enabled=1,fstrim_cloned_disks=1). Compared semantically (C(1) equals C(enabled=1))."]),
@@ -47,9 +69,10 @@ const OPTIONS: &[OptionSpec] = &[
         .default(DefaultValue::Bool(false)),
     OptionSpec::new("digest", Kind::Str, &["The config digest to guard writes with: a concurrent change then fails the task with Proxmox VE's C(checksum mismatch). Without it the module sends the digest of the config it read and, on a conflict, reads again, plans again and writes again (a few times), so it never overwrites a change it did not see."]),
     OptionSpec::new("efidisk0", Kind::Dict, &[
-        "The EFI vars disk, allocated on create (needs O(bios=ovmf)). Sub-options: C(storage) (str, required), C(format) (str), C(efitype) (V(2m) or V(4m)), C(pre_enrolled_keys) (bool).",
+        "The EFI vars disk, allocated on create (needs O(bios=ovmf)); sent as C(STORAGE:1,...), Proxmox VE sizes it itself.",
         "On an existing VM a change of C(efitype) or C(pre_enrolled_keys) is written (the volume is kept; it applies at the next start); a different C(storage) is refused (use ferro.proxmox.proxmox_disk).",
-    ]),
+    ])
+    .suboptions(EFIDISK0),
     OptionSpec::new("force", Kind::Bool, &[
         "With O(state=stopped): stop the VM hard when it has not shut down within O(timeout). With O(state=restarted): reset instead of reboot. With O(state=absent) or O(state=template): stop a running VM first. With O(archive): overwrite an existing VM.",
     ]),
@@ -110,7 +133,8 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("snapname", Kind::Str, &["The snapshot of the source to clone."]),
     OptionSpec::new("sockets", Kind::Int, &["The number of CPU sockets."]),
     OptionSpec::new("spice_enhancements", Kind::Str, &["SPICE enhancements, e.g. C(foldersharing=1,videostreaming=all)."]),
-    OptionSpec::new("sshkeys", Kind::Str, &["Cloud-init: public SSH keys, one per line. Sent URL-encoded as Proxmox VE requires, and compared decoded (line by line), so a second run reports no change."]),
+    OptionSpec::new("sshkeys", Kind::Str, &["Cloud-init: public SSH keys, one per line. Sent URL-encoded as Proxmox VE requires, and compared decoded (line by line), so a second run reports no change."])
+        .not_secret(),
     OptionSpec::new("startdate", Kind::Str, &["The initial date of the real-time clock, C(now) or C(2006-06-17T16:01:21)."]),
     OptionSpec::new("startup", Kind::Str, &["Startup and shutdown behaviour, C(order=1,up=30,down=60)."]),
     OptionSpec::new("state", Kind::Str, &[
@@ -132,9 +156,10 @@ const OPTIONS: &[OptionSpec] = &[
     ])
     .default(DefaultValue::Int(300)),
     OptionSpec::new("tpmstate0", Kind::Dict, &[
-        "The TPM state disk, allocated on create. Sub-options: C(storage) (str, required), C(version) (V(2.0) or V(1.2), default V(2.0)).",
+        "The TPM state disk, allocated on create; sent as C(STORAGE:1,version=vVERSION).",
         "Its version cannot change once created; a different version or storage on an existing VM is refused.",
-    ]),
+    ])
+    .suboptions(TPMSTATE0),
     OptionSpec::new("update", Kind::Bool, &[
         "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but returns every difference as RV(drift) and warns about each one.",
         "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing disk's options change with its volume kept, new disks and NICs are created. A second run reports no change.",
