@@ -11,7 +11,12 @@ TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust demo clean
+.PHONY: help venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust demo clean
+
+## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
+help:
+	@sed -n 's/^## \([A-Za-z0-9_-]*\): \(.*\)/\1\t\2/p' $(MAKEFILE_LIST) | \
+	  while IFS=$$'\t' read -r target what; do printf '  make %-14s %s\n' "$$target" "$$what"; done
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
@@ -22,22 +27,18 @@ $(VENV_STAMP): tests/requirements.txt tests/pvesim/pyproject.toml tests/pvesim/_
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e tests/pvesim
 	touch $@
 
-## build: the module binaries for this machine (target/release/<module>)
+## build: the collection's one binary for this machine (target/release/ferro_proxmox, every module)
 build:
-	cargo build --release --locked --quiet
+	cargo build --release --locked --quiet -p ferro_proxmox
 
 ## stubs: regenerate plugins/modules/<name>.py from the Rust specs
 stubs:
 	FERRO_BLESS=1 cargo test --quiet --locked stub_matches_spec
 
-## collection: the binaries for this machine and dist/ferro-proxmox-<version>.tar.gz
+## collection: dist/ferro-proxmox-<version>.tar.gz with this machine's binary (the recipe of make dist: tools/dist/collection.sh)
 collection: build venv
-	rm -rf build/collection && mkdir -p build/collection/native/$(HOST_TRIPLE) dist
-	cp -r galaxy.yml README.md meta plugins playbooks build/collection/
-	find build/collection -name __pycache__ -prune -exec rm -rf {} +
-	for m in $(MODULES); do install -m 0755 target/release/$$m build/collection/native/$(HOST_TRIPLE)/$$m; done
-	$(VENV)/bin/ansible-galaxy collection build build/collection --output-path dist --force >/dev/null
-	@echo "built $(TARBALL) ($$(du -h $(TARBALL) | cut -f1)) with binaries for $(HOST_TRIPLE)"
+	@set -- $$(PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
+	echo "built $$1 ($$2 bytes) with the binary for $(HOST_TRIPLE)"
 
 ## install: the collection into build/collections (what the e2e tests and the demo use)
 install: collection
@@ -46,12 +47,15 @@ install: collection
 ## test: everything CI runs
 test: lint-rust test-rust test-pvesim test-e2e lint
 
+## test-rust: cargo test on the whole workspace
 test-rust:
 	cargo test --locked --quiet --workspace
 
+## test-pvesim: the simulator's own tests (tests/pvesim/tests)
 test-pvesim: venv
 	$(PYTEST) -q tests/pvesim/tests
 
+## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
 test-e2e: install
 	$(PYTEST) -q tests/e2e
 
@@ -69,6 +73,7 @@ lint-rust:
 lint: install
 	cd playbooks && ANSIBLE_COLLECTIONS_PATH=$(abspath $(COLLECTIONS_DIR)) ../$(VENV)/bin/ansible-lint --profile production --offline .
 
+## clean: remove build/, dist/ and target/
 clean:
 	rm -rf build dist target
 
