@@ -70,7 +70,7 @@ def find_binary(name, system, machine, root=COLLECTION_ROOT):
     which platforms this build of the collection ships.
 
     The path is native/<triple>/<name>, a link to the platform's multi-call binary
-    (native/<triple>/ferro_proxmox); run under a name ending in <name>, it runs that module."""
+    (native/<triple>/ferro_proxmox); run under the file name <name>, it runs that module."""
     tried = []
     for triple in candidate_triples(system, machine):
         path = os.path.join(root, 'native', triple, name)
