@@ -6,7 +6,6 @@ VENV := .venv
 VENV_STAMP := $(VENV)/.installed
 VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 HOST_TRIPLE := $(shell rustc -vV | sed -n 's/^host: //p')
-MODULES := $(notdir $(wildcard modules/*))
 TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
@@ -37,8 +36,8 @@ stubs:
 
 ## collection: dist/ferro-proxmox-<version>.tar.gz with this machine's binary (the recipe of make dist: tools/dist/collection.sh)
 collection: build venv
-	@set -- $$(PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
-	echo "built $$1 ($$2 bytes) with the binary for $(HOST_TRIPLE)"
+	@built=$$(PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
+	set -- $$built; echo "built $$1 ($$2 bytes) with the binary for $(HOST_TRIPLE)"
 
 ## install: the collection into build/collections (what the e2e tests and the demo use)
 install: collection
