@@ -6,7 +6,6 @@ VENV := .venv
 VENV_STAMP := $(VENV)/.installed
 VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 HOST_TRIPLE := $(shell rustc -vV | sed -n 's/^host: //p')
-MODULES := $(notdir $(wildcard modules/*))
 TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
@@ -14,7 +13,12 @@ PYTEST := $(VENV)/bin/python -m pytest
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
 
-.PHONY: venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+.PHONY: help venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+
+## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
+help:
+	@sed -n 's/^## \([A-Za-z0-9_-]*\): \(.*\)/\1\t\2/p' $(MAKEFILE_LIST) | \
+	  while IFS=$$'\t' read -r target what; do printf '  make %-14s %s\n' "$$target" "$$what"; done
 
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
@@ -27,26 +31,18 @@ $(VENV_STAMP): tests/requirements.txt tests/sanity/requirements.txt tests/pvesim
 	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -r tests/sanity/requirements.txt -d $(SANITY_WHEELS)
 	touch $@
 
-## build: the module binaries for this machine (target/release/<module>)
+## build: the collection's one binary for this machine (target/release/ferro_proxmox, every module)
 build:
-	cargo build --release --locked --quiet
+	cargo build --release --locked --quiet -p ferro_proxmox
 
 ## stubs: regenerate plugins/modules/<name>.py from the Rust specs
 stubs:
 	FERRO_BLESS=1 cargo test --quiet --locked stub_matches_spec
 
-## collection: the binaries for this machine and dist/ferro-proxmox-<version>.tar.gz
+## collection: dist/ferro-proxmox-<version>.tar.gz with this machine's binary (the recipe of make dist: tools/dist/collection.sh)
 collection: build venv
-	rm -rf build/collection && mkdir -p build/collection/native/$(HOST_TRIPLE) dist
-	cp -r galaxy.yml README.md CHANGELOG.md changelogs meta plugins playbooks build/collection/
-	rm -rf build/collection/changelogs/fragments build/collection/changelogs/.plugin-cache.yaml
-	@# The sanity ignore files ship, as Galaxy's importer reads them (none today: tests/sanity/run.sh).
-	@if ls tests/sanity/ignore-*.txt >/dev/null 2>&1; then \
-	  mkdir -p build/collection/tests/sanity && cp tests/sanity/ignore-*.txt build/collection/tests/sanity/; fi
-	find build/collection -name __pycache__ -prune -exec rm -rf {} +
-	for m in $(MODULES); do install -m 0755 target/release/$$m build/collection/native/$(HOST_TRIPLE)/$$m; done
-	$(VENV)/bin/ansible-galaxy collection build build/collection --output-path dist --force >/dev/null
-	@echo "built $(TARBALL) ($$(du -h $(TARBALL) | cut -f1)) with binaries for $(HOST_TRIPLE)"
+	@built=$$(PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
+	set -- $$built; echo "built $$1 ($$2 bytes) with the binary for $(HOST_TRIPLE)"
 
 ## install: the collection into build/collections (what the e2e tests and the demo use)
 install: collection
@@ -55,12 +51,15 @@ install: collection
 ## test: everything CI runs
 test: lint-rust test-rust test-pvesim test-e2e lint sanity test-collection changelog-lint
 
+## test-rust: cargo test on the whole workspace
 test-rust:
 	cargo test --locked --quiet --workspace
 
+## test-pvesim: the simulator's own tests (tests/pvesim/tests)
 test-pvesim: venv
 	$(PYTEST) -q tests/pvesim/tests
 
+## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
 test-e2e: install
 	$(PYTEST) -q tests/e2e
 
@@ -94,6 +93,7 @@ lint: install
 sanity: collection
 	tests/sanity/run.sh $(TARBALL) $(VENV) $(SANITY_WHEELS) build/sanity
 
+## clean: remove build/, dist/ and target/
 clean:
 	rm -rf build dist target
 

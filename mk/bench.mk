@@ -16,9 +16,11 @@ BENCH_SKIP ?=
 
 .PHONY: bench bench-micro
 
+## bench-micro: the Rust micro-benchmarks of the hot pure functions
 bench-micro:
 	cargo bench --locked --quiet -p ferro_bench --bench hot
 
+## bench: ferro.proxmox against community.proxmox on one pvesim (bench/README.md)
 bench: collection bench-micro
 	@venv=$$(PYTHON=$(PYTHON) bench/venv.sh $(BENCH_DIR)) && \
 	  $(VENV)/bin/python bench/run.py --ferro-tarball $(TARBALL) --ansible-venv "$$venv" \

@@ -40,6 +40,7 @@ $(CARGO_FUZZ):
 fuzz-seed:
 	cargo run --locked --quiet -p ferro_props --bin fuzz_seed
 
+## fuzz: each cargo-fuzz target for FUZZ_SECONDS (not part of make test)
 fuzz: fuzz-tools fuzz-seed
 	@mkdir -p build/fuzz
 	@for t in $(FUZZ_TARGETS); do \

@@ -210,12 +210,42 @@ impl WriteJournal {
 /// The signature of a module's body.
 pub type ModuleMain = fn(&mut Context) -> Result<Outcome>;
 
+/// A module as the multi-call binary knows it: its spec (`spec.name` is the module's name) and body.
+pub type Module = (&'static ModuleSpec, ModuleMain);
+
 /// Run a module as a process: read arguments, execute, print one JSON object, exit.
 pub fn run(spec: &'static ModuleSpec, body: ModuleMain) -> ! {
     let input = read_input();
     let env = |k: &str| std::env::var(k).ok();
     let (result, code) = execute(spec, input, &env, body);
-    // The one print of the workspace: exactly one JSON object on stdout.
+    emit(&result, code)
+}
+
+/// Run the module that the program's own name (argv[0]) names, as the one binary that holds
+/// every module does: it is run through a link, or a copy, named after the module.
+pub fn run_named(modules: &[Module]) -> ! {
+    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    match module_named(&argv0, modules) {
+        Ok((spec, body)) => run(spec, *body),
+        Err(e) => emit(&failure(&e, None, &Context::bare()), 1),
+    }
+}
+
+/// The module whose name is the file name of `argv0`.
+fn module_named<'a>(argv0: &str, modules: &'a [Module]) -> Result<&'a Module> {
+    let name = std::path::Path::new(argv0).file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    modules.iter().find(|(spec, _)| spec.name == name).ok_or_else(|| {
+        let names: Vec<&str> = modules.iter().map(|(spec, _)| spec.name).collect();
+        Error::args(format!(
+            "this binary runs the module named by the name it is run as (argv[0]), and {argv0:?} names none: \
+             run it through a link or copy named {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// The one print of the workspace: exactly one JSON object on stdout, then exit.
+fn emit(result: &Value, code: i32) -> ! {
     #[allow(clippy::print_stdout)]
     {
         println!("{result}");
@@ -614,6 +644,19 @@ mod tests {
         let (v, _) = exec(r#"{"what": "fail"}"#);
         assert_eq!(v["changed"], false);
         assert!(v.get("accepted_writes").is_none());
+    }
+
+    #[test]
+    fn the_module_is_the_one_argv0_names() {
+        let modules: &[Module] = &[(&SPEC, body)];
+        for argv0 in ["proto_test", "/tmp/ansible-tmp-1/proto_test", "./native/x86_64-unknown-linux-musl/proto_test"] {
+            assert_eq!(module_named(argv0, modules).map(|(spec, _)| spec.name), Ok("proto_test"), "{argv0}");
+        }
+        for argv0 in ["", "ferro_proxmox", "/x/proto_test.exe", "/proto_test/x"] {
+            let e = module_named(argv0, modules).map(|(spec, _)| spec.name).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains("argv[0]") && msg.contains("named proto_test"), "{argv0}: {msg}");
+        }
     }
 
     #[test]

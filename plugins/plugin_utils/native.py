@@ -9,10 +9,12 @@ Per task, on the controller:
    module's stub (plugins/modules/<name>.py, generated from the Rust spec), so users get
    AnsibleModule's defaults, coercion, messages and no_log handling; the `PROXMOX_*` fallbacks
    read the environment the module will run with (see `module_environment`);
-2. pick the binary for the platform that will run it (native/<target-triple>/<name>);
+2. pick the binary for the platform that will run it (native/<target-triple>/<name>: a link to
+   that platform's one binary, ferro_proxmox, which runs the module named by its argv[0]);
 3. run it: directly as a subprocess with the arguments on stdin when the connection is local
    (the delegate_to: localhost case; no temp dir, no shell), otherwise the way ansible-core runs
-   binary modules (copy binary and args through the connection, execute, clean up);
+   binary modules (copy the binary, named after the module, and the args through the
+   connection, execute, clean up);
 4. parse its one JSON object and mask every no_log value before returning.
 
 Each plugins/action/<name>.py is `ActionModule = native_action('<name>')`: the module's stub is
@@ -67,7 +69,10 @@ def shipped_platforms(root=COLLECTION_ROOT):
 
 def find_binary(name, system, machine, root=COLLECTION_ROOT):
     """The path of the module's binary for that platform, or an AnsibleActionFail that says
-    which platforms this build of the collection ships."""
+    which platforms this build of the collection ships.
+
+    The path is native/<triple>/<name>, a link to the platform's multi-call binary
+    (native/<triple>/ferro_proxmox); run under the file name <name>, it runs that module."""
     tried = []
     for triple in candidate_triples(system, machine):
         path = os.path.join(root, 'native', triple, name)
@@ -207,6 +212,7 @@ class NativeModuleAction(ActionBase):
     def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())
         try:
+            # Run through the link, so argv[0] names the module.
             proc = subprocess.run(
                 [binary], input=json.dumps(args), capture_output=True, text=True, env=env, check=False,
             )
@@ -226,7 +232,10 @@ class NativeModuleAction(ActionBase):
         try:
             remote_binary = self._connection._shell.join_path(tmpdir, name)
             remote_args = self._connection._shell.join_path(tmpdir, 'args')
-            self._transfer_file(binary, remote_binary)
+            # The binary itself (not the link, which a connection may copy as a link), named
+            # after the module: its argv[0] says which module to run, as for ansible-core's own
+            # binary modules.
+            self._transfer_file(os.path.realpath(binary), remote_binary)
             self._transfer_data(remote_args, json.dumps(args))
             self._fixup_perms2((tmpdir, remote_binary, remote_args), execute=True)
             # The environment goes on the command line, which -vvv shows (EXEC ...) and `ps`

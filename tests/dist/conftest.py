@@ -2,7 +2,8 @@
 installed with ansible-galaxy like a user would, and its native binaries.
 
 FERRO_DIST_TARBALL names the tarball (default: the one `make dist` writes for galaxy.yml's
-version); FERRO_DIST_TRIPLES the platforms it must ship (default: the three `make dist` builds).
+version); FERRO_DIST_TRIPLES the platforms it must ship (default: the three `make dist` builds);
+FERRO_DIST_MAX_BYTES the size budget (mk/dist.mk's DIST_MAX_BYTES, passed by `make dist-test`).
 """
 
 import os

@@ -80,3 +80,22 @@ def test_problems(tmp_path, triple, data, expected):
     assert len(found) == len(expected), found
     for got, want in zip(found, expected):
         assert want in got, found
+
+
+def test_links_must_name_a_binary_beside_them(tmp_path):
+    tdir = tmp_path / 'x86_64-unknown-linux-musl'
+    tdir.mkdir()
+    (tdir / 'ferro_proxmox').write_bytes(elf(binfmt.EM_X86_64))
+    (tdir / 'ferro_proxmox').chmod(0o755)
+    (tdir / 'proxmox_nic').symlink_to('ferro_proxmox')
+    (tdir / 'proxmox_kvm').symlink_to('missing')
+    (tdir / 'proxmox_disk').symlink_to('../x86_64-unknown-linux-musl/ferro_proxmox')
+    (tdir / 'proxmox_vm_info').symlink_to('proxmox_nic')
+    found = {name: binfmt.link_problems(str(tmp_path), tdir.name, target)
+             for _, name, target in binfmt.links(str(tmp_path))}
+    assert found['proxmox_nic'] == []
+    assert 'not a binary' in found['proxmox_kvm'][0]
+    assert 'same directory' in found['proxmox_disk'][0]
+    assert 'not a binary' in found['proxmox_vm_info'][0]
+    assert [name for _, name, _ in binfmt.binaries(str(tmp_path))] == ['ferro_proxmox']
+    assert binfmt.main(['binfmt.py', 'check', str(tmp_path)]) == 1

@@ -1,6 +1,7 @@
 """The shipped Linux binaries answer a real proxmox_vm_info call against pvesim: x86_64 natively,
 aarch64 under qemu-aarch64 (Debian's qemu-user). Arguments go as JSON on stdin, the connection
-through the PROXMOX_* environment fallbacks, as the action plugin's direct mode runs them."""
+through the PROXMOX_* environment fallbacks, as the action plugin's direct mode runs them. The
+one binary runs the module its link's name says, and says so when run under another name."""
 
 import json
 import os
@@ -11,6 +12,8 @@ import subprocess
 import pytest
 
 from pvesim.testing import TOKEN_ID, TOKEN_SECRET, PvesimProcess
+
+from conftest import module_names
 
 LINUX = ['x86_64-unknown-linux-musl', 'aarch64-unknown-linux-musl']
 
@@ -32,10 +35,15 @@ def sim():
         yield sim
 
 
-def call(native_dir, triple, sim, args):
+def prefix_for(triple):
     prefix = runner(triple)
     assert prefix is not None, ('no way to run %s binaries here: install qemu-user '
                                 '(apt-get install qemu-user) for qemu-%s' % (triple, triple.split('-')[0]))
+    return prefix
+
+
+def call(native_dir, triple, sim, args):
+    prefix = prefix_for(triple)
     user, token = TOKEN_ID.split('!', 1)
     env = dict(os.environ, PROXMOX_HOST=sim.host, PROXMOX_PORT=str(sim.port), PROXMOX_USER=user,
                PROXMOX_TOKEN_ID=token, PROXMOX_TOKEN_SECRET=TOKEN_SECRET, PROXMOX_CA_PATH=sim.ca_path)
@@ -74,3 +82,26 @@ def test_vm_info_parses_the_config_of_one_vm(native_dir, triples, sim, triple):
     assert got['config']['net0'] == config['net0']
     nic = next(n for n in got['nics'] if n['interface'] == 'net0')
     assert nic['mac'].lower() in config['net0'].lower()
+
+
+@pytest.mark.parametrize('triple', LINUX)
+def test_each_link_runs_its_module(native_dir, triples, triple):
+    if triple not in triples:
+        pytest.skip('this build does not ship %s' % triple)
+    for name in module_names():
+        proc = subprocess.run(prefix_for(triple) + [os.path.join(native_dir, triple, name)], input='{"bogus": 1}',
+                              capture_output=True, text=True, timeout=120)
+        result = json.loads(proc.stdout)
+        assert proc.returncode == 1 and result['failed'] is True, (name, result)
+        assert result['msg'].startswith('Unsupported parameters for (%s) module: bogus.' % name), (name, result)
+
+
+@pytest.mark.parametrize('triple', LINUX)
+def test_the_binary_under_its_own_name_says_how_it_is_run(native_dir, triples, triple):
+    if triple not in triples:
+        pytest.skip('this build does not ship %s' % triple)
+    proc = subprocess.run(prefix_for(triple) + [os.path.join(native_dir, triple, 'ferro_proxmox')], input='{}',
+                          capture_output=True, text=True, timeout=120)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 1 and result['failed'] is True, result
+    assert 'argv[0]' in result['msg'] and ', '.join(module_names()) in result['msg'], result

@@ -2,8 +2,11 @@
 """What a built module binary is, read from its header bytes (no `file` needed), and whether
 it fits the target triple it is shipped under.
 
-    binfmt.py check NATIVE_DIR      check every native/<triple>/<module>; exit 1 on a mismatch
-    binfmt.py sizes NATIVE_DIR      one line per binary: size in bytes, triple, module
+    binfmt.py check NATIVE_DIR      check every binary under native/<triple>/, and that each link
+                                    there (one per module) names a binary beside it; exit 1 on a
+                                    mismatch
+    binfmt.py sizes NATIVE_DIR      one line per binary: size in bytes, triple/name, the modules
+                                    linked to it
 
 ELF: class, byte order, e_machine, and static linking (no PT_INTERP: runs without a loader).
 Mach-O: thin (MH_MAGIC_64) or fat/universal (FAT_MAGIC, big-endian header), each slice's CPU
@@ -164,11 +167,35 @@ def problems(path, triple):
 
 
 def binaries(native_dir):
+    """(triple, name, path) of every regular file under native/<triple>/."""
+    for triple, name, path in _entries(native_dir):
+        if not os.path.islink(path):
+            yield triple, name, path
+
+
+def links(native_dir):
+    """(triple, name, target) of every link under native/<triple>/ (one per module)."""
+    for triple, name, path in _entries(native_dir):
+        if os.path.islink(path):
+            yield triple, name, os.readlink(path)
+
+
+def _entries(native_dir):
     for triple in sorted(os.listdir(native_dir)):
         tdir = os.path.join(native_dir, triple)
         if os.path.isdir(tdir):
             for name in sorted(os.listdir(tdir)):
                 yield triple, name, os.path.join(tdir, name)
+
+
+def link_problems(native_dir, triple, target):
+    """Why a link in native/<triple>/ to target does not name a binary shipped beside it."""
+    if os.path.dirname(target) or target in ('', '.', '..'):
+        return ['points to %s, expected the name of a binary in the same directory' % target]
+    path = os.path.join(native_dir, triple, target)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return ['points to %s, which is not a binary in %s/' % (target, triple)]
+    return []
 
 
 def main(argv):
@@ -178,12 +205,19 @@ def main(argv):
     native_dir = argv[2]
     if argv[1] == 'sizes':
         for triple, name, path in binaries(native_dir):
-            print('%9d  %s/%s' % (os.path.getsize(path), triple, name))
+            linked = [n for t, n, target in links(native_dir) if t == triple and target == name]
+            print('%9d  %s/%s%s' % (os.path.getsize(path), triple, name,
+                                    '  (runs: %s)' % ', '.join(linked) if linked else ''))
         return 0
     bad, seen = 0, 0
     for triple, name, path in binaries(native_dir):
         seen += 1
         found = problems(path, triple)
+        if found:
+            bad += 1
+            print('%s/%s: %s' % (triple, name, '; '.join(found)), file=sys.stderr)
+    for triple, name, target in links(native_dir):
+        found = link_problems(native_dir, triple, target)
         if found:
             bad += 1
             print('%s/%s: %s' % (triple, name, '; '.join(found)), file=sys.stderr)

@@ -447,7 +447,7 @@ impl Run<'_> {
                 )
             };
             return Ok(self
-                .outcome(false, msg, vm, Some(&config), Some(&status), Some(listed_power(vm)))
+                .outcome(false, msg, vm, Some(config), Some(&status), Some(listed_power(vm)))
                 .with("drift", Value::Object(drift))
                 .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
         }

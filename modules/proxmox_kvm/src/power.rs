@@ -273,8 +273,8 @@ impl Run<'_> {
         if keys.is_empty() {
             let msg = format!("Nothing to {param} on VM {label} with vmid {}", vm.vmid);
             return Ok(self
-                .outcome(false, msg, &vm, Some(&config), Some(&vm.status), Some(listed_power(&vm)))
-                .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&config)))));
+                .outcome(false, msg, &vm, Some(config), Some(&vm.status), Some(listed_power(&vm)))
+                .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
         }
         let mut predicted = config.clone();
         for k in &keys {
@@ -299,7 +299,7 @@ impl Run<'_> {
         };
         Ok(self
             .outcome(true, msg, &vm, Some(&after), Some(&vm.status), Some(listed_power(&vm)))
-            .with_diff(Some(self.diff(vm.vmid, Some(&config), Some(&predicted)))))
+            .with_diff(Some(self.diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
     pub(crate) fn migrate(&mut self) -> Result<Outcome> {
