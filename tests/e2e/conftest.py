@@ -1,5 +1,6 @@
-"""Fixtures of the e2e suite: the collection installed from its tarball, one pvesim per session
-(reset to the default seed before each test), and the `ansible` runner of harness.py.
+"""Fixtures of the e2e suite: the collection installed from its tarball, pvesim through pvesim's own
+pytest plugin (`pvesim_session`, one process per session; `pvesim`, reset to the default seed before
+each test) with the canary user added (`sim`), and the `ansible` runner of harness.py.
 
 It also keeps the request log of the whole session (issue 15): before pvesim's log is cleared
 or reset, its entries are added to `SESSION_REQUESTS`, and the calls the tests make themselves
@@ -12,9 +13,9 @@ import subprocess
 
 import pytest
 
-from pvesim.testing import PvesimProcess
-
 from harness import ROOT, VENV_BIN, Ansible, add_canary_user
+
+pytest_plugins = ['pvesim.pytest_plugin']
 
 
 @pytest.fixture(scope='session')
@@ -58,18 +59,17 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope='session')
-def sim_session():
-    with PvesimProcess() as sim:
-        _keep_request_log(sim)
-        yield sim
+def pvesim_session(pvesim_session):
+    """The plugin's one process, with its request log kept across clears and resets."""
+    _keep_request_log(pvesim_session)
+    return pvesim_session
 
 
 @pytest.fixture
-def sim(sim_session):
-    sim_session.reset('default')
-    sim_session.clear_faults()
-    add_canary_user(sim_session)
-    yield sim_session
+def sim(pvesim):
+    """The plugin's `pvesim` (reset, faults cleared, default time scale) with the canary user added."""
+    add_canary_user(pvesim)
+    return pvesim
 
 
 @pytest.fixture

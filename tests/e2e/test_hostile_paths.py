@@ -156,14 +156,14 @@ def test_values_next_to_separators_write_exactly_the_keys_set(ansible, sim, caps
               'check -> real -> again converged')
 
 
-def test_whole_suite_calls_only_documented_endpoints(sim_session, capsys):
+def test_whole_suite_calls_only_documented_endpoints(pvesim_session, capsys):
     """Runs last (conftest.py): the request log of every test of this session."""
     # The matcher itself refuses what the issue's attempts reached (so the audit can fail).
     probes = [('GET', '/api2/json/access/acl'), ('POST', '/api2/json/nodes/pve1/qemu/100/status/stop/x'),
               ('GET', '/api2/json/nodes/pve1/qemu/100/config/../../../access'), ('PUT', '/api2/json/nodes/pve1/qemu'),
               ('POST', '/api2/json/nodes/pve1?x=1/qemu')]
     assert outside([{'method': m, 'path': p} for m, p in probes]) == probes
-    requests = SESSION_REQUESTS + sim_session.requests()
+    requests = SESSION_REQUESTS + pvesim_session.requests()
     module_requests = [r for r in requests if (r['method'], r['path'].split('?')[0]) not in HARNESS_CALLS]
     bad = outside(module_requests)
     assert not bad, 'requests outside the endpoints SECURITY.md documents: %s' % sorted(set(bad))[:20]

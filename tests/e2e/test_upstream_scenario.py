@@ -248,15 +248,15 @@ def run_scenario(ansible, prefix):
     return {check: passed.get(check, False) for check in CHECKS}, run
 
 
-def test_upstream_scenario_passes_where_community_proxmox_does(collections_path, sim_session, upstream_venv,
+def test_upstream_scenario_passes_where_community_proxmox_does(collections_path, pvesim_session, upstream_venv,
                                                                 tmp_path, capsys):
     assert len(CHECKS) == 65
     base_dir, ferro_dir = tmp_path / 'community', tmp_path / 'ferro'
     base_dir.mkdir()
     ferro_dir.mkdir()
-    baseline, _ = run_scenario(Ansible(collections_path, sim_session, str(base_dir),
+    baseline, _ = run_scenario(Ansible(collections_path, pvesim_session, str(base_dir),
                                        venv_bin=os.path.join(upstream_venv, 'bin')), 'community.proxmox')
-    ferro, ferro_run = run_scenario(Ansible(collections_path, sim_session, str(ferro_dir)), 'ferro.proxmox')
+    ferro, ferro_run = run_scenario(Ansible(collections_path, pvesim_session, str(ferro_dir)), 'ferro.proxmox')
     lost = [c for c in CHECKS if baseline[c] and not ferro[c]]
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\nupstream scenario: community.proxmox %d/%d, ferro.proxmox %d/%d, lost: %s'

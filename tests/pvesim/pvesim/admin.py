@@ -24,6 +24,7 @@ from fakepve.model import FakeVm, PveError
 from fakepve.server import EXTJS, USER, FakePve, error
 
 from . import drives as d
+from .tasks import TASK_SECS
 
 LOG = logging.getLogger('pvesim')
 SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
@@ -79,7 +80,6 @@ class AdminMixin(object):
 
     def load_seed(self, path=None):
         """Replace the whole state with the seed's (nodes, storages, users, VMs)."""
-        from .server import TASK_SECS
         path = seed_path(path)
         with open(path, encoding='utf-8') as fh:
             seed = json.load(fh)

@@ -1,32 +1,29 @@
-"""Property-string helpers for drives and NICs, as qemu-server parses and prints them.
+"""Property strings of drives (`ide0`, `scsi0`, `efidisk0`, `unusedN`, ...) and the sizes and owners of their
+volumes, as qemu-server parses and prints them.
 
-Sources: qemu-server src/PVE/QemuServer/Drive.pm `parse_drive`/`print_drive`, Network.pm
-`parse_net`/`print_net` (9.2.6); pve-common JSONSchema.pm `print_property_string`.
+Sources: qemu-server 9.2.6 src/PVE/QemuServer/Drive.pm `parse_drive`/`print_drive`, src/PVE/QemuServer.pm
+`vmconfig_update_disk`; pve-storage PVE/Storage.pm `parse_volname`; pve-common `format_size`,
+JSONSchema.pm `print_property_string`.
 """
 
 import re
 
-from fakepve.qemu import NET_MODELS, split_drive
+from fakepve.qemu import split_drive
+
+from .options import bool_text
 
 DRIVE_KEY = re.compile(
     r'^(ide[0-3]|sata[0-5]|scsi(?:[0-9]|[12][0-9]|30)|virtio(?:[0-9]|1[0-5])|efidisk0|tpmstate0)$')
 UNUSED_KEY = re.compile(r'^unused(\d+)$')
-NET_KEY = re.compile(r'^net(\d+)$')
-USB_KEY = re.compile(r'^usb\d+$')
 SIZE_UNITS = {'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4}
 # Options of an existing disk that a running VM cannot change live (QemuServer.pm vmconfig_update_disk).
 DISK_COLD_OPTS = ('aio', 'discard', 'iothread', 'queues', 'product', 'cache', 'ssd', 'vendor', 'ro')
-# NIC options whose change needs an unplug and replug (QemuServer.pm vmconfig_update_net).
-NET_REPLUG_OPTS = ('model', 'macaddr', 'queues', 'mtu')
+DRIVE_BOOLS = ('backup', 'snapshot', 'detect_zeroes', 'replicate', 'shared', 'iothread', 'ro', 'ssd', 'scsiblock',
+               'pre-enrolled-keys')
 
 
 def is_drive(key):
     return bool(DRIVE_KEY.match(key))
-
-
-def natural(key):
-    found = re.fullmatch(r'(\D+)(\d+)', key)
-    return (found.group(1), int(found.group(2))) if found else (key, 0)
 
 
 def parse_drive(value):
@@ -78,106 +75,12 @@ def parse_size(text):
     return int(float(found.group(1)) * SIZE_UNITS.get(found.group(2) or '', 1))
 
 
-def parse_net(value):
-    """{model, macaddr, ...} of a net string (keyAlias `<model>=<mac>` resolved)."""
-    out = {}
-    for part in str(value).split(','):
-        if not part:
-            continue
-        key, eq, val = part.partition('=')
-        if not eq:
-            out['model'] = key
-        elif key in NET_MODELS:
-            out['model'] = key
-            out['macaddr'] = val
-        else:
-            out[key] = val
-    return out
-
-
-def print_net(net):
-    """Network.pm print_net: `<model>=<MAC>` first, then the other options sorted."""
-    rest = dict((k, v) for k, v in net.items() if k not in ('model', 'macaddr'))
-    head = '{0}={1}'.format(net.get('model'), (net.get('macaddr') or '').upper())
-    return ','.join([head] + ['{0}={1}'.format(k, rest[k]) for k in sorted(rest)])
-
-
-def hotplug_features(value):
-    """QemuServer.pm parse_hotplug_features: unset or 1 = network,disk,usb; 0 = none."""
-    if value is None:
-        value = '1'
-    value = str(value)
-    if value == '1':
-        return {'network', 'disk', 'usb'}
-    if value == '0':
-        return set()
-    return set(item for item in re.split(r'[\s,;]+', value) if item)
-
-
-def normalise_tags(text):
-    """GuestHelpers.pm get_unique_tags: split on `,; `, lower-case, unique, sorted, joined by `;`."""
-    tags = sorted(set(t.lower() for t in re.split(r'[;,\s]+', str(text)) if t), key=str.lower)
-    return ';'.join(tags)
-
-
-NET_BOOLS = ('firewall', 'link_down', 'host-tunnel')
-DRIVE_BOOLS = ('backup', 'snapshot', 'detect_zeroes', 'replicate', 'shared', 'iothread', 'ro', 'ssd', 'scsiblock',
-               'pre-enrolled-keys')
-TRUE = ('1', 'on', 'yes', 'true')
-FALSE = ('0', 'off', 'no', 'false')
-
-
-def _bool_text(value):
-    low = str(value).lower()
-    return '1' if low in TRUE else '0' if low in FALSE else value
-
-
-def canon_net(value, random_mac):
-    """parse_net + print_net: booleans as 1/0, a new MAC when none is given, upper-case MAC
-    (docs/pve-semantics.md §9, §20)."""
-    net = parse_net(value)
-    for key in NET_BOOLS:
-        if key in net:
-            net[key] = _bool_text(net[key])
-    if not net.get('macaddr'):
-        net['macaddr'] = random_mac()
-    net['macaddr'] = net['macaddr'].upper()
-    return print_net(net)
-
-
 def canon_drive(value):
     """A drive string with boolean options normalised to 1/0 (parse_drive, docs/pve-semantics.md §20)."""
     volume, props = parse_drive(value)
     for key in DRIVE_BOOLS:
         if key in props:
-            props[key] = _bool_text(props[key])
+            props[key] = bool_text(props[key])
     if 'volume' in props and not volume:
         volume = props.pop('volume')
     return print_drive(volume or '', props)
-
-
-def current_memory(value):
-    """QemuServer/Memory.pm get_current_memory: MiB of `[current=]<MiB>`, 512 when unset."""
-    if value is None or str(value) == '':
-        return 512
-    for part in str(value).split(','):
-        key, eq, val = part.partition('=')
-        if not eq:
-            return int(key)
-        if key == 'current':
-            return int(val)
-    return 512
-
-
-def boot_order(value):
-    """The devices of `boot: order=a;b` (pve-qm-boot), or [] for a legacy or unset value."""
-    for part in str(value or '').split(','):
-        key, eq, val = part.partition('=')
-        if eq and key == 'order':
-            return [dev for dev in re.split(r'[;,\s]+', val) if dev]
-    return []
-
-
-def print_bootorder(devs):
-    """QemuServer.pm print_bootorder: '' for no device, else order=<dev;dev>."""
-    return 'order=' + ';'.join(devs) if devs else ''

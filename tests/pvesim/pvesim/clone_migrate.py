@@ -1,0 +1,161 @@
+"""Moving a VM: the clone precondition for another node, and migrate (checks, then the qmigrate task).
+
+Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `clone_vm`, `migrate_vm`; src/PVE/QemuMigrate.pm;
+pve-guest-common src/PVE/AbstractMigrate.pm; docs/pve-semantics.md §15.
+"""
+
+import time
+
+from fakepve.model import PveError, TaskError
+from fakepve.qemu import volume_ref
+from fakepve.routing import die, param_error
+
+from . import drives as d, options as o
+
+
+class CloneMigrateMixin:
+    """Clone to another node and migrate."""
+
+    async def _qm_clone(self, v, user):
+        """Qemu.pm clone_vm: a clone to another node needs every source volume on shared storage (§15)."""
+        target, storage = v.get('target'), v.get('storage')
+        src = self.vm(int(v['vmid']))
+        if target and target not in (v['node'], 'localhost') and target in self.nodes and src is not None \
+                and src.node == v['node'] and not src.lock \
+                and (not storage or self.storages.get(storage, {}).get('shared')):
+            conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
+            for key in sorted(conf or {}):
+                if not d.is_drive(key):
+                    continue
+                volume = d.parse_drive(conf[key])[0]
+                sid = volume_ref(volume or 'none')[0]
+                if sid is not None and not str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True'):
+                    raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+        return await super()._qm_clone(v, user)
+
+    def _migrate_local_volumes(self, vm):
+        """QemuMigrate.pm scan_local_volumes: the config's volumes on storage that is not shared, each with
+        how it is referenced ('attached', 'unused' or 'generated' for cloud-init), and the errors PVE logs."""
+        found, errors = {}, {}
+        for key in sorted(vm.config, key=o.natural):
+            value = vm.config[key]
+            if not (d.is_drive(key) or d.UNUSED_KEY.match(key)):
+                continue
+            volume = d.parse_drive(value)[0]
+            if not volume or volume == 'none':
+                continue
+            if volume == 'cdrom':
+                # a physical drive on the host: "can't migrate local cdrom drive"
+                errors[None] = "can't migrate local cdrom drive"
+                continue
+            sid = volume_ref(volume)[0]
+            if sid is None or sid not in self.storages or self.storages[sid].get('shared'):
+                # shared storage is seen by both nodes: nothing to copy
+                continue
+            if d.is_drive(key) and d.is_cdrom(value):
+                if d.is_cloudinit(value):
+                    found[volume] = 'generated'
+                else:
+                    errors[volume] = 'local cdrom image'
+                continue
+            found[volume] = 'unused' if d.UNUSED_KEY.match(key) else 'attached'
+        return found, errors
+
+    async def _sim_migrate(self, v, user):
+        """Qemu.pm migrate_vm: checks before the fork (HTTP errors), then a `qmigrate` task that runs
+        QemuMigrate.pm (prepare, phase1 with lock 'migrate', config moved to the target in phase3_cleanup)."""
+        node, vmid, target = v['node'], int(v['vmid']), v['target']
+        if target == node:
+            raise param_error(target='target is local node.')
+        self.need_quorum()
+        if target not in self.nodes:
+            # PVE::Cluster::check_node_exists
+            raise die("no such cluster node '{0}'".format(target))
+        for opt in ('force', 'migration_type', 'migration_network'):
+            if v.get(opt) and user != 'root@pam':
+                raise param_error(**{opt: 'Only root may use this option.'})
+        vm = self.find(node, vmid)
+        self._check_lock(vm)
+        online = bool(v.get('online'))
+        if vm.status == 'running':
+            if not online:
+                raise die("can't migrate running VM without --online")
+        else:
+            # "VM isn't running. Doing offline migration instead." is a warning of the API daemon, not the task
+            online = False
+        for key in sorted(vm.config, key=o.natural):
+            # QemuServer.pm check_storage_availability: every drive's storage must be enabled on the target
+            if d.is_drive(key):
+                sid = volume_ref(d.parse_drive(vm.config[key])[0] or '')[0]
+                if sid in self.storages:
+                    self._check_enabled(sid, node)
+                    self._check_enabled(sid, target)
+        with_local = bool(v.get('with-local-disks'))
+
+        async def body():
+            started = time.monotonic()
+            log = self._running_task('qmigrate', vmid)['log']
+
+            def say(msg, err=False):
+                # AbstractMigrate.pm $msg2text: a timestamp on every line, "ERROR: " for level err
+                log.append('{0} {1}{2}'.format(time.strftime('%Y-%m-%d %H:%M:%S'), 'ERROR: ' if err else '', msg))
+
+            def duration():
+                secs = int((time.monotonic() - started) / (self.time_scale or 1))
+                return '{0:02d}:{1:02d}:{2:02d}'.format(secs // 3600, secs // 60 % 60, secs % 60)
+
+            def abort(err):
+                # AbstractMigrate.pm migrate: any error ends the task "migration aborted"
+                say('migration aborted (duration {0}): {1}'.format(duration(), err), err=True)
+                return TaskError('migration aborted')
+            # prepare, under the config lock the task holds (QemuMigrate.pm lock_vm): the same checks again
+            try:
+                self.find(node, vmid)
+                self._check_lock(vm)
+            except PveError as e:
+                raise abort(e.message) from e
+            running = vm.status == 'running'
+            if running and not online:
+                raise abort("can't migrate running VM without --online")
+            say("starting migration of VM {0} to node '{1}'".format(vmid, target))
+            # phase1: "set migrate lock in config file", then scan_local_volumes
+            vm.config['lock'] = 'migrate'
+            self._sync_vm(vm)
+            local, errors = self._migrate_local_volumes(vm)
+            for volume, ref in sorted(local.items()):
+                if ref == 'attached' and running and not with_local:
+                    errors[volume] = "can't live migrate attached local disks without with-local-disks option"
+                if ref == 'generated':
+                    say("found generated disk '{0}' (in current VM config)".format(volume))
+                else:
+                    say("found local disk '{0}' ({1})".format(volume, ref))
+            if errors:
+                for volume, msg in sorted((k, x) for k, x in errors.items() if k is not None):
+                    say("can't migrate local disk '{0}': {1}".format(volume, msg))
+                if None in errors:
+                    say(errors[None])
+                err = "Problem found while scanning volumes - can't migrate VM - check log"
+                say(err, err=True)
+                say('aborting phase 1 - cleanup resources')
+                # phase1_cleanup: "delete $conf->{lock}"
+                vm.config.pop('lock', None)
+                self._sync_vm(vm)
+                raise abort(err)
+            # sync_offline_local_volumes: a stopped VM's disks (and cloud-init always) are copied to the same
+            # storage id on the target; a running VM's attached disks go over NBD in phase2. The simulated
+            # storage is one namespace for every node, so the volume ids stay as they are.
+            offline = [vol for vol, ref in sorted(local.items()) if not (running and ref == 'attached')]
+            if offline:
+                say('copying local disk images')
+            for volume in offline:
+                say("volume '{0}' is '{0}' on the target".format(volume))
+            if running:
+                say("starting VM {0} on remote node '{1}'".format(vmid, target))
+            # phase3_cleanup: move_config_to_node, then "qm unlock" on the target clears the migrate lock; a
+            # live-migrated VM runs on the target
+            vm.node = target
+            vm.config.pop('lock', None)
+            self._sync_vm(vm)
+            say('migration finished successfully (duration {0})'.format(duration()))
+            return None
+        return await self.task(node, 'qmigrate', vmid, user, body, vm=vm)

@@ -1,0 +1,110 @@
+"""Volumes of VM drives: allocation (PVE's cloud-init name, EFI disk sizes, import-from), linked-clone
+bases, and freeing a VM's volumes.
+
+Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `create_disks`, src/PVE/QemuServer.pm
+(QemuServer.pm) `destroy_vm`; pve-storage Plugin.pm `find_free_diskname`; docs/pve-semantics.md §8, §14.
+"""
+
+import re
+import time
+
+from fakepve.model import TaskError
+from fakepve.qemu import NEW_DISK, volume_ref
+from fakepve.routing import die
+from fakepve.storage import _is_file
+
+from . import drives as d, options as o
+
+
+class VolumesMixin:
+    """Allocation and freeing of drive volumes."""
+
+    def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
+        """fakepve's allocation; a linked clone also remembers its base volume (on every storage type)."""
+        volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from=linked_from)
+        if linked_from:
+            vol = self._qm_volume(volid)
+            if vol is not None:
+                vol['linked_from'] = linked_from
+        return volid, fmt
+
+    def _check_base_unused(self, vm):
+        """QemuServer.pm destroy_vm: a template whose base volume a linked clone uses is not destroyed (§14)."""
+        for key in sorted(vm.config, key=o.natural):
+            if not (d.is_drive(key) or d.UNUSED_KEY.match(key)) or d.is_cdrom(vm.config[key]):
+                continue
+            volid = d.parse_drive(vm.config[key])[0]
+            sid, name = volume_ref(volid or '')
+            if sid is None or sid not in self.storages:
+                continue
+            link = '{0}/{1}'.format(vm.vmid, name.split('/')[-1])
+            for other, vol in self.storages[sid].get('volumes', {}).items():
+                if other != name and (vol.get('linked_from') == link or other.startswith(name + '/')):
+                    raise TaskError("base volume '{0}' is still in use by linked cloned".format(volid))
+
+    def _free_all_volumes(self, vm):
+        for key, value in list(vm.config.items()) + list(vm.pending.items()):
+            if value is None or not (d.is_drive(key) or d.UNUSED_KEY.match(key)):
+                continue
+            volume = d.parse_drive(value)[0]
+            if d.volume_owner(volume) == vm.vmid:
+                self._qm_free(volume)
+
+    def _alloc_cloudinit(self, sid, vmid):
+        """A cloud-init volume: vm-<vmid>-cloudinit, qcow2 on file storages, 4 MiB (§8.5)."""
+        store = self.storages[sid]
+        if _is_file(store):
+            name, fmt = '{0}/vm-{0}-cloudinit.qcow2'.format(vmid), 'qcow2'
+        else:
+            name, fmt = 'vm-{0}-cloudinit'.format(vmid), 'raw'
+        volumes = store.setdefault('volumes', {})
+        if name in volumes:
+            raise die("volume '{0}:{1}' already exists".format(sid, name))
+        volumes[name] = {'content': 'images', 'format': fmt, 'size': 4 * 1024 ** 2, 'vmid': vmid,
+                         'ctime': int(time.time())}
+        return '{0}:{1}'.format(sid, name)
+
+    def _qm_new_drive(self, vmid, key, value, default):
+        """fakepve's drive allocation with PVE's cloud-init volume name and EFI disk sizes (§8.5, D15)."""
+        volume, props = d.parse_drive(value)
+        found = re.fullmatch(r'(?:([^/:\s]+):)?cloudinit', volume or '')
+        if found:
+            sid = found.group(1) or default
+            if sid not in self.storages:
+                raise die("storage '{0}' does not exist".format(sid))
+            volid = self._alloc_cloudinit(sid, vmid)
+            props.pop('format', None)
+            props.update(media='cdrom', size='4M')
+            return d.print_drive(volid, props), [volid]
+        if props.get('import-from') and NEW_DISK.match(volume or ''):
+            return self._qm_import_drive(vmid, volume, props, default)
+        out, made = super()._qm_new_drive(vmid, key, value, default)
+        if key == 'efidisk0' and NEW_DISK.match(volume or ''):
+            newvol, newprops = d.parse_drive(out)
+            sid = volume_ref(newvol)[0]
+            size = 528 * 1024 if props.get('efitype') == '4m' else 128 * 1024
+            if self.storages[sid].get('type') in ('lvm', 'lvmthin'):
+                size = 4 * 1024 ** 2
+            vol = self._qm_volume(newvol)
+            if vol is not None:
+                vol['size'] = size
+            newprops['size'] = d.format_size(size)
+            out = d.print_drive(newvol, newprops)
+        return out, made
+
+    def _qm_import_drive(self, vmid, volume, props, default):
+        """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source
+        into a new volume of the source's size on STORAGE, in the target storage's format; the
+        drive keeps the new volume, its size, and no `import-from` (docs/pve-semantics.md §4.1, §8)."""
+        props = dict(props)
+        source = props.pop('import-from')
+        sid = NEW_DISK.match(volume).group(1) or default
+        if sid not in self.storages:
+            raise die("storage '{0}' does not exist".format(sid))
+        src = self._qm_volume(source) if not source.startswith('/') else None
+        if src is None:
+            raise die('volume {0} does not exist'.format(source))
+        size = int(src.get('size') or 0)
+        volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), size)
+        props['size'] = d.format_size(size)
+        return d.print_drive(volid, props), [volid]
