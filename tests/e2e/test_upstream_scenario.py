@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from harness import CANARY_TOKEN_ID, CANARY_TOKEN_SECRET, CANARY_USER, ROOT, Ansible, add_canary_user
+from conftest import forget_requests
 
 # The scenario's variables (upstream leaves them to the tester): pvesim's default seed.
 SCENARIO_VARS = {
@@ -239,6 +240,9 @@ def run_scenario(ansible, prefix):
     # ansible-playbook's own environment (the harness sets some, the caller may have others) goes.
     unset = {k: None for k in ansible.env() if k.startswith('PROXMOX_')}
     run = ansible.run_playbook(scenario(prefix), env=unset)
+    if prefix != 'ferro.proxmox':
+        # community.proxmox's requests (GET /version, ...) are not ours to audit.
+        forget_requests(sim)
     assert run.rc in (0, 2), 'the scenario did not run to its end with %s:\n%s%s' % (prefix, run.stdout[-3000:], run.stderr[-2000:])
     passed = {}
     for r in run.results:
