@@ -201,6 +201,8 @@ notes:
   - "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may
       not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is
       reported as pending on every run, not as unchanged."
+  - "Once Proxmox VE has accepted the write, the result is C(changed), also when a later step fails (a failed read
+      back); the message then says what was accepted and what failed."
   - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
       is known."
 '''

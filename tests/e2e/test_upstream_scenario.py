@@ -182,6 +182,23 @@ DIFFERENCES = {
     'status and power_state': (
         'proxmox_kvm', '| `status` (kvm) | the VM\'s status before the task |',
         'RV(status) is the status B(before) the task'),
+    'efidisk0.storage required': (
+        'proxmox_kvm', '| `efidisk0.storage` (kvm) |', 'O(efidisk0.storage) is required'),
+    'missing bridge (nic)': (
+        'proxmox_nic', "| a NIC on a bridge the VM's node lacks", 'is refused before any write, in check mode too'),
+    'missing bridge (kvm)': (
+        'proxmox_kvm', "| a NIC on a bridge the VM's node lacks", "on a bridge the VM's node does not list"),
+    'changed after an accepted write (kvm)': (
+        'proxmox_kvm', '| a failure after Proxmox VE accepted a write |',
+        'Once Proxmox VE has accepted a write or started a task, the result is C(changed)'),
+    'changed after an accepted write (disk)': (
+        'proxmox_disk', '| a failure after Proxmox VE accepted a write |',
+        'Once Proxmox VE has accepted a write or started a task, the result is C(changed)'),
+    'changed after an accepted write (nic)': (
+        'proxmox_nic', '| a failure after Proxmox VE accepted a write |',
+        'Once Proxmox VE has accepted the write, the result is C(changed)'),
+    'two writers (disk)': ('proxmox_disk', '| two writers on one VM at once |', 'plans again from it and writes again'),
+    'two writers (nic)': ('proxmox_nic', '| two writers on one VM at once |', 'plans again from it and writes again'),
 }
 
 # Checks that community.proxmox passes and ferro.proxmox fails on purpose: check → the name of its

@@ -206,7 +206,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too.",
         "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting.",
         "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success.",
-        "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs) defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns.",
+        "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs) defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns. O(efidisk0.storage) is required (the EFI disk cannot be allocated without it).",
         "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node), RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift).",
     ],
     examples: r#"
