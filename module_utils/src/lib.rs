@@ -19,6 +19,7 @@ pub mod client;
 pub mod diff;
 pub mod docs;
 pub mod error;
+pub mod hotplug;
 pub mod propstring;
 pub mod protocol;
 pub mod pveconfig;

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::client::{Api, Form};
 use crate::error::{Error, Result};
+pub use crate::hotplug::Hotplug;
 use crate::pveconfig::config_value_text;
 use crate::vm::VmResource;
 
@@ -138,25 +139,6 @@ impl VmConfig {
     /// The effective config as a JSON map, for diffs and return values.
     pub fn effective_json(&self) -> Map<String, Value> {
         self.effective().into_iter().map(|(k, v)| (k, Value::String(v))).collect()
-    }
-}
-
-/// The `hotplug` setting of a VM.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hotplug(BTreeSet<String>);
-
-impl Hotplug {
-    pub fn parse(value: Option<&str>) -> Hotplug {
-        let list = match value.map(str::trim) {
-            None | Some("") | Some("1") => "network,disk,usb",
-            Some("0") => "",
-            Some(other) => other,
-        };
-        Hotplug(list.split([',', ';', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
-    }
-
-    pub fn allows(&self, feature: &str) -> bool {
-        self.0.contains(feature)
     }
 }
 
@@ -296,15 +278,6 @@ mod tests {
         let keys: Vec<String> = c.pending_keys().into_iter().collect();
         assert_eq!(keys, vec!["cores", "ide2", "net1", "scsi1"]);
         assert!(!c.is_pending("name"));
-    }
-
-    #[test]
-    fn hotplug_defaults() {
-        assert!(Hotplug::parse(None).allows("network"));
-        assert!(Hotplug::parse(Some("1")).allows("disk"));
-        assert!(!Hotplug::parse(Some("0")).allows("network"));
-        assert!(!Hotplug::parse(Some("disk,usb")).allows("network"));
-        assert!(Hotplug::parse(Some("network,cpu")).allows("cpu"));
     }
 
     fn vm100() -> VmResource {

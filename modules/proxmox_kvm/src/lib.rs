@@ -30,9 +30,7 @@ use module_utils::vmconfig::{self, VmConfig};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
-pub use compare::{
-    converge, drive_value, nic_value, predict, scalar_equal, stays_pending, Change, Converge, DriveOutcome, Refusal,
-};
+pub use compare::{converge, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal};
 pub use params::{CloneOpts, Params, State};
 pub use spec::SPEC;
 
@@ -571,43 +569,6 @@ impl Run<'_> {
     }
 
     // -------------------------------------------------------------------- clone
-}
-
-/// Whether deleting `key` on a running VM waits for the next start (docs/pve-semantics.md §6; deletions hot-unplug
-/// like additions).
-fn stays_pending_delete(key: &str, config: &VmConfig) -> bool {
-    let hotplug = config.hotplug();
-    if is_nic_key(key) {
-        return !hotplug.allows("network");
-    }
-    if key.starts_with("scsi") || key.starts_with("virtio") {
-        return !hotplug.allows("disk");
-    }
-    !(matches!(
-        key,
-        "description"
-            | "hookscript"
-            | "lock"
-            | "migrate_downtime"
-            | "migrate_speed"
-            | "name"
-            | "onboot"
-            | "protection"
-            | "shares"
-            | "startup"
-            | "tags"
-            | "vmstatestorage"
-            | "citype"
-            | "ciuser"
-            | "cipassword"
-            | "ciupgrade"
-            | "cicustom"
-            | "searchdomain"
-            | "nameserver"
-            | "sshkeys"
-            | "cpuunits"
-            | "cpulimit"
-    ) || key.starts_with("ipconfig"))
 }
 
 #[cfg(test)]

@@ -279,7 +279,7 @@ impl Run<'_> {
         let mut predicted = config.clone();
         for k in &keys {
             if param == "delete" {
-                let pending = running && stays_pending_delete(k, config);
+                let pending = running && module_utils::hotplug::delete_waits(&config.hotplug(), k);
                 predicted = predicted.with_change(k, None, pending);
             } else {
                 predicted.pending.remove(k);

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use module_utils::hotplug::stays_pending;
+
 use super::*;
 
 const MAC: &str = "BC:24:11:0A:01:00";

@@ -10,11 +10,12 @@ use module_utils::checkplan;
 use module_utils::client::{connect, form, Api};
 use module_utils::diff::Diff;
 use module_utils::error::clip;
+use module_utils::hotplug::nic_change_waits;
 use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pveformat::{check_option, PveFormat};
 use module_utils::vm::{require, VmResource};
-use module_utils::vmconfig::{self, Hotplug, VmConfig};
+use module_utils::vmconfig::{self, VmConfig};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -23,10 +24,6 @@ pub use spec::SPEC;
 /// The NIC options this module manages; any other option of an existing NIC is kept.
 const MANAGED_KEYS: &[&str] =
     &["model", "macaddr", "bridge", "tag", "trunks", "firewall", "link_down", "mtu", "queues", "rate"];
-
-/// Changing one of these on a running VM needs `network` hotplug (unplug + replug); the others
-/// apply live (qemu-server QemuServer.pm `vmconfig_update_net`, docs/pve-semantics.md §6).
-const REPLUG_KEYS: &[&str] = &["model", "macaddr", "queues", "mtu"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -219,29 +216,6 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Result
     Ok(nic)
 }
 
-/// Whether PVE will leave this NIC change pending on a VM in this power state (§6).
-pub fn predict_pending(
-    running: bool,
-    hotplug: &Hotplug,
-    before: Option<&PropertyString>,
-    after: Option<&PropertyString>,
-) -> bool {
-    if !running {
-        return false;
-    }
-    let needs_network_hotplug = match (before, after) {
-        (None, None) => false,
-        (None, Some(_)) | (Some(_), None) => true,
-        (Some(b), Some(a)) => {
-            let changed = b.differences(a);
-            let bridge_mode_changed = b.get("bridge").is_some() != a.get("bridge").is_some();
-            bridge_mode_changed
-                || changed.iter().any(|k| REPLUG_KEYS.contains(&k.as_str()) || !MANAGED_KEYS.contains(&k.as_str()))
-        }
-    };
-    needs_network_hotplug && !hotplug.allows("network")
-}
-
 /// Plan the task against the VM's config. Pure.
 pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
     let iface = params.interface.as_str();
@@ -263,7 +237,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
                 action: Action::Delete,
                 before: before_text,
                 after: None,
-                pending: predict_pending(running, &config.hotplug(), applied.as_ref(), None),
+                pending: running && nic_change_waits(&config.hotplug(), applied.as_ref(), None),
             },
         }),
         State::Present => {
@@ -278,7 +252,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
                     });
                 }
             }
-            let pending = predict_pending(running, &config.hotplug(), applied.as_ref(), Some(&desired));
+            let pending = running && nic_change_waits(&config.hotplug(), applied.as_ref(), Some(&desired));
             let value = desired.to_checked_string()?;
             Ok(Plan { action: Action::Set(value.clone()), before: before_text, after: Some(value), pending })
         }
