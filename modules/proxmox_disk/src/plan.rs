@@ -8,12 +8,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use module_utils::client::Form;
-use module_utils::hotplug;
-use module_utils::propstring::{format_size, parse_size, PropertyString};
-use module_utils::pveconfig::{format_for_key, volume_storage};
-use module_utils::vm::StorageResource;
-use module_utils::vmconfig::VmConfig;
+use module_utils::pve::client::Form;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{format_for_key, volume_storage};
+use module_utils::pve::hotplug;
+use module_utils::pve::propstring::{format_size, parse_size, PropertyString};
+use module_utils::pve::resources::StorageResource;
 use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::hotplug::{is_cdrom, stays_pending, Hotplug};
-use module_utils::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
-use module_utils::pveconfig::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
-use module_utils::vmconfig::VmConfig;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
+use module_utils::pve::hotplug::{is_cdrom, stays_pending, Hotplug};
+use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
 
 use crate::params::{is_drive_key, url_decode};
@@ -113,7 +113,7 @@ fn tag_set(text: &str) -> Vec<String> {
     tags
 }
 
-fn propstring_equal(format: &'static module_utils::propstring::Format, current: Option<&str>, want: &str) -> bool {
+fn propstring_equal(format: &'static module_utils::pve::propstring::Format, current: Option<&str>, want: &str) -> bool {
     let cur = match current {
         Some(c) => PropertyString::parse_lenient(format, c).ok(),
         None => Some(PropertyString::new(format)),
@@ -240,7 +240,7 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
                     return DriveOutcome::Refuse(format!(
                         "{key} has size {}, the task asks for {}: change disk sizes with {disk_tool} (state: resized; disks only grow)",
                         cur.get("size").unwrap_or("?"),
-                        module_utils::propstring::format_size(w)
+                        module_utils::pve::propstring::format_size(w)
                     ));
                 }
             }

@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::client::{Api, Form};
 use crate::error::{Error, Result};
-pub use crate::hotplug::Hotplug;
-use crate::pveconfig::config_value_text;
-use crate::vm::VmResource;
+use crate::pve::client::{Api, Form};
+use crate::pve::devices::config_value_text;
+pub use crate::pve::hotplug::Hotplug;
+use crate::pve::resources::VmResource;
 
 /// The config of one VM with its pending section.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -235,8 +235,8 @@ fn conflict_pause(n: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::testing::ScriptedApi;
-    use crate::client::Method;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::client::Method;
     use serde_json::json;
 
     fn sample() -> VmConfig {

@@ -145,6 +145,14 @@ pub enum Support {
     None,
 }
 
+/// Options several modules share, with their constraints (the connection options).
+#[derive(Clone, Copy, Debug)]
+pub struct OptionGroup {
+    pub options: &'static [OptionSpec],
+    pub required_together: &'static [&'static [&'static str]],
+    pub required_one_of: &'static [&'static [&'static str]],
+}
+
 /// Everything declared about one module: options, constraints and documentation.
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleSpec {
@@ -152,8 +160,8 @@ pub struct ModuleSpec {
     pub short_description: &'static str,
     pub description: &'static [&'static str],
     pub options: &'static [OptionSpec],
-    /// Whether the shared connection options (`auth::AUTH_OPTIONS`) are part of this module.
-    pub auth: bool,
+    /// Option groups several modules share (`connection::CONNECTION`), after the module's own options.
+    pub option_groups: &'static [&'static OptionGroup],
     pub mutually_exclusive: &'static [&'static [&'static str]],
     pub required_together: &'static [&'static [&'static str]],
     pub required_one_of: &'static [&'static [&'static str]],
@@ -172,8 +180,8 @@ impl ModuleSpec {
     /// The module's own options followed by the shared connection options.
     pub fn all_options(&self) -> Vec<&'static OptionSpec> {
         let mut all: Vec<&'static OptionSpec> = self.options.iter().collect();
-        if self.auth {
-            all.extend(crate::auth::AUTH_OPTIONS.iter());
+        for group in self.option_groups {
+            all.extend(group.options.iter());
         }
         all
     }
@@ -181,25 +189,25 @@ impl ModuleSpec {
     fn groups(
         &self,
         own: &'static [&'static [&'static str]],
-        shared: &'static [&'static [&'static str]],
+        shared: fn(&OptionGroup) -> &'static [&'static [&'static str]],
     ) -> Vec<&'static [&'static str]> {
         let mut v: Vec<&'static [&'static str]> = own.to_vec();
-        if self.auth {
-            v.extend_from_slice(shared);
+        for group in self.option_groups {
+            v.extend_from_slice(shared(group));
         }
         v
     }
 
     pub fn all_required_together(&self) -> Vec<&'static [&'static str]> {
-        self.groups(self.required_together, crate::auth::AUTH_REQUIRED_TOGETHER)
+        self.groups(self.required_together, |g| g.required_together)
     }
 
     pub fn all_required_one_of(&self) -> Vec<&'static [&'static str]> {
-        self.groups(self.required_one_of, crate::auth::AUTH_REQUIRED_ONE_OF)
+        self.groups(self.required_one_of, |g| g.required_one_of)
     }
 
     pub fn all_mutually_exclusive(&self) -> Vec<&'static [&'static str]> {
-        self.groups(self.mutually_exclusive, &[])
+        self.groups(self.mutually_exclusive, |_| &[])
     }
 }
 
@@ -814,7 +822,7 @@ mod tests {
         short_description: "test",
         description: &[],
         options: OPTS,
-        auth: false,
+        option_groups: &[],
         mutually_exclusive: &[&["vmid", "name"]],
         required_together: &[],
         required_one_of: &[],

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::auth::{Connection, Credentials};
 use crate::error::{clip, Error, Result};
-use crate::protocol::{Context, WriteJournal};
-use crate::pveformat::QUOTE_MAX;
+use crate::pve::auth::{tfa_response, Connection, Credentials};
+use crate::pve::journal::WriteJournal;
+use crate::pve::pveformat::QUOTE_MAX;
 
 /// HTTP methods the PVE API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,21 +133,10 @@ pub struct PveClient {
     journal: WriteJournal,
 }
 
-/// Build a client from the module's connection options, warning in the result when TLS
-/// verification is off.
-pub fn connect(ctx: &mut Context) -> Result<PveClient> {
-    let conn = Connection::from_params(&ctx.params)?;
-    if !conn.validate_certs {
-        ctx.warn("validate_certs is false: the TLS certificate of the Proxmox VE API is not verified; set ca_path to its CA instead");
-    }
-    let mut client = PveClient::connect(&conn)?;
-    client.journal = ctx.journal.clone();
-    Ok(client)
-}
-
 impl PveClient {
-    /// Build the agent and authenticate (one `POST /access/ticket` for password auth).
-    pub fn connect(conn: &Connection) -> Result<PveClient> {
+    /// Build the agent and authenticate (one `POST /access/ticket` for password auth); every write
+    /// PVE accepts is recorded in `journal`.
+    pub fn connect(conn: &Connection, journal: WriteJournal) -> Result<PveClient> {
         let tls = tls_config(conn)?;
         let config = ureq::Agent::config_builder()
             .tls_config(tls)
@@ -166,7 +155,7 @@ impl PveClient {
             principal: conn.principal(),
             auth_header: (String::new(), String::new()),
             csrf_token: None,
-            journal: WriteJournal::default(),
+            journal,
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -211,7 +200,7 @@ impl PveClient {
         let Some(challenge) = challenge.get("ticket").and_then(Value::as_str) else {
             return Err(Error::Internal("POST /access/ticket asked for a second factor without a challenge".into()));
         };
-        let response = crate::auth::tfa_response(otp);
+        let response = tfa_response(otp);
         let body =
             form([("username", conn.user.as_str()), ("tfa-challenge", challenge), ("password", response.as_str())]);
         self.send(Method::Post, &ApiPath::new(["access", "ticket"]), &body).map_err(|e| match e {

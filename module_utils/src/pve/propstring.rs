@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::error::{clip, Error, Result};
-use crate::pveformat::{self, PveFormat, QUOTE_MAX};
+use crate::pve::pveformat::{self, PveFormat, QUOTE_MAX};
 
 /// The type of one key's value: decides validation (strict parse) and semantic comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

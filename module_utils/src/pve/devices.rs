@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::propstring::{parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED};
+use crate::pve::propstring::{
+    parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED,
+};
 
 /// `(prefix, highest index)` of the indexed disk keys (qemu-server Drive.pm `MAX_*_DISKS`).
 const DISK_BUSES: &[(&str, u32)] = &[("ide", 3), ("sata", 5), ("scsi", 30), ("virtio", 15), ("unused", 255)];
@@ -320,7 +322,7 @@ fn set<T>(slot: &mut Option<T>, value: Option<T>) -> bool {
 }
 
 fn set_bool(slot: &mut bool, value: &str) -> bool {
-    match crate::propstring::parse_boolean(value) {
+    match crate::pve::propstring::parse_boolean(value) {
         Some(b) => {
             *slot = b;
             true
@@ -355,10 +357,36 @@ pub fn parse_config_disks(config: &Map<String, Value>) -> Vec<Disk> {
     sorted_entries(config, is_disk_key).into_iter().filter_map(|(k, v)| Disk::parse(k, &v)).collect()
 }
 
+/// A config as `key: value` lines (what `--diff` shows) in natural key order (`net2` before `net10`), `digest` left out.
+pub fn config_text(config: &Map<String, Value>) -> String {
+    let mut keys: Vec<&String> = config.keys().filter(|k| k.as_str() != "digest").collect();
+    keys.sort_by(|a, b| natural_cmp(a, b));
+    let mut out = String::new();
+    for key in keys {
+        let value = match &config[key.as_str()] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        // A multi-line value (description) stays on one diff line per key.
+        out.push_str(&format!("{key}: {}\n", value.replace('\n', "\\n")));
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_text_is_sorted_naturally_without_digest() {
+        let m: serde_json::Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "net10": "virtio=BC:24:11:00:00:0A", "net2": "e1000", "cores": 2, "digest": "abc", "description": "a\nb"
+        }))
+        .unwrap();
+        assert_eq!(config_text(&m), "cores: 2\ndescription: a\\nb\nnet2: e1000\nnet10: virtio=BC:24:11:00:00:0A\n");
+    }
+
     use serde_json::json;
 
     #[test]

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::propstring::{PropertyString, AGENT, NET};
-use crate::pveconfig::{disk_bus, format_for_key, is_nic_key};
-use crate::vmconfig::VmConfig;
+use crate::pve::config::VmConfig;
+use crate::pve::devices::{disk_bus, format_for_key, is_nic_key};
+use crate::pve::propstring::{PropertyString, AGENT, NET};
 
 /// Keys written to the config at once on a running VM, whatever `hotplug` says
 /// (`$fast_plug_option`), with every `ipconfigN`.
