@@ -21,7 +21,8 @@ use crate::pve::journal::WriteJournal;
 use serde_json::{json, Map, Value};
 
 use crate::ansible::diff::Diff;
-use crate::ansible::spec::{self, ModuleSpec, Params};
+use crate::ansible::spec::{ModuleSpec, Params};
+use crate::ansible::validate;
 use crate::check::predictions::Predictions;
 use crate::error::{Error, Result};
 
@@ -245,7 +246,7 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
         Value::Object(m) => m.values().for_each(|i| collect_strings(i, out)),
         Value::Null => {}
-        other => out.push(spec::scalar_text(other)),
+        other => out.push(validate::scalar_text(other)),
     }
 }
 
@@ -265,9 +266,9 @@ pub fn execute(
         Err(e) => return (failure(&e, None, &Context::bare()), 1),
     };
     let mut no_log = raw_no_log_values(spec, &user, env);
-    let flag = |k: &str| internal.get(k).and_then(spec::parse_ansible_bool).unwrap_or(false);
+    let flag = |k: &str| internal.get(k).and_then(validate::parse_ansible_bool).unwrap_or(false);
 
-    let params = match spec::validate(spec, &user, env) {
+    let params = match validate::validate(spec, &user, env) {
         Ok(p) => p,
         Err(e) => {
             let result = failure(&e, None, &Context::bare());

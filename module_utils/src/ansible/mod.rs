@@ -4,3 +4,4 @@ pub mod connection;
 pub mod diff;
 pub mod docs;
 pub mod spec;
+pub mod validate;

@@ -248,7 +248,7 @@ impl Params {
         }
         if let Some(agent) = p.str("agent") {
             // Upstream: a boolean-looking value is sent as 0/1, anything else verbatim.
-            let value = match module_utils::ansible::spec::parse_ansible_bool(&Value::String(agent.to_string())) {
+            let value = match module_utils::ansible::validate::parse_ansible_bool(&Value::String(agent.to_string())) {
                 Some(b) if !agent.contains('=') => if b { "1" } else { "0" }.to_string(),
                 _ => agent.to_string(),
             };

@@ -30,7 +30,7 @@ fn params_from(args: Value) -> Result<Params> {
     raw.entry("api_user").or_insert(json!("ansible@pve"));
     raw.entry("api_token_id").or_insert(json!("automation"));
     raw.entry("api_token_secret").or_insert(json!("s3cret"));
-    let p = module_utils::ansible::spec::validate(&SPEC, &raw, &|_| None)?;
+    let p = module_utils::ansible::validate::validate(&SPEC, &raw, &|_| None)?;
     Params::from_spec(&p, &mut |_| {})
 }
 

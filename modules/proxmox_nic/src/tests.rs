@@ -238,7 +238,7 @@ fn spec_params(args: Value) -> module_utils::ansible::spec::Params {
     for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
         map.insert(k.into(), json!(v));
     }
-    module_utils::ansible::spec::validate(&SPEC, &map, &|_| None).unwrap()
+    module_utils::ansible::validate::validate(&SPEC, &map, &|_| None).unwrap()
 }
 
 #[test]

@@ -152,7 +152,7 @@ fn validate(
     spec: &module_utils::ansible::spec::ModuleSpec,
     m: &Map<String, Value>,
 ) -> Option<module_utils::ansible::spec::Params> {
-    module_utils::ansible::spec::validate(spec, m, &|_| None).ok()
+    module_utils::ansible::validate::validate(spec, m, &|_| None).ok()
 }
 
 fn named(msg: &str, option: &str) -> bool {

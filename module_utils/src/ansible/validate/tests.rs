@@ -1,4 +1,4 @@
-//! Unit tests of `spec`.
+//! Unit tests of `validate` (and of the spec declarations it reads).
 
 use super::*;
 use serde_json::json;
