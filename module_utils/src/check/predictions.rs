@@ -242,7 +242,7 @@ mod tests {
     use serde_json::json;
 
     fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ferro-checkplan-test-{name}-{}", std::process::id()));
+        let d = std::env::temp_dir().join(format!("ferro-predictions-test-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }

@@ -299,7 +299,7 @@ impl Params {
                 desired.insert(key.clone(), text);
             }
         }
-        // efidisk0 and tpmstate0 arrive validated by spec::validate against their sub-options
+        // efidisk0 and tpmstate0 arrive validated by ansible::validate against their sub-options
         // (storage required, choices, types; unset sub-options are null).
         if let Some(efi) = p.dict("efidisk0") {
             if p.str("bios") != Some("ovmf") {
