@@ -14,25 +14,28 @@
 
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+
+use crate::pve::journal::WriteJournal;
 
 use serde_json::{json, Map, Value};
 
-use crate::checkplan::CheckPlan;
-use crate::diff::Diff;
+use crate::ansible::diff::Diff;
+use crate::ansible::spec::{ModuleSpec, Params};
+use crate::ansible::validate;
+use crate::check::predictions::Predictions;
 use crate::error::{Error, Result};
-use crate::spec::{self, ModuleSpec, Params};
 
 /// What a module sees of its run: validated options and Ansible's flags.
 #[derive(Debug)]
 pub struct Context {
     pub params: Params,
     pub check_mode: bool,
-    /// In check mode, the predictions of the run's earlier tasks (`checkplan.rs`).
-    pub check_plan: Option<CheckPlan>,
+    /// In check mode, the predictions of the run's earlier tasks (`check::predictions`).
+    pub predictions: Option<Predictions>,
     pub diff_mode: bool,
     pub verbosity: u64,
-    /// The writes Proxmox accepted in this run; the client records into it (`client::connect`).
+    /// The writes Proxmox accepted in this run; the client records into it (`connect::connect`).
     pub journal: WriteJournal,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
@@ -48,7 +51,7 @@ impl Context {
         Context {
             params,
             check_mode,
-            check_plan: None,
+            predictions: None,
             diff_mode,
             verbosity: 0,
             journal: WriteJournal::default(),
@@ -126,84 +129,6 @@ impl Outcome {
     pub fn with_diff(mut self, diff: Option<Diff>) -> Self {
         self.diff = diff;
         self
-    }
-}
-
-/// The writes Proxmox VE accepted during one run, in order: every non-GET call that got a success
-/// answer (a config written, a task started), with what became of its task. Shared between the
-/// client that records it and the protocol layer that reports it (a clone is the same journal).
-#[derive(Debug, Clone, Default)]
-pub struct WriteJournal(Arc<Mutex<Vec<AcceptedWrite>>>);
-
-/// One accepted write: `PUT /nodes/pve1/qemu/100/config (net0)`, and its task if it started one.
-#[derive(Debug, Clone, PartialEq)]
-struct AcceptedWrite {
-    /// Method, path and the names (never the values) of the parameters sent.
-    call: String,
-    upid: Option<String>,
-    /// The task's exit status once it was seen to end.
-    ended: Option<String>,
-    /// The write's task ended without changing anything (`WriteJournal::changed_nothing`).
-    void: bool,
-}
-
-impl WriteJournal {
-    /// Record a write Proxmox answered with success. `answer` is its `data` (a UPID or null).
-    pub fn accepted(&self, method: &str, path: &str, names: &[&str], answer: &Value) {
-        let names: Vec<&str> = names.iter().copied().filter(|n| *n != "digest").collect();
-        let call = if names.is_empty() {
-            format!("{method} {path}")
-        } else {
-            format!("{method} {path} ({})", names.join(", "))
-        };
-        let upid = answer.as_str().filter(|s| s.starts_with("UPID:")).map(str::to_string);
-        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, void: false }));
-    }
-
-    /// The task `upid` ended with `exitstatus`.
-    pub fn task_ended(&self, upid: &str, exitstatus: &str) {
-        self.with(|writes| {
-            for w in writes.iter_mut().filter(|w| w.upid.as_deref() == Some(upid)) {
-                w.ended = Some(exitstatus.to_string());
-            }
-        });
-    }
-
-    /// The task `upid` is known to have failed before it wrote anything (a digest conflict,
-    /// which qemu-server checks before any change): it does not count as a change.
-    pub fn changed_nothing(&self, upid: &str) {
-        self.with(|writes| {
-            for w in writes.iter_mut().filter(|w| w.upid.as_deref() == Some(upid)) {
-                w.void = true;
-            }
-        });
-    }
-
-    /// Whether Proxmox accepted at least one write that may have changed something.
-    pub fn changed(&self) -> bool {
-        self.with(|writes| writes.iter().any(|w| !w.void))
-    }
-
-    /// The accepted writes, one line each: `POST /nodes/pve1/qemu/100/status/stop (task UPID:... ended OK)`.
-    pub fn lines(&self) -> Vec<String> {
-        self.with(|writes| {
-            writes
-                .iter()
-                .filter(|w| !w.void)
-                .map(|w| match (&w.upid, &w.ended) {
-                    (None, _) => w.call.clone(),
-                    (Some(u), None) => format!("{} (task {u} started)", w.call),
-                    (Some(u), Some(s)) if s == "OK" => format!("{} (task {u} ended OK)", w.call),
-                    (Some(u), Some(s)) => format!("{} (task {u} ended: {s})", w.call),
-                })
-                .collect()
-        })
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&mut Vec<AcceptedWrite>) -> T) -> T {
-        // A poisoned lock only means a panic elsewhere; the list itself is still whole.
-        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut guard)
     }
 }
 
@@ -321,7 +246,7 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
         Value::Object(m) => m.values().for_each(|i| collect_strings(i, out)),
         Value::Null => {}
-        other => out.push(spec::scalar_text(other)),
+        other => out.push(validate::scalar_text(other)),
     }
 }
 
@@ -341,9 +266,9 @@ pub fn execute(
         Err(e) => return (failure(&e, None, &Context::bare()), 1),
     };
     let mut no_log = raw_no_log_values(spec, &user, env);
-    let flag = |k: &str| internal.get(k).and_then(spec::parse_ansible_bool).unwrap_or(false);
+    let flag = |k: &str| internal.get(k).and_then(validate::parse_ansible_bool).unwrap_or(false);
 
-    let params = match spec::validate(spec, &user, env) {
+    let params = match validate::validate(spec, &user, env) {
         Ok(p) => p,
         Err(e) => {
             let result = failure(&e, None, &Context::bare());
@@ -354,8 +279,11 @@ pub fn execute(
     let mut ctx = Context::new(params, flag("_ansible_check_mode"), flag("_ansible_diff"));
     ctx.verbosity = internal.get("_ansible_verbosity").and_then(Value::as_u64).unwrap_or(0);
     if ctx.check_mode {
-        ctx.check_plan =
-            internal.get("_ferro_check_plan_dir").and_then(Value::as_str).filter(|d| !d.is_empty()).map(CheckPlan::new);
+        ctx.predictions = internal
+            .get("_ferro_check_plan_dir")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .map(Predictions::new);
     }
     let invocation = json!({"module_args": ctx.params.as_json()});
 
@@ -507,7 +435,7 @@ fn mask_str(s: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{Kind, OptionSpec, Support};
+    use crate::ansible::spec::{Kind, OptionSpec, Support};
 
     const OPTS: &[OptionSpec] = &[
         OptionSpec::new("what", Kind::Str, &["What to do."]),
@@ -518,7 +446,7 @@ mod tests {
         short_description: "t",
         description: &[],
         options: OPTS,
-        auth: false,
+        option_groups: &[],
         mutually_exclusive: &[],
         required_together: &[],
         required_one_of: &[],

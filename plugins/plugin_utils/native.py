@@ -196,7 +196,7 @@ class NativeModuleAction(ActionBase):
         self._update_module_args(name, args, task_vars)
         local = self._is_local()
         if self._task.check_mode and local:
-            # The run's check-mode plan (module_utils/src/checkplan.rs): inside ansible-core's
+            # The run's check-mode plan (module_utils/src/check/predictions.rs): inside ansible-core's
             # per-run local temp dir, so it is shared by this run's tasks and removed with it.
             args['_ferro_check_plan_dir'] = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
 

@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use module_utils::propstring::{parse_size, PropertyString, DRIVE, NET};
-use module_utils::spec::{validate, Params as SpecParams};
-use module_utils::vmconfig::VmConfig;
+use module_utils::ansible::spec::Params as SpecParams;
+use module_utils::ansible::validate::validate;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::propstring::{parse_size, PropertyString, DRIVE, NET};
 use serde_json::{json, Map, Value};
 
 const SAMPLES: usize = 15;

@@ -10,14 +10,16 @@ mod spec;
 
 use std::time::Duration;
 
-use module_utils::checkplan;
-use module_utils::client::{connect, form, Api};
-use module_utils::diff::Diff;
-use module_utils::propstring::parse_size;
+use module_utils::ansible::diff::Diff;
+use module_utils::check::predictions;
+use module_utils::connect::connect;
 use module_utils::protocol::{Context, Outcome};
-use module_utils::task::{as_upid, Waiter};
-use module_utils::vm::{require, VmResource};
-use module_utils::vmconfig::{self, VmConfig};
+use module_utils::pve::client::{form, Api};
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::devices::config_text;
+use module_utils::pve::propstring::parse_size;
+use module_utils::pve::resources::{require, VmResource};
+use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -32,19 +34,17 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let plan_dir = ctx.check_plan.clone();
-    let (vms, storages) = checkplan::cluster_vms_and_storages(&api, plan_dir.as_ref())?;
+    let plan_dir = ctx.predictions.clone();
+    let (vms, storages) = predictions::cluster_vms_and_storages(&api, plan_dir.as_ref())?;
     let vm = require(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
-    let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
+    let config = predictions::read_config(&api, vm, plan_dir.as_ref())?;
     let node_storages: Vec<_> = storages.into_iter().filter(|s| s.node == vm.node).collect();
     // Another writer between our read and our write: plan again from what it left.
-    vmconfig::retry_on_conflict(&api, vm, config, |config| {
-        converge(ctx, &api, &vms, vm, config, &node_storages, &params)
-    })
+    config::retry_on_conflict(&api, vm, config, |config| converge(ctx, &api, &vms, vm, config, &node_storages, &params))
 }
 
 /// Plan from `config` and, outside check mode, make the write.
@@ -54,13 +54,13 @@ fn converge(
     vms: &[VmResource],
     vm: &VmResource,
     config: &VmConfig,
-    node_storages: &[module_utils::vm::StorageResource],
+    node_storages: &[module_utils::pve::resources::StorageResource],
     params: &Params,
 ) -> Result<Outcome> {
-    let plan_dir = ctx.check_plan.clone();
+    let plan_dir = ctx.predictions.clone();
     let target = match params.target_vmid {
-        Some(t) => match module_utils::vm::resolve(vms, Some(t), None)? {
-            Some(tvm) => Some((tvm.clone(), checkplan::read_config(api, tvm, plan_dir.as_ref())?)),
+        Some(t) => match module_utils::pve::resources::resolve(vms, Some(t), None)? {
+            Some(tvm) => Some((tvm.clone(), predictions::read_config(api, tvm, plan_dir.as_ref())?)),
             None => None,
         },
         None => None,
@@ -79,9 +79,9 @@ fn converge(
     let changed = plan.action != Action::None;
     let (after, target_after, unused, pending, known) = if ctx.check_mode || !changed {
         if ctx.check_mode && changed {
-            checkplan::record_config(plan_dir.as_ref(), vm, &plan.after)?;
+            predictions::record_config(plan_dir.as_ref(), vm, &plan.after)?;
             if let (Some((tvm, _)), Some(t_after)) = (&target, &plan.target_after) {
-                checkplan::record_config(plan_dir.as_ref(), tvm, t_after)?;
+                predictions::record_config(plan_dir.as_ref(), tvm, t_after)?;
             }
         }
         (plan.after.clone(), plan.target_after.clone(), plan.unused.clone(), plan.pending, plan.volume_known)
@@ -99,8 +99,8 @@ fn converge(
         ));
     }
     let diff = Diff::config(
-        Some(&view(config, &params.disk)),
-        Some(&view(&after, &params.disk)),
+        Some(&config_text(&view(config, &params.disk))),
+        Some(&config_text(&view(&after, &params.disk))),
         &format!("VM {} {}", vm.vmid, params.disk),
     );
     // Where the drive is after the run: this VM, or the target of a reassign.
@@ -159,7 +159,7 @@ fn apply(
     let disk = params.disk.as_str();
     let waiter = Waiter::new(Duration::from_secs(params.timeout));
     let digest = config.digest.clone();
-    let with_digest = |mut f: module_utils::client::Form| {
+    let with_digest = |mut f: module_utils::pve::client::Form| {
         if let Some(d) = &digest {
             f.push(("digest".into(), d.clone()));
         }
@@ -183,7 +183,7 @@ fn apply(
                 warnings.extend(waiter.wait(api, upid).map_err(|e| e.context(&context))?.warnings);
             }
             // The resize changed the config: its new digest guards the second write.
-            let resized = vmconfig::read(api, vm)?;
+            let resized = config::read(api, vm)?;
             let mut body = form([(disk, pending.as_str())]);
             if let Some(d) = &resized.digest {
                 body.push(("digest".into(), d.clone()));
@@ -206,9 +206,9 @@ fn apply(
         let done = waiter.wait(api, upid)?;
         warnings.extend(done.warnings);
     }
-    let after = vmconfig::read(api, vm)?;
+    let after = config::read(api, vm)?;
     let target_after = match target {
-        Some(t) => Some(vmconfig::read(api, t)?),
+        Some(t) => Some(config::read(api, t)?),
         None => None,
     };
     // The unusedN that holds the volume this run took out of use.

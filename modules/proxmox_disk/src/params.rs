@@ -1,10 +1,10 @@
 //! proxmox_disk's validated task: what upstream leaves to PVE is checked here, before any call.
 
+use module_utils::ansible::spec::Kind;
 use module_utils::error::clip;
-use module_utils::propstring::{parse_gib_or_size, DRIVE};
-use module_utils::pveconfig::disk_bus;
-use module_utils::pveformat::{check_option, PveFormat};
-use module_utils::spec::Kind;
+use module_utils::pve::devices::disk_bus;
+use module_utils::pve::propstring::{parse_gib_or_size, DRIVE};
+use module_utils::pve::pveformat::{check_option, PveFormat};
 use module_utils::{Error, Result};
 
 use crate::spec::DRIVE_OPTIONS;
@@ -129,7 +129,7 @@ fn parse_size_option(text: &str, state: State) -> Result<SizeRequest> {
 }
 
 impl Params {
-    pub fn from_spec(p: &module_utils::spec::Params) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Params) -> Result<Params> {
         let disk = p.str("disk").unwrap_or_default().to_string();
         let bus = check_disk_key(&disk)?;
         let state = match p.str("state") {

@@ -8,18 +8,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use module_utils::client::Form;
-use module_utils::propstring::{format_size, parse_size, PropertyString};
-use module_utils::pveconfig::{format_for_key, volume_storage};
-use module_utils::vm::StorageResource;
-use module_utils::vmconfig::VmConfig;
+use module_utils::pve::client::Form;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{format_for_key, volume_storage};
+use module_utils::pve::hotplug;
+use module_utils::pve::propstring::{format_size, parse_size, PropertyString};
+use module_utils::pve::resources::StorageResource;
 use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};
-
-/// Drive options whose change on a running VM waits for the next start (QemuServer.pm
-/// `vmconfig_update_disk`, docs/pve-semantics.md §6).
-const COLD_OPTIONS: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
 
 const GIB: u64 = 1 << 30;
 
@@ -172,14 +169,6 @@ fn add_unused(config: &mut VmConfig, volume: &str) -> Option<String> {
     Some(key)
 }
 
-fn hotplug_disk(world: &World) -> bool {
-    world.config.hotplug().allows("disk")
-}
-
-fn is_scsi_or_virtio(bus: &str) -> bool {
-    matches!(bus, "scsi" | "virtio")
-}
-
 /// The size text PVE allocates from `STORAGE:N` (N GiB, fractions allowed).
 fn gib_text(bytes: u64) -> String {
     if bytes % GIB == 0 {
@@ -294,7 +283,11 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         }
         let value = desired.to_checked_string()?;
         let applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
-        let pending = world.running && update_waits(params.bus, applied.as_ref(), &desired, world);
+        // A drive with only a pending value so far stays pending; otherwise PVE's hot-plug rule decides.
+        let pending = world.running
+            && applied
+                .as_ref()
+                .is_none_or(|a| hotplug::drive_update_waits(&world.config.hotplug(), params.bus, a, &desired));
         let mut after = world.config.with_change(disk, Some(&value), pending);
         let mut unused = None;
         // A CD-ROM medium or a volume swapped in place: the old one is not registered unused,
@@ -386,9 +379,7 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
 
     let applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
     let pending = world.running
-        && (matches!(params.bus, "efidisk" | "tpmstate" | "ide" | "sata")
-            || !hotplug_disk(world)
-            || !is_scsi_or_virtio(params.bus))
+        && hotplug::drive_plug_waits(&world.config.hotplug(), params.bus)
         && !(params.iso_image.is_some() && applied.as_ref().is_some_and(|a| a.get("media") == Some("cdrom")));
     let mut after = world.config.with_change(disk, Some(&stored), pending);
     let mut unused = None;
@@ -406,24 +397,6 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         ));
     }
     Ok(Plan { action: Action::SetDrive(send), msg, warnings, after, target_after: None, pending, unused, volume_known })
-}
-
-/// Whether changing an existing drive from `applied` to `desired` waits for the next start.
-fn update_waits(bus: &str, applied: Option<&PropertyString>, desired: &PropertyString, world: &World) -> bool {
-    let Some(applied) = applied else {
-        // Only a pending value so far: it stays pending.
-        return true;
-    };
-    if matches!(bus, "efidisk" | "tpmstate") {
-        return true;
-    }
-    if applied.get("media") == Some("cdrom") {
-        return false;
-    }
-    if applied.get("file") != desired.get("file") {
-        return !hotplug_disk(world);
-    }
-    applied.differences(desired).iter().any(|k| COLD_OPTIONS.contains(&k.as_str()))
 }
 
 /// A drive whose pending change keeps its volume (only options differ): (applied, pending).
@@ -551,7 +524,7 @@ fn plan_remove(params: &Params, world: &World, current: Option<PropertyString>, 
     // unusedN are freed at once; drives on a running VM only with disk hotplug, scsi/virtio (§11).
     let pending = params.bus != "unused"
         && world.running
-        && (!hotplug_disk(world) || !is_scsi_or_virtio(params.bus))
+        && hotplug::drive_plug_waits(&world.config.hotplug(), params.bus)
         && world.config.current.contains_key(disk);
     let mut after = world.config.with_change(disk, None, pending);
     if pending && destroy {

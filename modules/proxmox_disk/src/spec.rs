@@ -1,6 +1,7 @@
 //! proxmox_disk's options and documentation: the source of plugins/modules/proxmox_disk.py.
 
-use module_utils::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
+use module_utils::ansible::connection::CONNECTION;
+use module_utils::ansible::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
 
 /// Drive options: (option name, PVE key, kind). The option names are community.proxmox's; the
 /// PVE key is the same except where noted.
@@ -139,7 +140,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "On a running VM, Proxmox VE applies some changes only at the next start (a new C(ide)/C(sata) disk, C(efidisk0), C(tpmstate0), or a change of C(cache), C(aio), C(discard), C(iothread), C(ssd), C(ro), C(queues); any disk change without C(disk) hotplug): the module then returns RV(pending) and RV(reboot_required) and warns.",
     ],
     options: OPTIONS,
-    auth: true,
+    option_groups: &[&CONNECTION],
     mutually_exclusive: &[
         &["target_vmid", "target_storage"],
         &["mbps", "mbps_rd"],

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::vm::StorageResource;
+use module_utils::pve::resources::StorageResource;
 use serde_json::{json, Map, Value};
 
 use super::*;
@@ -34,7 +34,7 @@ fn params(args: Value) -> Params {
     if !map.contains_key("name") {
         map.entry("vmid").or_insert(json!(100));
     }
-    let p = module_utils::spec::validate(&SPEC, &map, &|_| None).unwrap();
+    let p = module_utils::ansible::validate::validate(&SPEC, &map, &|_| None).unwrap();
     Params::from_spec(&p).unwrap()
 }
 
@@ -457,7 +457,7 @@ fn bad_values_are_refused_before_any_call() {
         for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
             map.insert(k.into(), json!(v));
         }
-        let p = module_utils::spec::validate(&SPEC, &map, &|_| None).unwrap();
+        let p = module_utils::ansible::validate::validate(&SPEC, &map, &|_| None).unwrap();
         let got = Params::from_spec(&p).map(|_| ()).unwrap_err().to_string();
         assert_eq!(got, want, "args {args}");
     }

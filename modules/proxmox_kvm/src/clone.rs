@@ -52,7 +52,7 @@ impl Run<'_> {
         } else {
             let newid = self.clone_with_retry(&source, &c, &name)?;
             let vm = self.wait_unlocked(newid)?;
-            let config = vmconfig::read(self.api, &vm)?;
+            let config = config::read(self.api, &vm)?;
             let conv = converge(&config, &self.p.desired);
             let (_, after) = self.apply_changes(&vm, &config, &conv)?;
             (newid, vm, after)
@@ -111,9 +111,9 @@ impl Run<'_> {
         let deadline = Instant::now() + Duration::from_secs(self.p.timeout);
         let mut pause = Duration::from_millis(50);
         loop {
-            let vms = module_utils::vm::cluster_vms(self.api)?;
+            let vms = module_utils::pve::resources::cluster_vms(self.api)?;
             if let Some(vm) = vms.into_iter().find(|v| v.vmid == vmid) {
-                let config = vmconfig::read(self.api, &vm)?;
+                let config = config::read(self.api, &vm)?;
                 if !config.current.contains_key("lock") {
                     return Ok(vm);
                 }

@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
-use module_utils::pveconfig::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
-use module_utils::vmconfig::{Hotplug, VmConfig};
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
+use module_utils::pve::hotplug::{is_cdrom, stays_pending, Hotplug};
+use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
 
 use crate::params::{is_drive_key, url_decode};
@@ -112,7 +113,7 @@ fn tag_set(text: &str) -> Vec<String> {
     tags
 }
 
-fn propstring_equal(format: &'static module_utils::propstring::Format, current: Option<&str>, want: &str) -> bool {
+fn propstring_equal(format: &'static module_utils::pve::propstring::Format, current: Option<&str>, want: &str) -> bool {
     let cur = match current {
         Some(c) => PropertyString::parse_lenient(format, c).ok(),
         None => Some(PropertyString::new(format)),
@@ -181,10 +182,6 @@ fn is_cloudinit_request(file: &str) -> Option<Option<&str>> {
     }
 }
 
-fn is_cdrom(ps: &PropertyString) -> bool {
-    ps.get("media") == Some("cdrom") || matches!(ps.get("file"), Some("none" | "cdrom"))
-}
-
 /// Compare a drive (`ideN`, `sataN`, `scsiN`, `virtioN`, `efidisk0`, `tpmstate0`).
 pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome {
     let Some(format) = format_for_key(key) else {
@@ -243,7 +240,7 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
                     return DriveOutcome::Refuse(format!(
                         "{key} has size {}, the task asks for {}: change disk sizes with {disk_tool} (state: resized; disks only grow)",
                         cur.get("size").unwrap_or("?"),
-                        module_utils::propstring::format_size(w)
+                        module_utils::pve::propstring::format_size(w)
                     ));
                 }
             }
@@ -316,107 +313,6 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
         }
     }
     out
-}
-
-const FASTPLUG: &[&str] = &[
-    "description",
-    "hookscript",
-    "lock",
-    "migrate_downtime",
-    "migrate_speed",
-    "name",
-    "onboot",
-    "protection",
-    "shares",
-    "startup",
-    "tags",
-    "vmstatestorage",
-    "citype",
-    "ciuser",
-    "cipassword",
-    "ciupgrade",
-    "cicustom",
-    "searchdomain",
-    "nameserver",
-    "sshkeys",
-];
-const NET_REPLUG: &[&str] = &["model", "macaddr", "queues", "mtu"];
-const DISK_COLD: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
-
-/// Whether PVE leaves this write pending on a VM in this state (QemuServer.pm
-/// `vmconfig_hotplug_pending`; docs/pve-semantics.md §6).
-pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool, config: &VmConfig) -> bool {
-    if !running {
-        return false;
-    }
-    let hotplug = config.hotplug();
-    if FASTPLUG.contains(&key) || key.starts_with("ipconfig") {
-        return false;
-    }
-    let has = |text: &str, feature: &str| text.contains(feature);
-    match key {
-        "hotplug" => {
-            let old = config.current.get("hotplug").map(String::as_str).unwrap_or("");
-            return has(old, "cpu") || has(old, "memory") || has(after, "cpu") || has(after, "memory");
-        }
-        "tablet" => return !hotplug.allows("usb"),
-        "vcpus" => return !hotplug.allows("cpu"),
-        "memory" => return !hotplug.allows("memory"),
-        "cpuunits" | "cpulimit" => return false,
-        "balloon" => {
-            let old = before.unwrap_or("");
-            let toggles = (old != "0" && after == "0") || (old == "0" && after != "0");
-            return toggles;
-        }
-        "agent" => {
-            let strip = |t: &str| {
-                PropertyString::parse_lenient(&AGENT, t).ok().map(|mut p| {
-                    p.remove("fstrim_cloned_disks");
-                    p
-                })
-            };
-            return match (strip(before.unwrap_or("0")), strip(after)) {
-                (Some(a), Some(b)) => !a.semantically_equal(&b),
-                _ => true,
-            };
-        }
-        _ => {}
-    }
-    if key.starts_with("usb") {
-        let ostype = config.get("ostype").unwrap_or("other");
-        return !(hotplug.allows("usb") && matches!(ostype, "l26" | "win8" | "win10" | "win11"));
-    }
-    if is_nic_key(key) {
-        let Some(before) = before else { return !hotplug.allows("network") };
-        let (Ok(b), Ok(a)) = (PropertyString::parse_lenient(&NET, before), PropertyString::parse_lenient(&NET, after))
-        else {
-            return !hotplug.allows("network");
-        };
-        let replug = b.differences(&a).iter().any(|k| NET_REPLUG.contains(&k.as_str()))
-            || b.get("bridge").is_some() != a.get("bridge").is_some();
-        return replug && !hotplug.allows("network");
-    }
-    if is_drive_key(key) {
-        if matches!(key, "efidisk0" | "tpmstate0") || after.contains("cloudinit") {
-            return true;
-        }
-        let Some(format) = format_for_key(key) else { return true };
-        return match before.map(|b| PropertyString::parse_lenient(format, b)) {
-            None => !(hotplug.allows("disk") && (key.starts_with("scsi") || key.starts_with("virtio"))),
-            Some(Ok(b)) => {
-                let Ok(a) = PropertyString::parse_lenient(format, after) else { return true };
-                if is_cdrom(&b) {
-                    return false;
-                }
-                if b.get("file") != a.get("file") {
-                    return !hotplug.allows("disk");
-                }
-                b.differences(&a).iter().any(|k| DISK_COLD.contains(&k.as_str()))
-            }
-            Some(Err(_)) => true,
-        };
-    }
-    true
 }
 
 /// The config after the changes, as PVE will hold it: each write applied or left pending.

@@ -4,7 +4,7 @@
 //! Pipeline: `Params::from_spec` (validation, the task's config as PVE keys) → per state, a
 //! read of what exists → the pure comparison in `compare.rs` (what to write, what is refused,
 //! what stays pending) → in check mode the prediction (recorded in the check-mode plan for the
-//! later tasks of the run), otherwise the writes, each task waited for through `task::Waiter`.
+//! later tasks of the run), otherwise the writes, each task waited for through `tasks::Waiter`.
 //! Diffs are computed from the plan, not from the read-back, so check and real runs show the
 //! same diff by construction.
 
@@ -17,22 +17,22 @@ mod spec;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use module_utils::checkplan::{self, CheckPlan, PredictedVm};
-use module_utils::client::{connect, form, Api, ApiPath, Form};
-use module_utils::diff::Diff;
-use module_utils::propstring::{PropertyString, NET};
+use module_utils::ansible::diff::Diff;
+use module_utils::check::predictions::{self, PredictedVm, Predictions};
+use module_utils::connect::connect;
 use module_utils::protocol::{Context, Outcome};
-use module_utils::pveconfig::Disk;
-use module_utils::pveconfig::{format_for_key, is_nic_key};
-use module_utils::task::{as_upid, Waiter};
-use module_utils::vm::{require, resolve, StorageResource, VmResource};
-use module_utils::vmconfig::{self, VmConfig};
+use module_utils::pve::client::{form, Api, ApiPath, Form};
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::devices::config_text;
+use module_utils::pve::devices::Disk;
+use module_utils::pve::devices::{format_for_key, is_nic_key};
+use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::resources::{require, resolve, StorageResource, VmResource};
+use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
-pub use compare::{
-    converge, drive_value, nic_value, predict, scalar_equal, stays_pending, Change, Converge, DriveOutcome, Refusal,
-};
+pub use compare::{converge, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal};
 pub use params::{CloneOpts, Params, State};
 pub use spec::SPEC;
 
@@ -90,7 +90,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let plan = ctx.check_plan.clone();
+    let plan = ctx.predictions.clone();
     let mut run = Run { ctx, api: &api, p: &params, plan: plan.as_ref() };
     run.dispatch()
 }
@@ -99,7 +99,7 @@ struct Run<'a> {
     ctx: &'a mut Context,
     api: &'a dyn Api,
     p: &'a Params,
-    plan: Option<&'a CheckPlan>,
+    plan: Option<&'a Predictions>,
 }
 
 /// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
@@ -132,7 +132,7 @@ fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
 /// `netN` → MAC of every NIC that has one.
 pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
     let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pveconfig::natural_cmp(a, b));
+    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
     keys.into_iter()
         .filter_map(|k| {
             let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
@@ -144,7 +144,7 @@ pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
 /// Disk key → volume of every drive.
 pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
     let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pveconfig::natural_cmp(a, b));
+    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
     keys.into_iter()
         .filter_map(|k| {
             let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
@@ -240,7 +240,7 @@ impl Run<'_> {
     }
 
     /// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
-    /// `node` lacks (`vm::require_bridge`); the node's bridges are read once, only when needed.
+    /// `node` lacks (`resources::require_bridge`); the node's bridges are read once, only when needed.
     fn require_bridges<'k>(&self, node: &str, values: impl IntoIterator<Item = (&'k str, &'k str)>) -> Result<()> {
         let mut bridges: Option<Vec<String>> = None;
         for (key, value) in values {
@@ -250,9 +250,9 @@ impl Run<'_> {
             let nic = PropertyString::parse_lenient(&NET, value).ok();
             let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
             if bridges.is_none() {
-                bridges = Some(module_utils::vm::node_bridges(self.api, node)?);
+                bridges = Some(module_utils::pve::resources::node_bridges(self.api, node)?);
             }
-            module_utils::vm::require_bridge(
+            module_utils::pve::resources::require_bridge(
                 bridges.as_deref().unwrap_or_default(),
                 bridge,
                 node,
@@ -263,11 +263,11 @@ impl Run<'_> {
     }
 
     fn vms(&self) -> Result<Vec<VmResource>> {
-        checkplan::cluster_vms(self.api, self.plan)
+        predictions::cluster_vms(self.api, self.plan)
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
-        checkplan::read_config(self.api, vm, self.plan)
+        predictions::read_config(self.api, vm, self.plan)
     }
 
     fn skiplock(&self, f: &mut Form) {
@@ -279,7 +279,7 @@ impl Run<'_> {
     /// The power state: from the check-mode plan when an earlier task predicted it, else from
     /// `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if checkplan::is_predicted(vm) || self.plan.and_then(|p| p.get(vm.vmid)).is_some() {
+        if predictions::is_predicted(vm) || self.plan.and_then(|p| p.get(vm.vmid)).is_some() {
             return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
         }
         let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
@@ -295,7 +295,8 @@ impl Run<'_> {
             .api
             .get(&ApiPath::new(["cluster", "nextid"]), &Vec::new())
             .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
-        module_utils::vm::lenient_u64(Some(&v)).ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
+        module_utils::pve::resources::lenient_u64(Some(&v))
+            .ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
     }
 
     /// The vmid a check-mode create would get: PVE's next free id, skipping ids that earlier
@@ -371,9 +372,9 @@ impl Run<'_> {
     }
 
     fn diff(&self, vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff {
-        let b = before.map(|c| config_map(&c.effective()));
-        let a = after.map(|c| config_map(&c.effective()));
-        Diff::config(b.as_ref(), a.as_ref(), &format!("VM {vmid}"))
+        let b = before.map(|c| config_text(&config_map(&c.effective())));
+        let a = after.map(|c| config_text(&config_map(&c.effective())));
+        Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
     }
 
     fn require_qemu(vm: &VmResource) -> Result<()> {
@@ -405,7 +406,7 @@ impl Run<'_> {
     }
 
     /// Plan and write from `config`; on a digest conflict plan again from a fresh read
-    /// (`vmconfig::retry_on_conflict`), unless the task gave its own `digest`: then the conflict is
+    /// (`config::retry_on_conflict`), unless the task gave its own `digest`: then the conflict is
     /// the answer it asked for.
     fn converging(
         &mut self,
@@ -417,7 +418,7 @@ impl Run<'_> {
             return from(self, &config);
         }
         let api = self.api;
-        vmconfig::retry_on_conflict(api, vm, config, |config| from(self, config))
+        config::retry_on_conflict(api, vm, config, |config| from(self, config))
     }
 
     fn existing_from(&mut self, vm: &VmResource, apply: bool, config: &VmConfig) -> Result<Outcome> {
@@ -481,10 +482,10 @@ impl Run<'_> {
             let mut body: Form = conv.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
             self.skiplock(&mut body);
             let digest = self.p.digest.clone().or_else(|| config.digest.clone());
-            vmconfig::write(self.api, vm, body, digest.as_deref()).map_err(|e| {
+            config::write(self.api, vm, body, digest.as_deref()).map_err(|e| {
                 e.context(&format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid))
             })?;
-            vmconfig::read(self.api, vm)?
+            config::read(self.api, vm)?
         };
         let pending: Vec<&str> = conv.changes.iter().map(|c| c.key.as_str()).filter(|k| after.is_pending(k)).collect();
         if !pending.is_empty() {
@@ -528,7 +529,7 @@ impl Run<'_> {
         } else {
             let vmid = self.create_with_retry(&node)?;
             let vm = resource(vmid, name.as_deref(), &node, "stopped");
-            (vmid, vmconfig::read(self.api, &vm)?)
+            (vmid, config::read(self.api, &vm)?)
         };
         let label = if label.is_empty() { vmid.to_string() } else { label };
         let vm = resource(vmid, name.as_deref(), &node, "stopped");
@@ -571,43 +572,6 @@ impl Run<'_> {
     }
 
     // -------------------------------------------------------------------- clone
-}
-
-/// Whether deleting `key` on a running VM waits for the next start (docs/pve-semantics.md §6; deletions hot-unplug
-/// like additions).
-fn stays_pending_delete(key: &str, config: &VmConfig) -> bool {
-    let hotplug = config.hotplug();
-    if is_nic_key(key) {
-        return !hotplug.allows("network");
-    }
-    if key.starts_with("scsi") || key.starts_with("virtio") {
-        return !hotplug.allows("disk");
-    }
-    !(matches!(
-        key,
-        "description"
-            | "hookscript"
-            | "lock"
-            | "migrate_downtime"
-            | "migrate_speed"
-            | "name"
-            | "onboot"
-            | "protection"
-            | "shares"
-            | "startup"
-            | "tags"
-            | "vmstatestorage"
-            | "citype"
-            | "ciuser"
-            | "cipassword"
-            | "ciupgrade"
-            | "cicustom"
-            | "searchdomain"
-            | "nameserver"
-            | "sshkeys"
-            | "cpuunits"
-            | "cpulimit"
-    ) || key.starts_with("ipconfig"))
 }
 
 #[cfg(test)]

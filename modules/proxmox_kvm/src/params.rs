@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::client::percent_encode;
 use module_utils::error::clip;
-use module_utils::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
-use module_utils::pveconfig::{disk_bus, format_for_key};
-use module_utils::pveformat::{check_option, PveFormat};
+use module_utils::pve::client::percent_encode;
+use module_utils::pve::devices::{disk_bus, format_for_key};
+use module_utils::pve::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
+use module_utils::pve::pveformat::{check_option, PveFormat};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -199,7 +199,7 @@ fn split_list(text: &str) -> Vec<String> {
 
 impl Params {
     /// Check and convert the spec-validated options. `warn` receives warnings.
-    pub fn from_spec(p: &module_utils::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
         // Upstream treats vmid 0 as unset.
         let vmid = match p.int("vmid") {
             Some(0) | None => None,
@@ -248,7 +248,7 @@ impl Params {
         }
         if let Some(agent) = p.str("agent") {
             // Upstream: a boolean-looking value is sent as 0/1, anything else verbatim.
-            let value = match module_utils::spec::parse_ansible_bool(&Value::String(agent.to_string())) {
+            let value = match module_utils::ansible::validate::parse_ansible_bool(&Value::String(agent.to_string())) {
                 Some(b) if !agent.contains('=') => if b { "1" } else { "0" }.to_string(),
                 _ => agent.to_string(),
             };
@@ -299,7 +299,7 @@ impl Params {
                 desired.insert(key.clone(), text);
             }
         }
-        // efidisk0 and tpmstate0 arrive validated by spec::validate against their sub-options
+        // efidisk0 and tpmstate0 arrive validated by ansible::validate against their sub-options
         // (storage required, choices, types; unset sub-options are null).
         if let Some(efi) = p.dict("efidisk0") {
             if p.str("bios") != Some("ovmf") {

@@ -59,7 +59,7 @@ impl Run<'_> {
             let answer = self.api.delete(&vm.path(), &query).map_err(|e| e.context(&context))?;
             self.wait(&answer, 0).map_err(|e| e.context(&context))?;
             // The task ended OK: make sure the VM is really gone before saying so.
-            let still = module_utils::vm::cluster_vms(self.api)?.into_iter().any(|v| v.vmid == vm.vmid);
+            let still = module_utils::pve::resources::cluster_vms(self.api)?.into_iter().any(|v| v.vmid == vm.vmid);
             if still {
                 return Err(Error::failed(format!(
                     "the removal task of VM {} ended, but the VM still exists",
@@ -179,7 +179,7 @@ impl Run<'_> {
                         context.push_str(" (with force: true it is stopped hard after the timeout)");
                     }
                     self.post_and_wait(&path.join(["status", verb]), body, extra).map_err(|e| e.context(&context))?;
-                    vmconfig::read(self.api, &vm)?
+                    config::read(self.api, &vm)?
                 };
                 Ok(self.outcome(true, msg, &vm, Some(&after), Some(now.resource_status()), Some(next)))
             }
@@ -236,7 +236,7 @@ impl Run<'_> {
             }
             self.post_and_wait(&vm.path().join(["template"]), Vec::new(), 0)
                 .map_err(|e| e.context(&format!("conversion of VM {} to template failed", vm.vmid)))?;
-            after = vmconfig::read(self.api, &vm)?;
+            after = config::read(self.api, &vm)?;
         }
         Ok(self
             .outcome(
@@ -279,7 +279,7 @@ impl Run<'_> {
         let mut predicted = config.clone();
         for k in &keys {
             if param == "delete" {
-                let pending = running && stays_pending_delete(k, config);
+                let pending = running && module_utils::pve::hotplug::delete_waits(&config.hotplug(), k);
                 predicted = predicted.with_change(k, None, pending);
             } else {
                 predicted.pending.remove(k);
@@ -293,9 +293,9 @@ impl Run<'_> {
             let mut body = form([(param, keys.join(","))]);
             self.skiplock(&mut body);
             let digest = self.p.digest.clone().or_else(|| config.digest.clone());
-            vmconfig::write(self.api, &vm, body, digest.as_deref())
+            config::write(self.api, &vm, body, digest.as_deref())
                 .map_err(|e| e.context(&format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid)))?;
-            vmconfig::read(self.api, &vm)?
+            config::read(self.api, &vm)?
         };
         Ok(self
             .outcome(true, msg, &vm, Some(&after), Some(&vm.status), Some(listed_power(&vm)))
@@ -303,7 +303,7 @@ impl Run<'_> {
     }
 
     pub(crate) fn migrate(&mut self) -> Result<Outcome> {
-        let (vms, storages) = checkplan::cluster_vms_and_storages(self.api, self.plan)?;
+        let (vms, storages) = predictions::cluster_vms_and_storages(self.api, self.plan)?;
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;

@@ -4,7 +4,8 @@
 //! choices, defaults and constraints; the deliberate differences (timeout, update_unsafe,
 //! validate_certs) are documented on the options themselves.
 
-use module_utils::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
+use module_utils::ansible::connection::CONNECTION;
+use module_utils::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
 
 const STATES: &[&str] =
     &["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"];
@@ -190,7 +191,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows the VM config before and after; an existing VM is compared with the task semantically instead of being reported as already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source; every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac) is returned on every path.",
     ],
     options: OPTIONS,
-    auth: true,
+    option_groups: &[&CONNECTION],
     // (delete|revert|clone, update) are checked in params.rs for update=true only: the action
     // plugin hands the binary every default, so a defaulted update: false would count as set.
     mutually_exclusive: &[&["delete", "revert"], &["clone", "delete"], &["clone", "revert"]],

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use module_utils::pve::hotplug::stays_pending;
+
 use super::*;
 
 const MAC: &str = "BC:24:11:0A:01:00";
@@ -28,7 +30,7 @@ fn params_from(args: Value) -> Result<Params> {
     raw.entry("api_user").or_insert(json!("ansible@pve"));
     raw.entry("api_token_id").or_insert(json!("automation"));
     raw.entry("api_token_secret").or_insert(json!("s3cret"));
-    let p = module_utils::spec::validate(&SPEC, &raw, &|_| None)?;
+    let p = module_utils::ansible::validate::validate(&SPEC, &raw, &|_| None)?;
     Params::from_spec(&p, &mut |_| {})
 }
 
@@ -170,7 +172,7 @@ fn cases() -> Vec<Case> {
                 ("description", "hello\n"),
             ]),
             desired: desired(&[
-                ("sshkeys", &module_utils::client::percent_encode("ssh-ed25519 AAAA me@host")),
+                ("sshkeys", &module_utils::pve::client::percent_encode("ssh-ed25519 AAAA me@host")),
                 ("tags", "b;a"),
                 ("description", "hello"),
             ]),
@@ -393,8 +395,8 @@ fn params_reject_what_pve_would_reject() {
 #[test]
 fn url_encoding_round_trips() {
     let keys = "ssh-ed25519 AAAA+/= me@host\nssh-rsa BBBB you@there";
-    assert_eq!(params::url_decode(&module_utils::client::percent_encode(keys)), keys);
-    assert_eq!(module_utils::client::percent_encode("a b/c"), "a%20b%2Fc");
+    assert_eq!(params::url_decode(&module_utils::pve::client::percent_encode(keys)), keys);
+    assert_eq!(module_utils::pve::client::percent_encode("a b/c"), "a%20b%2Fc");
 }
 
 #[test]

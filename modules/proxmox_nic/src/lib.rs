@@ -6,15 +6,17 @@
 
 mod spec;
 
-use module_utils::checkplan;
-use module_utils::client::{connect, form, Api};
-use module_utils::diff::Diff;
+use module_utils::ansible::diff::Diff;
+use module_utils::check::predictions;
+use module_utils::connect::connect;
 use module_utils::error::clip;
-use module_utils::propstring::{normalize_mac, PropertyString, NET};
 use module_utils::protocol::{Context, Outcome};
-use module_utils::pveformat::{check_option, PveFormat};
-use module_utils::vm::{require, VmResource};
-use module_utils::vmconfig::{self, Hotplug, VmConfig};
+use module_utils::pve::client::{form, Api};
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::hotplug::nic_change_waits;
+use module_utils::pve::propstring::{normalize_mac, PropertyString, NET};
+use module_utils::pve::pveformat::{check_option, PveFormat};
+use module_utils::pve::resources::{require, VmResource};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -23,10 +25,6 @@ pub use spec::SPEC;
 /// The NIC options this module manages; any other option of an existing NIC is kept.
 const MANAGED_KEYS: &[&str] =
     &["model", "macaddr", "bridge", "tag", "trunks", "firewall", "link_down", "mtu", "queues", "rate"];
-
-/// Changing one of these on a running VM needs `network` hotplug (unplug + replug); the others
-/// apply live (qemu-server QemuServer.pm `vmconfig_update_net`, docs/pve-semantics.md §6).
-const REPLUG_KEYS: &[&str] = &["model", "macaddr", "queues", "mtu"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -57,7 +55,7 @@ pub struct Params {
 
 impl Params {
     /// Check what upstream leaves to PVE, before any call. `warn` receives warnings.
-    pub fn from_spec(p: &module_utils::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
         let interface = p.str("interface").unwrap_or_default().to_string();
         let index_ok = interface
             .strip_prefix("net")
@@ -219,29 +217,6 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Result
     Ok(nic)
 }
 
-/// Whether PVE will leave this NIC change pending on a VM in this power state (§6).
-pub fn predict_pending(
-    running: bool,
-    hotplug: &Hotplug,
-    before: Option<&PropertyString>,
-    after: Option<&PropertyString>,
-) -> bool {
-    if !running {
-        return false;
-    }
-    let needs_network_hotplug = match (before, after) {
-        (None, None) => false,
-        (None, Some(_)) | (Some(_), None) => true,
-        (Some(b), Some(a)) => {
-            let changed = b.differences(a);
-            let bridge_mode_changed = b.get("bridge").is_some() != a.get("bridge").is_some();
-            bridge_mode_changed
-                || changed.iter().any(|k| REPLUG_KEYS.contains(&k.as_str()) || !MANAGED_KEYS.contains(&k.as_str()))
-        }
-    };
-    needs_network_hotplug && !hotplug.allows("network")
-}
-
 /// Plan the task against the VM's config. Pure.
 pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
     let iface = params.interface.as_str();
@@ -263,7 +238,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
                 action: Action::Delete,
                 before: before_text,
                 after: None,
-                pending: predict_pending(running, &config.hotplug(), applied.as_ref(), None),
+                pending: running && nic_change_waits(&config.hotplug(), applied.as_ref(), None),
             },
         }),
         State::Present => {
@@ -278,7 +253,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
                     });
                 }
             }
-            let pending = predict_pending(running, &config.hotplug(), applied.as_ref(), Some(&desired));
+            let pending = running && nic_change_waits(&config.hotplug(), applied.as_ref(), Some(&desired));
             let value = desired.to_checked_string()?;
             Ok(Plan { action: Action::Set(value.clone()), before: before_text, after: Some(value), pending })
         }
@@ -292,25 +267,30 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let plan_dir = ctx.check_plan.clone();
-    let vms = checkplan::cluster_vms(&api, plan_dir.as_ref())?;
+    let plan_dir = ctx.predictions.clone();
+    let vms = predictions::cluster_vms(&api, plan_dir.as_ref())?;
     let vm = require(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
     }
-    let config = checkplan::read_config(&api, vm, plan_dir.as_ref())?;
+    let config = predictions::read_config(&api, vm, plan_dir.as_ref())?;
     // Another writer between our read and our write: plan again from what it left.
     let mut bridges = None;
-    vmconfig::retry_on_conflict(&api, vm, config, |config| {
+    config::retry_on_conflict(&api, vm, config, |config| {
         let plan = plan(config, vm.status == "running", &params)?;
         // A bridge the node lacks: refused before the write, and also when an earlier run left
         // the NIC pending on it (check mode alike: the node's bridges are only read).
         if let (Some(bridge), true) = (&params.bridge, matches!(plan.action, Action::Set(_)) || plan.pending) {
             if bridges.is_none() {
-                bridges = Some(module_utils::vm::node_bridges(&api, &vm.node)?);
+                bridges = Some(module_utils::pve::resources::node_bridges(&api, &vm.node)?);
             }
-            module_utils::vm::require_bridge(bridges.as_deref().unwrap_or_default(), bridge, &vm.node, "bridge")?;
+            module_utils::pve::resources::require_bridge(
+                bridges.as_deref().unwrap_or_default(),
+                bridge,
+                &vm.node,
+                "bridge",
+            )?;
         }
         run(ctx, &api, vm, config, &params, plan)
     })
@@ -335,7 +315,7 @@ fn run(
     let (after, pending) = if ctx.check_mode || !changed {
         if ctx.check_mode && changed {
             let predicted = config.with_change(iface, plan.after.as_deref(), plan.pending);
-            checkplan::record_config(ctx.check_plan.as_ref(), vm, &predicted)?;
+            predictions::record_config(ctx.predictions.as_ref(), vm, &predicted)?;
         }
         (plan.after.clone(), plan.pending)
     } else {
@@ -385,9 +365,9 @@ fn apply(
         Action::None => return Ok((config.get(iface).map(str::to_string), config.is_pending(iface))),
     };
     let verb = if matches!(action, Action::Delete) { "delete" } else { "change" };
-    vmconfig::write(api, vm, body, config.digest.as_deref())
+    config::write(api, vm, body, config.digest.as_deref())
         .map_err(|e| e.context(&format!("Unable to {verb} nic {iface} on VM with vmid {}", vm.vmid)))?;
-    let after = vmconfig::read(api, vm)?;
+    let after = config::read(api, vm)?;
     Ok((after.get(iface).map(str::to_string), after.is_pending(iface)))
 }
 

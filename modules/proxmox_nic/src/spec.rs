@@ -1,6 +1,7 @@
 //! proxmox_nic's options and documentation: the source of plugins/modules/proxmox_nic.py.
 
-use module_utils::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
+use module_utils::ansible::connection::CONNECTION;
+use module_utils::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
 
 /// community.proxmox's model choices (PVE also knows `e1000e`, which upstream does not offer).
 const MODELS: &[&str] = &[
@@ -53,7 +54,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the module then returns RV(pending) and RV(reboot_required) and warns.",
     ],
     options: OPTIONS,
-    auth: true,
+    option_groups: &[&CONNECTION],
     mutually_exclusive: &[],
     required_together: &[],
     required_one_of: &[&["name", "vmid"]],

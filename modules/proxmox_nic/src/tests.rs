@@ -233,12 +233,12 @@ fn a_change_already_pending_is_unchanged_but_reported_pending() {
     assert!(plan.pending);
 }
 
-fn spec_params(args: Value) -> module_utils::spec::Params {
+fn spec_params(args: Value) -> module_utils::ansible::spec::Params {
     let mut map: Map<String, Value> = serde_json::from_value(args).unwrap();
     for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
         map.insert(k.into(), json!(v));
     }
-    module_utils::spec::validate(&SPEC, &map, &|_| None).unwrap()
+    module_utils::ansible::validate::validate(&SPEC, &map, &|_| None).unwrap()
 }
 
 #[test]

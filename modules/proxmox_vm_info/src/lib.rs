@@ -7,11 +7,12 @@ mod spec;
 
 use std::collections::BTreeMap;
 
-use module_utils::checkplan::{self, CheckPlan};
-use module_utils::client::{connect, form, Api, ApiPath};
+use module_utils::check::predictions::{self, Predictions};
+use module_utils::connect::connect;
 use module_utils::protocol::{Context, Outcome};
-use module_utils::pveconfig::{parse_config_disks, parse_config_nics};
-use module_utils::vm::VmResource;
+use module_utils::pve::client::{form, Api, ApiPath};
+use module_utils::pve::devices::{parse_config_disks, parse_config_nics};
+use module_utils::pve::resources::VmResource;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -38,14 +39,14 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn from_ctx(p: &module_utils::spec::Params) -> Result<Params> {
+    pub fn from_ctx(p: &module_utils::ansible::spec::Params) -> Result<Params> {
         let vmid = match p.int("vmid") {
             Some(v) if v < 0 => return Err(Error::args(format!("vmid must be a positive integer, got {v}"))),
             Some(v) => Some(v as u64),
             None => None,
         };
         if let Some(node) = p.str("node") {
-            module_utils::pveformat::check_option("node", module_utils::pveformat::PveFormat::Node, node)?;
+            module_utils::pve::pveformat::check_option("node", module_utils::pve::pveformat::PveFormat::Node, node)?;
         }
         Ok(Params {
             node: p.str("node").map(str::to_string),
@@ -86,7 +87,7 @@ pub fn merge_entry(vm: &VmResource, node_entry: Option<&Map<String, Value>>) -> 
         }
     }
     entry.insert("vmid".into(), Value::from(vm.vmid));
-    entry.insert("template".into(), Value::Bool(module_utils::vm::lenient_bool(entry.get("template"))));
+    entry.insert("template".into(), Value::Bool(module_utils::pve::resources::lenient_bool(entry.get("template"))));
     entry.insert("node".into(), Value::from(vm.node.clone()));
     entry.insert("type".into(), Value::from(vm.kind.clone()));
     entry
@@ -99,14 +100,14 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let vms = read(&api, &params, ctx.check_plan.as_ref())?;
+    let vms = read(&api, &params, ctx.predictions.as_ref())?;
     Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))
 }
 
 /// All reads of one task, in the fewest calls.
 /// `plan`: in check mode, the predictions of the run's earlier tasks (VMs they would create or
 /// change count as they would be).
-pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<Vec<Value>> {
+pub fn read(api: &dyn Api, params: &Params, plan: Option<&Predictions>) -> Result<Vec<Value>> {
     if let Some(node) = &params.node {
         let nodes = api
             .get(&ApiPath::new(["nodes"]), &Vec::new())
@@ -117,16 +118,16 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
         if !known {
             return Err(Error::failed(format!(
                 "Node {} doesn't exist in PVE cluster",
-                module_utils::error::clip(node, module_utils::pveformat::QUOTE_MAX)
+                module_utils::error::clip(node, module_utils::pve::pveformat::QUOTE_MAX)
             )));
         }
     }
-    let all = checkplan::cluster_vms(api, plan)?;
+    let all = predictions::cluster_vms(api, plan)?;
     let selected = select(&all, params);
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.
     let mut node_lists: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
-    for vm in selected.iter().filter(|v| !checkplan::is_predicted(v)) {
+    for vm in selected.iter().filter(|v| !predictions::is_predicted(v)) {
         let key = (vm.node.clone(), vm.kind.clone());
         if node_lists.contains_key(&key) {
             continue;
@@ -144,7 +145,7 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
                 items
                     .iter()
                     .filter_map(|i| {
-                        let id = module_utils::vm::lenient_u64(i.get("vmid"))?;
+                        let id = module_utils::pve::resources::lenient_u64(i.get("vmid"))?;
                         Some((id.to_string(), i.clone()))
                     })
                     .collect()
@@ -167,7 +168,7 @@ pub fn read(api: &dyn Api, params: &Params, plan: Option<&CheckPlan>) -> Result<
                     let view = if params.config == ConfigMode::Current { cfg.current.clone() } else { cfg.effective() };
                     view.into_iter()
                         .map(|(k, v)| {
-                            let value = module_utils::pveconfig::config_json_value(&k, &v);
+                            let value = module_utils::pve::devices::config_json_value(&k, &v);
                             (k, value)
                         })
                         .collect()

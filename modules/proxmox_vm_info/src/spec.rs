@@ -1,6 +1,7 @@
 //! proxmox_vm_info's options and documentation: the source of plugins/modules/proxmox_vm_info.py.
 
-use module_utils::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, Support};
+use module_utils::ansible::connection::CONNECTION;
+use module_utils::ansible::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, Support};
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("node", Kind::Str, &["Only VMs on this cluster node. An unknown node is an error."]),
@@ -31,7 +32,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it.",
     ],
     options: OPTIONS,
-    auth: true,
+    option_groups: &[&CONNECTION],
     mutually_exclusive: &[],
     required_together: &[],
     required_one_of: &[],

@@ -1,8 +1,8 @@
 //! A deterministic generator of hostile inputs: module arguments shaped by each module's spec,
 //! and property strings shaped by each format, each with a share of nonsense.
 
-use module_utils::propstring::{Format, ValueType};
-use module_utils::spec::{Elem, Kind, ModuleSpec, OptionSpec};
+use module_utils::ansible::spec::{Elem, Kind, ModuleSpec, OptionSpec};
+use module_utils::pve::propstring::{Format, ValueType};
 use serde_json::{json, Map, Value};
 
 use crate::{Module, CANARY};
@@ -270,7 +270,11 @@ fn dict_value(rng: &mut Rng, option: &str) -> Value {
             0 => any_value(rng, 1),
             1 => Value::String(crate::gen::propstring(
                 rng,
-                if option == "net" { &module_utils::propstring::NET } else { &module_utils::propstring::DRIVE },
+                if option == "net" {
+                    &module_utils::pve::propstring::NET
+                } else {
+                    &module_utils::pve::propstring::DRIVE
+                },
             )),
             _ => Value::String(nasty_string(rng)),
         };

@@ -6,7 +6,7 @@
 //!   `protocol::execute` answers with one JSON object, never panics and never hangs; a rejected
 //!   input gives `failed: true` and a message naming an option, a value of the input, or the
 //!   arguments themselves; no `no_log` value is ever in the answer. The module body run here is
-//!   the module's own argument checking (`Params::from_spec` and `Connection::from_params`),
+//!   the module's own argument checking (`Params::from_spec` and `connect::connection`),
 //!   everything a module does before its first API call.
 //! - **property strings** ([`check_propstring`]): parsing never panics; a string that parses
 //!   prints in a form that parses again to the same value, and printing that gives the same text
@@ -17,14 +17,14 @@
 
 use std::time::{Duration, Instant};
 
-use module_utils::auth::Connection;
+use module_utils::ansible::spec::ModuleSpec;
+use module_utils::connect::connection;
 use module_utils::error::Result;
-use module_utils::propstring::{
+use module_utils::protocol::{execute, Context, ModuleMain, Outcome};
+use module_utils::pve::propstring::{
     format_size, parse_gib_or_size, parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE,
     UNUSED,
 };
-use module_utils::protocol::{execute, Context, ModuleMain, Outcome};
-use module_utils::spec::ModuleSpec;
 use serde_json::{Map, Value};
 
 pub mod gen;
@@ -87,7 +87,7 @@ impl Module {
 }
 
 fn accepted(ctx: &mut Context) -> Result<Outcome> {
-    Connection::from_params(&ctx.params)?;
+    connection(&ctx.params)?;
     Ok(Outcome::new(false, "arguments accepted"))
 }
 

@@ -15,9 +15,9 @@ use std::io::Write;
 
 use ferro_props::gen::Rng;
 use ferro_props::seed;
-use module_utils::client::ApiPath;
-use module_utils::propstring::{PropertyString, DRIVE, EFIDISK, NET, TPMSTATE};
-use module_utils::vmconfig::VmConfig;
+use module_utils::pve::client::ApiPath;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::propstring::{PropertyString, DRIVE, EFIDISK, NET, TPMSTATE};
 use serde_json::{json, Map, Value};
 
 fn report(line: &str) {
@@ -148,8 +148,11 @@ fn args(base: Value, option: &str, value: &str) -> Map<String, Value> {
 
 /// The module's own argument checking: `Ok(Some(params))` accepted, `Ok(None)` refused by the
 /// spec (ansible-core's checks: choices, types), `Err(msg)` refused by the module.
-fn validate(spec: &module_utils::spec::ModuleSpec, m: &Map<String, Value>) -> Option<module_utils::spec::Params> {
-    module_utils::spec::validate(spec, m, &|_| None).ok()
+fn validate(
+    spec: &module_utils::ansible::spec::ModuleSpec,
+    m: &Map<String, Value>,
+) -> Option<module_utils::ansible::spec::Params> {
+    module_utils::ansible::validate::validate(spec, m, &|_| None).ok()
 }
 
 fn named(msg: &str, option: &str) -> bool {
@@ -432,7 +435,7 @@ fn proxmox_disk_drive_options() -> Vec<(&'static str, &'static str, &'static str
     proxmox_disk::SPEC
         .options
         .iter()
-        .filter(|o| DRIVE.key(o.name).is_some() && o.kind == module_utils::spec::Kind::Str)
+        .filter(|o| DRIVE.key(o.name).is_some() && o.kind == module_utils::ansible::spec::Kind::Str)
         // `format` and `size` are the module's own options, not drive options it copies.
         .filter(|o| !matches!(o.name, "format" | "size"))
         .map(|o| (o.name, o.name, "str"))

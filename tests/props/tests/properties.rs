@@ -76,7 +76,7 @@ fn property_strings_round_trip_and_never_panic() {
     for case in 0..cases {
         let format = FORMATS[rng.below(FORMATS.len())];
         let text = gen::propstring(&mut rng, format);
-        if module_utils::propstring::PropertyString::parse(format, &text).is_ok() {
+        if module_utils::pve::propstring::PropertyString::parse(format, &text).is_ok() {
             parsed += 1;
         }
         if let Err(e) = check_propstring(format, &text).and_then(|()| check_size(&text)) {
@@ -96,8 +96,12 @@ fn sizes_print_and_parse_back() {
             1 => rng.next_u64() % (1 << 44),
             _ => (rng.next_u64() % 4096) << (10 * rng.below(5)),
         };
-        let printed = module_utils::propstring::format_size(bytes);
-        assert_eq!(module_utils::propstring::parse_size(&printed).ok(), Some(bytes), "{bytes} printed as {printed}");
+        let printed = module_utils::pve::propstring::format_size(bytes);
+        assert_eq!(
+            module_utils::pve::propstring::parse_size(&printed).ok(),
+            Some(bytes),
+            "{bytes} printed as {printed}"
+        );
     }
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
+use crate::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
 
 /// The path of a module's stub, relative to the workspace root.
 pub fn stub_path(spec: &ModuleSpec) -> String {
@@ -447,7 +447,7 @@ macro_rules! stub_test {
         #[test]
         fn stub_matches_spec() {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            if let Err(e) = $crate::docs::check_stub(&$spec, &root) {
+            if let Err(e) = $crate::ansible::docs::check_stub(&$spec, &root) {
                 panic!("{e}");
             }
         }

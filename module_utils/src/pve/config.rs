@@ -18,10 +18,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::client::{Api, Form};
 use crate::error::{Error, Result};
-use crate::pveconfig::config_value_text;
-use crate::vm::VmResource;
+use crate::pve::client::{Api, Form};
+use crate::pve::devices::config_value_text;
+pub use crate::pve::hotplug::Hotplug;
+use crate::pve::resources::VmResource;
 
 /// The config of one VM with its pending section.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -141,25 +142,6 @@ impl VmConfig {
     }
 }
 
-/// The `hotplug` setting of a VM.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hotplug(BTreeSet<String>);
-
-impl Hotplug {
-    pub fn parse(value: Option<&str>) -> Hotplug {
-        let list = match value.map(str::trim) {
-            None | Some("") | Some("1") => "network,disk,usb",
-            Some("0") => "",
-            Some(other) => other,
-        };
-        Hotplug(list.split([',', ';', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
-    }
-
-    pub fn allows(&self, feature: &str) -> bool {
-        self.0.contains(feature)
-    }
-}
-
 /// Read a VM's config with its pending section: one `GET .../pending`.
 pub fn read(api: &dyn Api, vm: &VmResource) -> Result<VmConfig> {
     let data = api
@@ -253,8 +235,8 @@ fn conflict_pause(n: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::testing::ScriptedApi;
-    use crate::client::Method;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::client::Method;
     use serde_json::json;
 
     fn sample() -> VmConfig {
@@ -296,15 +278,6 @@ mod tests {
         let keys: Vec<String> = c.pending_keys().into_iter().collect();
         assert_eq!(keys, vec!["cores", "ide2", "net1", "scsi1"]);
         assert!(!c.is_pending("name"));
-    }
-
-    #[test]
-    fn hotplug_defaults() {
-        assert!(Hotplug::parse(None).allows("network"));
-        assert!(Hotplug::parse(Some("1")).allows("disk"));
-        assert!(!Hotplug::parse(Some("0")).allows("network"));
-        assert!(!Hotplug::parse(Some("disk,usb")).allows("network"));
-        assert!(Hotplug::parse(Some("network,cpu")).allows("cpu"));
     }
 
     fn vm100() -> VmResource {

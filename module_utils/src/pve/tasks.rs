@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::{form, Api, ApiPath};
 use crate::error::{Error, Result};
+use crate::pve::client::{form, Api, ApiPath};
 
 /// A task that ended successfully; `warnings` are its `WARN:` log lines when it ended with
 /// `WARNINGS: n`.
@@ -132,8 +132,8 @@ pub fn as_upid(v: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::testing::ScriptedApi;
-    use crate::client::Method;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::client::Method;
     use serde_json::json;
 
     const UPID: &str = "UPID:pve1:00001234:00005678:65F00000:qmclone:9000:root@pam:";

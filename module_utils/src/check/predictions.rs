@@ -1,4 +1,4 @@
-//! The check-mode plan: what earlier tasks of the same `ansible-playbook --check` run predicted.
+//! The run-wide predictions of check mode: what earlier tasks of the same `ansible-playbook --check` run predicted.
 //!
 //! Without it, a dry run of a build playbook reasons about a world without the VM its first task
 //! would create: every later task fails ("VM does not exist") or predicts the wrong change. So in
@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::client::Api;
 use crate::error::{Error, Result};
-use crate::vm::VmResource;
-use crate::vmconfig::VmConfig;
+use crate::pve::client::Api;
+use crate::pve::config::VmConfig;
+use crate::pve::resources::VmResource;
 
 /// One VM as a check-mode task predicted it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,13 +109,13 @@ impl PredictedVm {
 
 /// The plan directory of this check-mode run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CheckPlan {
+pub struct Predictions {
     dir: PathBuf,
 }
 
-impl CheckPlan {
-    pub fn new(dir: impl Into<PathBuf>) -> CheckPlan {
-        CheckPlan { dir: dir.into() }
+impl Predictions {
+    pub fn new(dir: impl Into<PathBuf>) -> Predictions {
+        Predictions { dir: dir.into() }
     }
 
     fn path(&self, vmid: u64) -> PathBuf {
@@ -186,8 +186,8 @@ impl CheckPlan {
 }
 
 /// The cluster's VMs, as this check-mode run predicts them when there is a plan.
-pub fn cluster_vms(api: &dyn Api, plan: Option<&CheckPlan>) -> Result<Vec<VmResource>> {
-    let vms = crate::vm::cluster_vms(api)?;
+pub fn cluster_vms(api: &dyn Api, plan: Option<&Predictions>) -> Result<Vec<VmResource>> {
+    let vms = crate::pve::resources::cluster_vms(api)?;
     Ok(match plan {
         Some(p) => p.overlay(vms),
         None => vms,
@@ -197,9 +197,9 @@ pub fn cluster_vms(api: &dyn Api, plan: Option<&CheckPlan>) -> Result<Vec<VmReso
 /// VMs (as predicted, with a plan) and storages, in one `/cluster/resources` read.
 pub fn cluster_vms_and_storages(
     api: &dyn Api,
-    plan: Option<&CheckPlan>,
-) -> Result<(Vec<VmResource>, Vec<crate::vm::StorageResource>)> {
-    let (vms, storages) = crate::vm::cluster_vms_and_storages(api)?;
+    plan: Option<&Predictions>,
+) -> Result<(Vec<VmResource>, Vec<crate::pve::resources::StorageResource>)> {
+    let (vms, storages) = crate::pve::resources::cluster_vms_and_storages(api)?;
     let vms = match plan {
         Some(p) => p.overlay(vms),
         None => vms,
@@ -208,18 +208,18 @@ pub fn cluster_vms_and_storages(
 }
 
 /// A VM's config: the prediction of an earlier check-mode task if there is one, else PVE's.
-pub fn read_config(api: &dyn Api, vm: &VmResource, plan: Option<&CheckPlan>) -> Result<VmConfig> {
+pub fn read_config(api: &dyn Api, vm: &VmResource, plan: Option<&Predictions>) -> Result<VmConfig> {
     if let Some(p) = plan.and_then(|p| p.get(vm.vmid)) {
         return Ok(p.config());
     }
     if is_predicted(vm) {
         return Err(Error::Internal(format!("VM {} is predicted but its plan entry is gone", vm.vmid)));
     }
-    crate::vmconfig::read(api, vm)
+    crate::pve::config::read(api, vm)
 }
 
 /// Record a check-mode task's predicted config of a VM for the later tasks of the run.
-pub fn record_config(plan: Option<&CheckPlan>, vm: &VmResource, config: &VmConfig) -> Result<()> {
+pub fn record_config(plan: Option<&Predictions>, vm: &VmResource, config: &VmConfig) -> Result<()> {
     match plan {
         Some(p) => p.record(&PredictedVm::of(vm, config)),
         None => Ok(()),
@@ -242,7 +242,7 @@ mod tests {
     use serde_json::json;
 
     fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ferro-checkplan-test-{name}-{}", std::process::id()));
+        let d = std::env::temp_dir().join(format!("ferro-predictions-test-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn recorded_vm_appears_in_the_cluster_and_removed_one_disappears() {
-        let plan = CheckPlan::new(tmpdir("overlay"));
+        let plan = Predictions::new(tmpdir("overlay"));
         let real = VmResource::from_json(
             &json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"}),
         )
@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn a_missing_dir_is_an_empty_plan() {
-        let plan = CheckPlan::new(tmpdir("missing"));
+        let plan = Predictions::new(tmpdir("missing"));
         assert!(plan.load().is_empty());
         assert!(plan.get(1).is_none());
     }

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::client::{form, Api, ApiPath};
 use crate::error::{Error, Result};
+use crate::pve::client::{form, Api, ApiPath};
 
 /// One entry of `/cluster/resources?type=vm`, with the fields modules decide on typed.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,8 +197,8 @@ pub fn require<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::testing::ScriptedApi;
-    use crate::client::Method;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::client::Method;
     use serde_json::json;
 
     #[test]

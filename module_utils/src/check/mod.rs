@@ -1,0 +1,3 @@
+//! Check mode across a run: the predictions earlier tasks of `ansible-playbook --check` recorded.
+
+pub mod predictions;

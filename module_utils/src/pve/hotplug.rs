@@ -1,0 +1,288 @@
+//! What a running VM takes live and what waits for its next start: Proxmox VE's one hot-plug rule.
+//!
+//! Follows qemu-server `src/PVE/QemuServer.pm`: `vmconfig_hotplug_pending` (which key needs which
+//! `hotplug` feature, the `$fast_plug_option` keys), `vmconfig_update_net` (which NIC options are
+//! changed live and which need an unplug and a plug) and `vmconfig_update_disk` (which drive options
+//! wait for the next start); docs/pve-semantics.md §6 states the table. On a stopped VM nothing waits
+//! (`vmconfig_apply_pending`). Every module asks here; no module keeps its own list.
+
+use std::collections::BTreeSet;
+
+use crate::pve::config::VmConfig;
+use crate::pve::devices::{disk_bus, format_for_key, is_nic_key};
+use crate::pve::propstring::{PropertyString, AGENT, NET};
+
+/// Keys written to the config at once on a running VM, whatever `hotplug` says
+/// (`$fast_plug_option`), with every `ipconfigN`.
+const FAST_PLUG: &[&str] = &[
+    "description",
+    "hookscript",
+    "lock",
+    "migrate_downtime",
+    "migrate_speed",
+    "name",
+    "onboot",
+    "protection",
+    "shares",
+    "startup",
+    "tags",
+    "vmstatestorage",
+    "citype",
+    "ciuser",
+    "cipassword",
+    "ciupgrade",
+    "cicustom",
+    "searchdomain",
+    "nameserver",
+    "sshkeys",
+];
+
+/// NIC options whose change unplugs and plugs the NIC again, so needs `network` hotplug; the other
+/// options (`bridge`, `tag`, `trunks`, `firewall`, `rate`, `link_down`) change live (`vmconfig_update_net`).
+const NET_REPLUG: &[&str] = &["model", "macaddr", "queues", "mtu"];
+
+/// Drive options whose change on an existing drive waits for the next start (`vmconfig_update_disk`).
+const DISK_COLD: &[&str] = &["aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"];
+
+/// The `hotplug` setting of a VM: unset or `1` means `network,disk,usb`, `0` nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hotplug(BTreeSet<String>);
+
+impl Hotplug {
+    pub fn parse(value: Option<&str>) -> Hotplug {
+        let list = match value.map(str::trim) {
+            None | Some("") | Some("1") => "network,disk,usb",
+            Some("0") => "",
+            Some(other) => other,
+        };
+        Hotplug(list.split([',', ';', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
+    }
+
+    pub fn allows(&self, feature: &str) -> bool {
+        self.0.contains(feature)
+    }
+}
+
+/// Whether `key` is written at once on a running VM whatever `hotplug` says.
+fn is_fast_plug(key: &str) -> bool {
+    FAST_PLUG.contains(&key) || key.starts_with("ipconfig")
+}
+
+/// Whether the drive is a CD-ROM (its medium changes live).
+pub fn is_cdrom(drive: &PropertyString) -> bool {
+    drive.get("media") == Some("cdrom") || matches!(drive.get("file"), Some("none" | "cdrom"))
+}
+
+fn is_scsi_or_virtio(key_or_bus: &str) -> bool {
+    key_or_bus.starts_with("scsi") || key_or_bus.starts_with("virtio")
+}
+
+/// Whether a change of NIC `netN` waits on a running VM: `before` `None` is a new NIC, `after`
+/// `None` a deleted one (`vmconfig_update_net`, `vmconfig_delete_or_pending`).
+pub fn nic_change_waits(hotplug: &Hotplug, before: Option<&PropertyString>, after: Option<&PropertyString>) -> bool {
+    let replug = match (before, after) {
+        (None, None) => false,
+        (None, Some(_)) | (Some(_), None) => true,
+        (Some(b), Some(a)) => {
+            b.get("bridge").is_some() != a.get("bridge").is_some()
+                || b.differences(a).iter().any(|k| NET_REPLUG.contains(&k.as_str()))
+        }
+    };
+    replug && !hotplug.allows("network")
+}
+
+/// Whether plugging a new drive, or unplugging one, waits on a running VM: only `scsiN` and
+/// `virtioN` hot-plug, and only with `disk` hotplug. `key_or_bus` is `scsi1` or `scsi`.
+pub fn drive_plug_waits(hotplug: &Hotplug, key_or_bus: &str) -> bool {
+    !(hotplug.allows("disk") && is_scsi_or_virtio(key_or_bus))
+}
+
+/// Whether changing an existing drive from `applied` to `desired` waits on a running VM
+/// (`vmconfig_update_disk`): EFI and TPM drives always, a CD-ROM's medium never, another volume
+/// with `disk` hotplug only, and the cold options always.
+pub fn drive_update_waits(
+    hotplug: &Hotplug,
+    key_or_bus: &str,
+    applied: &PropertyString,
+    desired: &PropertyString,
+) -> bool {
+    if key_or_bus.starts_with("efidisk") || key_or_bus.starts_with("tpmstate") {
+        return true;
+    }
+    if is_cdrom(applied) {
+        return false;
+    }
+    if applied.get("file") != desired.get("file") {
+        return !hotplug.allows("disk");
+    }
+    applied.differences(desired).iter().any(|k| DISK_COLD.contains(&k.as_str()))
+}
+
+/// Whether deleting `key` waits on a running VM: deletions hot-unplug like additions.
+pub fn delete_waits(hotplug: &Hotplug, key: &str) -> bool {
+    if is_nic_key(key) {
+        return !hotplug.allows("network");
+    }
+    if disk_bus(key).is_some_and(|b| b != "unused") {
+        return drive_plug_waits(hotplug, key);
+    }
+    !(is_fast_plug(key) || matches!(key, "cpuunits" | "cpulimit"))
+}
+
+/// Whether PVE leaves writing `key` = `after` (effective value now `before`) pending on a VM in
+/// this power state (`vmconfig_hotplug_pending`).
+pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool, config: &VmConfig) -> bool {
+    if !running {
+        return false;
+    }
+    let hotplug = config.hotplug();
+    if is_fast_plug(key) {
+        return false;
+    }
+    let has = |text: &str, feature: &str| text.contains(feature);
+    match key {
+        "hotplug" => {
+            let old = config.current.get("hotplug").map(String::as_str).unwrap_or("");
+            return has(old, "cpu") || has(old, "memory") || has(after, "cpu") || has(after, "memory");
+        }
+        "tablet" => return !hotplug.allows("usb"),
+        "vcpus" => return !hotplug.allows("cpu"),
+        "memory" => return !hotplug.allows("memory"),
+        "cpuunits" | "cpulimit" => return false,
+        "balloon" => {
+            let old = before.unwrap_or("");
+            return (old != "0" && after == "0") || (old == "0" && after != "0");
+        }
+        "agent" => {
+            let strip = |t: &str| {
+                PropertyString::parse_lenient(&AGENT, t).ok().map(|mut p| {
+                    p.remove("fstrim_cloned_disks");
+                    p
+                })
+            };
+            return match (strip(before.unwrap_or("0")), strip(after)) {
+                (Some(a), Some(b)) => !a.semantically_equal(&b),
+                _ => true,
+            };
+        }
+        _ => {}
+    }
+    if key.starts_with("usb") {
+        let ostype = config.get("ostype").unwrap_or("other");
+        return !(hotplug.allows("usb") && matches!(ostype, "l26" | "win8" | "win10" | "win11"));
+    }
+    if is_nic_key(key) {
+        let Some(before) = before else { return !hotplug.allows("network") };
+        let (Ok(b), Ok(a)) = (PropertyString::parse_lenient(&NET, before), PropertyString::parse_lenient(&NET, after))
+        else {
+            return !hotplug.allows("network");
+        };
+        return nic_change_waits(&hotplug, Some(&b), Some(&a));
+    }
+    if disk_bus(key).is_some_and(|b| b != "unused") {
+        if matches!(key, "efidisk0" | "tpmstate0") || after.contains("cloudinit") {
+            return true;
+        }
+        let Some(format) = format_for_key(key) else { return true };
+        return match before.map(|b| PropertyString::parse_lenient(format, b)) {
+            None => drive_plug_waits(&hotplug, key),
+            Some(Ok(b)) => match PropertyString::parse_lenient(format, after) {
+                Ok(a) => drive_update_waits(&hotplug, key, &b, &a),
+                Err(_) => true,
+            },
+            Some(Err(_)) => true,
+        };
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> VmConfig {
+        let mut c = VmConfig::default();
+        for (k, v) in pairs {
+            c.current.insert(k.to_string(), v.to_string());
+        }
+        c
+    }
+
+    /// The table of docs/pve-semantics.md §6, one row a case: (hotplug, key, before, after, waits).
+    #[test]
+    fn running_vm_table() {
+        const NIC: &str = "virtio=BC:24:11:00:00:01,bridge=vmbr0";
+        const DISK: &str = "local-lvm:vm-100-disk-0,size=8G";
+        type Row<'a> = (Option<&'a str>, &'a str, Option<&'a str>, &'a str, bool);
+        let rows: &[Row] = &[
+            // $fast_plug_option: at once, whatever hotplug says.
+            (Some("0"), "name", Some("a"), "b", false),
+            (Some("0"), "ipconfig0", None, "ip=dhcp", false),
+            (Some("0"), "sshkeys", None, "ssh-ed25519%20AAAA", false),
+            // NICs: new ones need network; bridge/tag live; model/MAC/queues/mtu replug.
+            (None, "net1", None, NIC, false),
+            (Some("disk"), "net1", None, NIC, true),
+            (Some("0"), "net0", Some(NIC), "virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5", false),
+            (Some("0"), "net0", Some(NIC), "virtio=BC:24:11:00:00:01,bridge=vmbr0,mtu=1400", true),
+            (Some("0"), "net0", Some(NIC), "e1000=BC:24:11:00:00:01,bridge=vmbr0", true),
+            (None, "net0", Some(NIC), "e1000=BC:24:11:00:00:01,bridge=vmbr0", false),
+            // Disks: scsi/virtio plug with disk; ide/sata/efidisk never; cold options wait.
+            (None, "scsi1", None, "local-lvm:4", false),
+            (Some("network"), "scsi1", None, "local-lvm:4", true),
+            (None, "ide1", None, "local-lvm:4", true),
+            (None, "efidisk0", None, "local-lvm:1", true),
+            (None, "scsi0", Some(DISK), "local-lvm:vm-100-disk-0,size=8G,cache=writeback", true),
+            (Some("0"), "scsi0", Some(DISK), "local-lvm:vm-100-disk-0,size=8G,mbps_rd=10", false),
+            (None, "scsi0", Some(DISK), "local-lvm:vm-100-disk-1,size=8G", false),
+            (Some("0"), "scsi0", Some(DISK), "local-lvm:vm-100-disk-1,size=8G", true),
+            (Some("0"), "ide2", Some("none,media=cdrom"), "local:iso/a.iso,media=cdrom", false),
+            (None, "ide2", None, "local-lvm:cloudinit", true),
+            // CPU, memory and the rest.
+            (None, "memory", Some("2048"), "4096", true),
+            (Some("memory"), "memory", Some("2048"), "4096", false),
+            (Some("cpu"), "vcpus", Some("1"), "2", false),
+            (None, "vcpus", Some("1"), "2", true),
+            (Some("0"), "cpulimit", None, "2", false),
+            (None, "balloon", Some("1024"), "2048", false),
+            (None, "balloon", Some("1024"), "0", true),
+            (None, "agent", Some("1"), "1,fstrim_cloned_disks=1", false),
+            (None, "agent", Some("0"), "1", true),
+            (None, "hotplug", None, "network,disk", false),
+            (None, "hotplug", None, "network,cpu", true),
+            (None, "tablet", Some("1"), "0", false),
+            (Some("0"), "tablet", Some("1"), "0", true),
+            (None, "cores", Some("1"), "2", true),
+        ];
+        for (hotplug, key, before, after, waits) in rows {
+            let mut pairs = vec![];
+            if let Some(h) = hotplug {
+                pairs.push(("hotplug", *h));
+            }
+            let c = config(&pairs);
+            assert_eq!(
+                stays_pending(key, *before, after, true, &c),
+                *waits,
+                "{hotplug:?} {key}: {before:?} -> {after}"
+            );
+            assert!(!stays_pending(key, *before, after, false, &c), "stopped VM: {key} applies at once");
+        }
+    }
+
+    #[test]
+    fn deletions_unplug_like_additions() {
+        let all = Hotplug::parse(None);
+        let none = Hotplug::parse(Some("0"));
+        assert!(!delete_waits(&all, "net0") && delete_waits(&none, "net0"));
+        assert!(!delete_waits(&all, "virtio1") && delete_waits(&none, "scsi1"));
+        assert!(delete_waits(&all, "sata0") && delete_waits(&all, "efidisk0"));
+        assert!(!delete_waits(&none, "description") && !delete_waits(&none, "ipconfig1"));
+        assert!(!delete_waits(&none, "cpulimit") && delete_waits(&all, "cores"));
+    }
+
+    #[test]
+    fn hotplug_defaults() {
+        assert!(Hotplug::parse(None).allows("usb") && Hotplug::parse(Some("1")).allows("disk"));
+        assert!(!Hotplug::parse(Some("0")).allows("network"));
+        assert!(Hotplug::parse(Some("cpu,memory")).allows("memory") && !Hotplug::parse(Some("cpu")).allows("disk"));
+    }
+}
