@@ -378,6 +378,9 @@ attributes:
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
       Python, SSH or network."
+  - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
+      checked against Proxmox VE's format for that option before any call and refused naming the option;
+      community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
   - "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one
       C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another
       VM also reads the target VM's config."
@@ -397,6 +400,10 @@ notes:
       then true."
   - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
       is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added."
+  - "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the
+      password, and a bare code is sent as C(totp:<code>) (community.proxmox sends it as it is with the password, which
+      Proxmox VE 8 and 9 refuse). Proxmox VE accepts a TOTP code once, so each task needs a current code: use an API
+      token for plays of more than one task."
 '''
 
 EXAMPLES = r'''

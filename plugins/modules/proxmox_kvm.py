@@ -597,6 +597,9 @@ attributes:
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
       Python, SSH or network."
+  - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
+      checked against Proxmox VE's format for that option before any call and refused naming the option;
+      community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
   - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config;
       C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE
       refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it."
@@ -616,6 +619,10 @@ notes:
       words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on
       failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node),
       RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift)."
+  - "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the
+      password, and a bare code is sent as C(totp:<code>) (community.proxmox sends it as it is with the password, which
+      Proxmox VE 8 and 9 refuse). Proxmox VE accepts a TOTP code once, so each task needs a current code: use an API
+      token for plays of more than one task."
 '''
 
 EXAMPLES = r'''

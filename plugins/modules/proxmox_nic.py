@@ -192,6 +192,9 @@ attributes:
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
       Python, SSH or network."
+  - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
+      checked against Proxmox VE's format for that option before any call and refused naming the option;
+      community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
   - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and,
       when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one
       C(PUT .../config) and one read back."
@@ -205,6 +208,10 @@ notes:
       back); the message then says what was accepted and what failed."
   - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
       is known."
+  - "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the
+      password, and a bare code is sent as C(totp:<code>) (community.proxmox sends it as it is with the password, which
+      Proxmox VE 8 and 9 refuse). Proxmox VE accepts a TOTP code once, so each task needs a current code: use an API
+      token for plays of more than one task."
 '''
 
 EXAMPLES = r'''

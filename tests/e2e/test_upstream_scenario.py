@@ -197,6 +197,9 @@ DIFFERENCES = {
     'changed after an accepted write (nic)': (
         'proxmox_nic', '| a failure after Proxmox VE accepted a write |',
         'Once Proxmox VE has accepted the write, the result is C(changed)'),
+    'api_otp': ('proxmox_vm_info', '| `api_otp` |', 'O(api_otp) is sent only when Proxmox VE asks for a second factor'),
+    'values with separators': (
+        'proxmox_nic', '| values with separators', "checked against Proxmox VE's format for that option before any call"),
     'two writers (disk)': ('proxmox_disk', '| two writers on one VM at once |', 'plans again from it and writes again'),
     'two writers (nic)': ('proxmox_nic', '| two writers on one VM at once |', 'plans again from it and writes again'),
 }

@@ -9,6 +9,9 @@ pub const CONNECTION: OptionGroup = OptionGroup {
     options: CONNECTION_OPTIONS,
     required_together: &[&["api_token_id", "api_token_secret"]],
     required_one_of: &[&["api_password", "api_token_id"]],
+    notes: &[
+        "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the password, and a bare code is sent as C(totp:<code>) (community.proxmox sends it as it is with the password, which Proxmox VE 8 and 9 refuse). Proxmox VE accepts a TOTP code once, so each task needs a current code: use an API token for plays of more than one task.",
+    ],
 };
 
 const CONNECTION_OPTIONS: &[OptionSpec] = &[

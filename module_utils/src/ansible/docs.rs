@@ -233,11 +233,16 @@ fn documentation(spec: &ModuleSpec) -> String {
     out.push_str("  platform:\n    description: \"Target OS/families that can be operated against.\"\n    support: full\n    platforms: \"posix\"\n");
     out.push_str("notes:\n");
     out.push_str("  - \"Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network.\"\n");
-    for note in spec.notes {
+    out.push_str(&format!("  - {}\n", quote(CHECKED_VALUES_NOTE)));
+    for note in spec.notes.iter().chain(spec.option_groups.iter().flat_map(|g| g.notes.iter())) {
         out.push_str(&format!("  - {}\n", quote(note)));
     }
     out
 }
+
+/// A difference from community.proxmox that every module has (SECURITY.md, "What a task's values
+/// can reach").
+const CHECKED_VALUES_NOTE: &str = "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are checked against Proxmox VE's format for that option before any call and refused naming the option; community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device.";
 
 /// One option's entry of `ARGUMENT_SPEC` (`"name": {...}`) at `indent` spaces, on one line when it
 /// fits, else one field per line.

@@ -150,6 +150,8 @@ pub struct OptionGroup {
     pub options: &'static [OptionSpec],
     pub required_together: &'static [&'static [&'static str]],
     pub required_one_of: &'static [&'static [&'static str]],
+    /// Rendered into the `notes` of every module that has the group.
+    pub notes: &'static [&'static str],
 }
 
 /// Everything declared about one module: options, constraints and documentation.
