@@ -75,6 +75,7 @@ class AdminMixin(object):
         self.task_secs = {}
         self.repoid = '14a22df35955'
         self._fault_ids = 0
+        self._permissions_init()
 
     # ------------------------------------------------------------------ seed
 
@@ -123,10 +124,23 @@ class AdminMixin(object):
                 self.password = info['password']
             else:
                 self.users[userid] = info['password']
-        for tokenid, secret in (info.get('tokens') or {}).items():
-            self.apitokens['{0}!{1}'.format(userid, tokenid)] = secret
-        for acl_path, privs in (info.get('acl') or {}).items():
-            self.grant(userid, acl_path, *privs)
+        for tokenid, token in (info.get('tokens') or {}).items():
+            # A token given as a bare secret has no privilege separation (its user's privileges); the
+            # object form {secret, privsep, acl} gives one with its own ACL, intersected with its user's.
+            authid = '{0}!{1}'.format(userid, tokenid)
+            token = token if isinstance(token, dict) else {'secret': token, 'privsep': 0}
+            self.apitokens[authid] = token['secret']
+            self.token_privsep[authid] = bool(token.get('privsep', 1))
+            self._seed_acl(authid, token.get('acl'))
+        self._seed_acl(userid, info.get('acl'))
+
+    def _seed_acl(self, ugid, acl):
+        """`acl` {path: [privileges or role names]} (propagating) or {path: {"privs": [...], "propagate": 0}}."""
+        for acl_path, entry in (acl or {}).items():
+            if isinstance(entry, dict):
+                self.grant_acl(ugid, acl_path, entry.get('privs', []), entry.get('propagate', 1))
+            else:
+                self.grant_acl(ugid, acl_path, entry)
 
     def _seed_vm(self, spec):
         config = dict(spec.get('config', {}))
