@@ -84,3 +84,20 @@ def test_another_users_permissions_need_sys_audit_on_access_and_root_holds_all(s
     # A user may read its tokens' permissions, a token not its user's.
     assert perms(sim, 'plain@pve!t=s', userid='plain@pve!t') == {}
     assert error_of(perms, sim, 'plain@pve!t=s', userid='plain@pve').status == 403
+
+
+def test_a_nic_needs_sdn_use_on_its_bridge_or_its_vlan(sim):
+    # qemu-server PVE/QemuServer.pm check_bridge_access (called by Qemu.pm create_vm and update_vm_api),
+    # pve-guest-common PVE/GuestHelpers.pm check_vnet_access (/sdn/zones/localnetwork/<bridge>[/<tag>])
+    sim.add_user('nic@pve', tokens={'t': 's'},
+                 acl={'/': ['VM.Audit', 'VM.Allocate', 'VM.Config.Network'],
+                      '/sdn/zones/localnetwork/vmbr0': {'privs': ['SDN.Use'], 'propagate': 0},
+                      '/sdn/zones/localnetwork/vmbr1': ['SDN.Use']})
+    token = 'nic@pve!t=s'
+    sim.api('PUT', Q + '/100/config', {'net1': 'virtio,bridge=vmbr0'}, token=token)
+    sim.api('PUT', Q + '/100/config', {'net2': 'virtio,bridge=vmbr1,tag=10'}, token=token)
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'net3': 'virtio,bridge=vmbr0,tag=10'}, token=token)
+    assert (err.status, err.message) == (403, 'Permission check failed (/sdn/zones/localnetwork/vmbr0/10, SDN.Use)')
+    err = error_of(sim.api, 'POST', Q, {'vmid': 310, 'net0': 'virtio,bridge=vmbr9'}, token=token)
+    assert err.message == 'Permission check failed (/sdn/zones/localnetwork/vmbr9, SDN.Use)'
+    assert 'net3' not in sim.api('GET', Q + '/100/config')
