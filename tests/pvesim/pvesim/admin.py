@@ -4,7 +4,7 @@
     GET    /_sim/requests     the request log; DELETE clears it
     POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
     GET    /_sim/faults       the active faults; DELETE clears them
-    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret}, "acl"? {path: [privs]}, "totp"?}
+    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret | {secret, privsep, acl}}, "acl"?, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
     GET    /_sim/state        a summary (vmids, time scale) for debugging
 """
@@ -118,7 +118,8 @@ class AdminMixin(object):
         return path
 
     def add_user(self, userid, info):
-        """A user as in a seed's `users`: `password`, `tokens` {id: secret}, `acl` {path: [privs]}."""
+        """A user as in a seed's `users`: `password`, `tokens` {id: secret or {secret, privsep, acl}}, `acl`
+        {path: [privileges or roles] or {privs, propagate}} (README "Users, tokens and ACLs")."""
         if info.get('password') is not None:
             if userid == self.user:
                 self.password = info['password']
