@@ -4,7 +4,7 @@
     GET    /_sim/requests     the request log; DELETE clears it
     POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
     GET    /_sim/faults       the active faults; DELETE clears them
-    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret}, "acl"? {path: [privs]}, "totp"?}
+    POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret | {secret, privsep, acl}}, "acl"?, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
     GET    /_sim/state        a summary (vmids, time scale) for debugging
 """
@@ -75,6 +75,7 @@ class AdminMixin(object):
         self.task_secs = {}
         self.repoid = '14a22df35955'
         self._fault_ids = 0
+        self._permissions_init()
 
     # ------------------------------------------------------------------ seed
 
@@ -117,16 +118,30 @@ class AdminMixin(object):
         return path
 
     def add_user(self, userid, info):
-        """A user as in a seed's `users`: `password`, `tokens` {id: secret}, `acl` {path: [privs]}."""
+        """A user as in a seed's `users`: `password`, `tokens` {id: secret or {secret, privsep, acl}}, `acl`
+        {path: [privileges or roles] or {privs, propagate}} (README "Users, tokens and ACLs")."""
         if info.get('password') is not None:
             if userid == self.user:
                 self.password = info['password']
             else:
                 self.users[userid] = info['password']
-        for tokenid, secret in (info.get('tokens') or {}).items():
-            self.apitokens['{0}!{1}'.format(userid, tokenid)] = secret
-        for acl_path, privs in (info.get('acl') or {}).items():
-            self.grant(userid, acl_path, *privs)
+        for tokenid, token in (info.get('tokens') or {}).items():
+            # A token given as a bare secret has no privilege separation (its user's privileges); the
+            # object form {secret, privsep, acl} gives one with its own ACL, intersected with its user's.
+            authid = '{0}!{1}'.format(userid, tokenid)
+            token = token if isinstance(token, dict) else {'secret': token, 'privsep': 0}
+            self.apitokens[authid] = token['secret']
+            self.token_privsep[authid] = bool(token.get('privsep', 1))
+            self._seed_acl(authid, token.get('acl'))
+        self._seed_acl(userid, info.get('acl'))
+
+    def _seed_acl(self, ugid, acl):
+        """`acl` {path: [privileges or role names]} (propagating) or {path: {"privs": [...], "propagate": 0}}."""
+        for acl_path, entry in (acl or {}).items():
+            if isinstance(entry, dict):
+                self.grant_acl(ugid, acl_path, entry.get('privs', []), entry.get('propagate', 1))
+            else:
+                self.grant_acl(ugid, acl_path, entry)
 
     def _seed_vm(self, spec):
         config = dict(spec.get('config', {}))

@@ -87,6 +87,7 @@ class ConfigUpdateMixin:
             elif o.key_type(key) == 'number':
                 p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
         self._check_config_perms(user, vm, list(p) + deletes + revert, p)
+        self._check_bridge_access(user, p)
         if 'boot' in p and str(p['boot']).startswith('order='):
             known = set(vm.devices({**vm.config, **{k: x for k, x in vm.pending.items() if x is not None}, **p}))
             for dev in str(p['boot'])[len('order='):].split(';'):

@@ -26,6 +26,7 @@ class LifecycleMixin:
                 v[key] = nets.canon_net(v[key], random_mac)
             elif d.is_drive(key):
                 v[key] = d.canon_drive(v[key])
+        self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
 
     def _skiplock(self, user, p):

@@ -1,13 +1,33 @@
-"""Node networking: the bridges a node lists, and the bridge check of plugging a NIC.
+"""Node networking: the bridges a node lists, the bridge check of plugging a NIC, and who may use a bridge.
 
-Sources: pve-manager 9.2.11 PVE/API2/Network.pm `index`; pve-common PVE/Network.pm `tap_plug`.
+Sources: pve-manager 9.2.11 PVE/API2/Network.pm `index`; pve-common PVE/Network.pm `tap_plug`; qemu-server
+PVE/QemuServer.pm `check_bridge_access`, pve-guest-common PVE/GuestHelpers.pm `check_vnet_access`.
 """
 
+from fakepve.model import PveError
 from fakepve.routing import die
+
+from . import nets
 
 
 class NetworkMixin:
-    """Bridges: listing and the plug check."""
+    """Bridges: listing, the plug check and the SDN.Use check."""
+
+    def _check_bridge_access(self, user, params):
+        """QemuServer.pm check_bridge_access (create and update, on the NICs being set): SDN.Use on
+        /sdn/zones/localnetwork/<bridge>, or on .../<bridge>/<tag> for a tagged NIC (check_vnet_access);
+        root@pam is exempt. pvesim has no SDN zones, so every bridge is in `localnetwork`."""
+        if user == 'root@pam':
+            return
+        for key in sorted(params):
+            if not nets.NET_KEY.match(key):
+                continue
+            net = nets.parse_net(params[key])
+            if not net.get('bridge'):
+                continue
+            path = '/sdn/zones/localnetwork/' + net['bridge'] + ('/' + net['tag'] if net.get('tag') else '')
+            if not self.allowed(user, path, 'SDN.Use'):
+                raise PveError(403, 'Permission check failed ({0}, SDN.Use)'.format(path))
 
     def _check_bridge(self, net):
         """PVE::Network tap_plug: plugging a NIC into a bridge the node lacks fails (hotplug and start)."""
