@@ -228,14 +228,18 @@ class ConfigUpdateMixin:
         vm = self._vm(request)
         user = request[USER]
         self.need_quorum()
-        plan = self._update_prepare(vm, user, v)
+        await self._update_synchronously(vm, self._update_prepare(vm, user, v))
+        return ok()
+
+    async def _update_synchronously(self, vm, plan):
+        """Qemu.pm update_vm_api's `$updatefn` for the synchronous callers (PUT config, unlink):
+        the state checks and the write under the config lock."""
         await self._lock_config(vm)
         try:
             self._update_check_state(vm, plan)
             self._update_apply(vm, plan)
         finally:
             self.release(vm, 'config')
-        return ok()
 
     async def _config_post(self, request):
         """Qemu.pm update_vm_async (POST): the same checks as HTTP errors, then a `qmconfig` task (§5, D10).

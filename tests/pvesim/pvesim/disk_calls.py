@@ -28,13 +28,7 @@ class DiskCallsMixin:
         values = {'delete': v['idlist']}
         if v.get('force'):
             values['force'] = 1
-        plan = self._update_prepare(vm, user, values)
-        await self._lock_config(vm)
-        try:
-            self._update_check_state(vm, plan)
-            self._update_apply(vm, plan)
-        finally:
-            self.release(vm, 'config')
+        await self._update_synchronously(vm, self._update_prepare(vm, user, values))
         return None
 
     async def _sim_resize(self, v, user):
