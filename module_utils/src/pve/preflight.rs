@@ -1,0 +1,373 @@
+//! The checks before any write, the same in check and real runs: nodes, storages, volumes and the targets of clone, migrate and move, each refused with PVE's own words.
+//!
+//! PVE accepts some writes and fails later (a create whose ISO is missing fails inside its task,
+//! a NIC on a missing bridge fails at hot-plug), and a check run makes no write at all, so without
+//! these checks `--check` would say "changed" where the real run fails. Each check follows the
+//! PVE function that refuses the same input and words its message as that function does,
+//! prefixed with the task option it is about (docs/pve-semantics.md §26). The reads are made once
+//! per `Preflight` (one per module run) however many checks use them: `GET /nodes`, `GET /storage`
+//! and one `GET /nodes/{node}/storage/{storage}/content` per storage whose volumes are checked.
+//! Bridges are checked by `pve::resources::require_bridge`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::pve::client::{Api, ApiPath};
+use crate::pve::devices::{is_disk_key, volume_storage, Disk};
+use crate::pve::resources::lenient_bool;
+
+/// The content a task needs a storage to hold (pve-storage `content` types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Disk images of VMs (`images`).
+    Images,
+    /// ISO images (`iso`).
+    Iso,
+    /// Disk images to import from (`import`).
+    Import,
+    /// Cloud-init and hook snippets (`snippets`).
+    Snippets,
+}
+
+impl Content {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Content::Images => "images",
+            Content::Iso => "iso",
+            Content::Import => "import",
+            Content::Snippets => "snippets",
+        }
+    }
+}
+
+/// Storage types PVE always marks shared, whatever storage.cfg says (pve-storage
+/// `PVE/Storage/Plugin.pm` `@SHARED_STORAGE`, applied in `parse_config`).
+const ALWAYS_SHARED: &[&str] = &["iscsi", "nfs", "cifs", "rbd", "cephfs", "iscsidirect", "zfs", "drbd", "pbs"];
+
+/// One node of the cluster, from `GET /nodes`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeState {
+    pub node: String,
+    pub online: bool,
+}
+
+/// One storage of storage.cfg, from `GET /storage` (the storages this user may see: PVE lists
+/// those with `Datastore.Audit` or `Datastore.AllocateSpace` on `/storage/{storage}`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageConfig {
+    pub storage: String,
+    /// `dir`, `lvmthin`, `nfs`, ...
+    pub plugintype: String,
+    pub content: BTreeSet<String>,
+    pub shared: bool,
+    pub disabled: bool,
+    /// The nodes it is restricted to; `None`: every node.
+    pub nodes: Option<BTreeSet<String>>,
+}
+
+impl StorageConfig {
+    pub fn from_json(v: &Value) -> Option<StorageConfig> {
+        let list = |key: &str| -> BTreeSet<String> {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(|s| s.split([',', ';', ' ']).filter(|p| !p.is_empty()).map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        let plugintype = v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let nodes = list("nodes");
+        Some(StorageConfig {
+            storage: v.get("storage").and_then(Value::as_str)?.to_string(),
+            shared: lenient_bool(v.get("shared")) || ALWAYS_SHARED.contains(&plugintype.as_str()),
+            plugintype,
+            content: list("content"),
+            disabled: lenient_bool(v.get("disable")),
+            nodes: (!nodes.is_empty()).then_some(nodes),
+        })
+    }
+}
+
+/// The volume ids listed on one storage of one node.
+type VolumeIds = Rc<BTreeSet<String>>;
+
+/// The checks of one module run, with the reads they share.
+pub struct Preflight<'a> {
+    api: &'a dyn Api,
+    nodes: RefCell<Option<Rc<Vec<NodeState>>>>,
+    storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
+    /// (node, storage) -> the volume ids listed there.
+    volumes: RefCell<BTreeMap<(String, String), VolumeIds>>,
+}
+
+fn refuse(option: &str, message: impl AsRef<str>) -> Error {
+    Error::failed(format!("{option}: {}", message.as_ref()))
+}
+
+impl<'a> Preflight<'a> {
+    pub fn new(api: &'a dyn Api) -> Preflight<'a> {
+        Preflight {
+            api,
+            nodes: RefCell::new(None),
+            storages: RefCell::new(None),
+            volumes: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// The cluster's nodes, read once (`GET /nodes`).
+    pub fn nodes(&self) -> Result<Rc<Vec<NodeState>>> {
+        if let Some(nodes) = self.nodes.borrow().as_ref() {
+            return Ok(nodes.clone());
+        }
+        let data = self.api.get(&ApiPath::new(["nodes"]), &Vec::new()).map_err(|e| e.context("reading the nodes"))?;
+        let nodes: Vec<NodeState> = data
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| {
+                        Some(NodeState {
+                            node: i.get("node").and_then(Value::as_str)?.to_string(),
+                            online: i.get("status").and_then(Value::as_str) == Some("online"),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let nodes = Rc::new(nodes);
+        *self.nodes.borrow_mut() = Some(nodes.clone());
+        Ok(nodes)
+    }
+
+    /// storage.cfg as this user sees it, read once (`GET /storage`).
+    pub fn storages(&self) -> Result<Rc<Vec<StorageConfig>>> {
+        if let Some(storages) = self.storages.borrow().as_ref() {
+            return Ok(storages.clone());
+        }
+        let data =
+            self.api.get(&ApiPath::new(["storage"]), &Vec::new()).map_err(|e| e.context("reading the storages"))?;
+        let storages: Vec<StorageConfig> = data
+            .as_array()
+            .map(|items| items.iter().filter_map(StorageConfig::from_json).collect())
+            .unwrap_or_default();
+        let storages = Rc::new(storages);
+        *self.storages.borrow_mut() = Some(storages.clone());
+        Ok(storages)
+    }
+
+    /// The node exists and is online. A node the cluster does not know fails PVE's proxy with the
+    /// address lookup (pve-manager `PVE/HTTPServer.pm` proxies every `/nodes/{node}` call,
+    /// pve-common `PVE/Network.pm` `get_ip_from_hostname`); a known node that is offline cannot
+    /// be reached (`No route to host`). `localhost` is the node answering. §26.1.
+    pub fn node(&self, node: &str, option: &str) -> Result<()> {
+        if node == "localhost" {
+            return Ok(());
+        }
+        match self.nodes()?.iter().find(|n| n.node == node) {
+            None => Err(refuse(
+                option,
+                format!("hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"),
+            )),
+            Some(n) if !n.online => Err(refuse(option, format!("node '{node}' is offline: No route to host"))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// The storage exists, is enabled on `node` and holds `content`: pve-storage `PVE/Storage.pm`
+    /// `storage_config` and `storage_check_enabled` (in that order: exists, not disabled, not
+    /// restricted to other nodes), then the content check of qemu-server `API2/Qemu.pm`
+    /// (`$check_storage_access`, `move_vm_disk`: `does not support vm images`) or of pve-storage
+    /// `API2/Storage/Status.pm` `upload` for the other types. §26.2.
+    pub fn storage(&self, node: &str, storage: &str, content: Content, option: &str) -> Result<()> {
+        let storages = self.storages()?;
+        let scfg = enabled(&storages, storage, node, option)?;
+        if !scfg.content.contains(content.as_str()) {
+            return Err(refuse(
+                option,
+                match content {
+                    Content::Images => format!("storage '{storage}' does not support vm images"),
+                    other => format!("storage '{storage}' does not support '{}' content", other.as_str()),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// A volume a task refers to (an ISO, an import source) exists on its storage: PVE's create
+    /// and config update fail with `volume <volid> does not exist` (qemu-server `API2/Qemu.pm`
+    /// `create_disks`, after `volume_size_info`). A value that is not a `storage:volume` id
+    /// (`none`, `cdrom`, a path, a new-disk size) is not a volume to look for. One listing per
+    /// storage and node serves every volume on it. §26.3.
+    pub fn volume(&self, node: &str, volid: &str, option: &str) -> Result<()> {
+        let Some(storage) = volume_storage(volid) else {
+            return Ok(());
+        };
+        let storages = self.storages()?;
+        enabled(&storages, storage, node, option)?;
+        if self.volumes_on(node, storage)?.contains(volid) {
+            Ok(())
+        } else {
+            Err(refuse(option, format!("volume {volid} does not exist")))
+        }
+    }
+
+    fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeIds> {
+        let key = (node.to_string(), storage.to_string());
+        if let Some(v) = self.volumes.borrow().get(&key) {
+            return Ok(v.clone());
+        }
+        let data = self
+            .api
+            .get(&ApiPath::new(["nodes", node, "storage", storage, "content"]), &Vec::new())
+            .map_err(|e| e.context(&format!("listing the volumes of storage '{storage}' on node {node}")))?;
+        let ids: BTreeSet<String> = data
+            .as_array()
+            .map(|items| {
+                items.iter().filter_map(|i| i.get("volid").and_then(Value::as_str).map(str::to_string)).collect()
+            })
+            .unwrap_or_default();
+        let ids = Rc::new(ids);
+        self.volumes.borrow_mut().insert(key, ids.clone());
+        Ok(ids)
+    }
+
+    /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as
+    /// qemu-server `API2/Qemu.pm` `clone_vm` checks it before it starts: the target node exists
+    /// (`PVE::Cluster::check_node_exists`); the storage is enabled on the source node and holds
+    /// images, and for another node it is enabled there too and shared; a clone to another node
+    /// needs every volume of the source on shared storage (`$check_storage_access_clone`). A
+    /// target of `node` itself or `localhost` is no other node. §26.4.
+    pub fn clone_target(
+        &self,
+        node: &str,
+        target: Option<&str>,
+        storage: Option<&str>,
+        source: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let target = target.filter(|t| *t != node && *t != "localhost");
+        if target.is_none() && storage.is_none() {
+            return Ok(());
+        }
+        if let Some(t) = target {
+            self.node_exists(t, "target")?;
+        }
+        let storages = self.storages()?;
+        if let Some(sid) = storage {
+            self.storage(node, sid, Content::Images, "storage")?;
+            if let Some(t) = target {
+                let scfg = enabled(&storages, sid, t, "storage")?;
+                if !scfg.shared {
+                    return Err(refuse("storage", format!("can't clone to non-shared storage '{sid}'")));
+                }
+            }
+        }
+        if let Some(t) = target {
+            let local = drive_storages(source).into_iter().any(|sid| {
+                // a storage this user cannot see is not known to be shared: PVE would refuse too
+                !storages.iter().any(|s| s.storage == sid && s.shared)
+            });
+            if local {
+                return Err(refuse("target", format!("can't clone VM to node '{t}' (VM uses local storage)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A migration of the VM on `node` with config `config` to `target`, as qemu-server
+    /// `API2/Qemu.pm` `migrate_vm` checks it before its task: not the node itself
+    /// (`target is local node.`), a node of the cluster, online (the migration reaches it over
+    /// SSH); with `targetstorage`, that storage enabled on the target and holding images
+    /// (`$check_storage_access_migrate`); without, every volume's storage enabled on both nodes
+    /// and holding that content (`PVE::QemuServer::check_storage_availability`). §26.5.
+    pub fn migrate_target(
+        &self,
+        node: &str,
+        target: &str,
+        config: &BTreeMap<String, String>,
+        targetstorage: Option<&str>,
+    ) -> Result<()> {
+        if target == node {
+            return Err(refuse("target", "target is local node."));
+        }
+        self.node_exists(target, "target")?;
+        self.node(target, "target")?;
+        let storages = self.storages()?;
+        if let Some(sid) = targetstorage {
+            let scfg = enabled(&storages, sid, target, "targetstorage")?;
+            if !scfg.content.contains("images") {
+                return Err(refuse("targetstorage", format!("storage '{sid}' does not support vm images")));
+            }
+            return Ok(());
+        }
+        for (key, value) in config.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
+            let Some(disk) = Disk::parse(key, value) else { continue };
+            let (Some(sid), Some(volid)) = (disk.storage.as_deref(), disk.volume.as_deref()) else { continue };
+            let scfg = enabled(&storages, sid, node, key)?;
+            enabled(&storages, sid, target, key)?;
+            let vtype = volume_type(volid);
+            if !scfg.content.contains(vtype) {
+                return Err(refuse(
+                    key,
+                    format!("{volid}: content type '{vtype}' is not available on storage '{sid}'"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A disk moved to `storage` on the VM's `node`: qemu-server `API2/Qemu.pm` `move_vm_disk`
+    /// (`storage_check_enabled`, then `does not support vm images`). §26.6.
+    pub fn move_target(&self, node: &str, storage: &str) -> Result<()> {
+        self.storage(node, storage, Content::Images, "storage")
+    }
+
+    /// `PVE::Cluster::check_node_exists`: `no such cluster node '<node>'`.
+    fn node_exists(&self, node: &str, option: &str) -> Result<()> {
+        if self.nodes()?.iter().any(|n| n.node == node) {
+            Ok(())
+        } else {
+            Err(refuse(option, format!("no such cluster node '{node}'")))
+        }
+    }
+}
+
+/// pve-storage `storage_check_enabled` on a storage list: exists, not disabled, on `node`.
+fn enabled<'s>(storages: &'s [StorageConfig], storage: &str, node: &str, option: &str) -> Result<&'s StorageConfig> {
+    let Some(scfg) = storages.iter().find(|s| s.storage == storage) else {
+        return Err(refuse(option, format!("storage '{storage}' does not exist")));
+    };
+    if scfg.disabled {
+        return Err(refuse(option, format!("storage '{storage}' is disabled")));
+    }
+    if let Some(nodes) = &scfg.nodes {
+        if node != "localhost" && !nodes.contains(node) {
+            return Err(refuse(option, format!("storage '{storage}' is not available on node '{node}'")));
+        }
+    }
+    Ok(scfg)
+}
+
+/// The content type of a volume id as pve-storage's `parse_volname` finds it in the name: `iso/...`,
+/// `import/...`, `snippets/...`, else a disk image (cloud-init volumes included).
+fn volume_type(volid: &str) -> &'static str {
+    let volname = volid.split_once(':').map_or(volid, |(_, name)| name);
+    [Content::Iso, Content::Import, Content::Snippets]
+        .into_iter()
+        .map(Content::as_str)
+        .find(|t| volname.strip_prefix(t).is_some_and(|rest| rest.starts_with('/')))
+        .unwrap_or("images")
+}
+
+/// The storages the volumes of a config's drives are on (`none`, `cdrom` and paths have none).
+fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
+    config
+        .iter()
+        .filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused"))
+        .filter_map(|(k, v)| Disk::parse(k, v)?.storage)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,225 @@
+//! Tests of the preflight checks against a scripted cluster: each refusal in PVE's words, and
+//! one read per kind however many checks use it.
+
+use super::*;
+use crate::pve::client::testing::ScriptedApi;
+use crate::pve::client::Method;
+use serde_json::json;
+
+/// pve1 and pve2 online, pve3 offline; storages as a small cluster has them.
+fn cluster() -> ScriptedApi {
+    let api = ScriptedApi::default();
+    script_cluster(&api);
+    api
+}
+
+/// The answers of `cluster` (after any the test queued first: answers match by path prefix, so
+/// a `/nodes/...` answer must come before the one for `/nodes`).
+fn script_cluster(api: &ScriptedApi) {
+    api.answer(
+        Method::Get,
+        "/nodes",
+        Ok(json!([
+            {"node": "pve1", "status": "online"},
+            {"node": "pve2", "status": "online"},
+            {"node": "pve3", "status": "offline"},
+        ])),
+    );
+    api.answer(
+        Method::Get,
+        "/storage",
+        Ok(json!([
+            {"storage": "local", "type": "dir", "content": "iso,vztmpl,backup,import"},
+            {"storage": "local-lvm", "type": "lvmthin", "content": "images,rootdir", "nodes": "pve1,pve2"},
+            {"storage": "only1", "type": "zfspool", "content": "images", "nodes": "pve1"},
+            {"storage": "nfs", "type": "nfs", "content": "images,iso"},
+            {"storage": "ceph", "type": "rbd", "content": "images", "shared": 0},
+            {"storage": "off", "type": "dir", "content": "images", "disable": 1},
+            {"storage": "isos", "type": "dir", "content": "iso"},
+        ])),
+    );
+}
+
+fn text(r: Result<()>) -> String {
+    r.unwrap_err().to_string()
+}
+
+fn calls(api: &ScriptedApi) -> Vec<String> {
+    api.calls.borrow().iter().map(|(m, p, _)| format!("{} {p}", m.as_str())).collect()
+}
+
+#[test]
+fn nodes_missing_or_offline_are_refused_with_one_read() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert!(pf.node("pve1", "node").is_ok());
+    assert!(pf.node("localhost", "node").is_ok());
+    assert_eq!(
+        text(pf.node("pve9", "node")),
+        "node: hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known"
+    );
+    assert_eq!(text(pf.node("pve3", "node")), "node: node 'pve3' is offline: No route to host");
+    assert_eq!(calls(&api), ["GET /nodes"]);
+}
+
+#[test]
+fn storages_are_checked_as_storage_check_enabled_then_content() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert!(pf.storage("pve1", "local-lvm", Content::Images, "storage").is_ok());
+    assert!(pf.storage("pve2", "local", Content::Iso, "iso").is_ok());
+    assert!(pf.storage("localhost", "only1", Content::Images, "storage").is_ok());
+    for (node, sid, content, message) in [
+        ("pve1", "nosuch", Content::Images, "storage 'nosuch' does not exist"),
+        ("pve1", "off", Content::Images, "storage 'off' is disabled"),
+        ("pve2", "only1", Content::Images, "storage 'only1' is not available on node 'pve2'"),
+        ("pve1", "isos", Content::Images, "storage 'isos' does not support vm images"),
+        ("pve1", "local", Content::Images, "storage 'local' does not support vm images"),
+        ("pve1", "local-lvm", Content::Iso, "storage 'local-lvm' does not support 'iso' content"),
+        ("pve1", "isos", Content::Import, "storage 'isos' does not support 'import' content"),
+        ("pve1", "nfs", Content::Snippets, "storage 'nfs' does not support 'snippets' content"),
+    ] {
+        assert_eq!(text(pf.storage(node, sid, content, "scsi1")), format!("scsi1: {message}"), "{sid} on {node}");
+    }
+    assert_eq!(calls(&api), ["GET /storage"]);
+}
+
+#[test]
+fn shared_comes_from_the_flag_or_the_storage_type() {
+    let storages: Vec<StorageConfig> = [
+        json!({"storage": "a", "type": "dir", "shared": 1}),
+        json!({"storage": "b", "type": "rbd"}),
+        json!({"storage": "c", "type": "lvm", "shared": "0"}),
+        json!({"type": "dir"}),
+    ]
+    .iter()
+    .filter_map(StorageConfig::from_json)
+    .collect();
+    let shared: Vec<(&str, bool)> = storages.iter().map(|s| (s.storage.as_str(), s.shared)).collect();
+    assert_eq!(shared, [("a", true), ("b", true), ("c", false)]);
+}
+
+#[test]
+fn volumes_are_looked_up_once_per_storage_and_missing_ones_refused() {
+    let api = ScriptedApi::default();
+    api.answer(
+        Method::Get,
+        "/nodes/pve1/storage/local/content",
+        Ok(json!([
+            {"volid": "local:iso/debian.iso", "content": "iso"},
+            {"volid": "local:import/disk.qcow2", "content": "import"},
+        ])),
+    );
+    script_cluster(&api);
+    let pf = Preflight::new(&api);
+    assert!(pf.volume("pve1", "local:iso/debian.iso", "cdrom").is_ok());
+    assert!(pf.volume("pve1", "local:import/disk.qcow2", "import_from").is_ok());
+    assert_eq!(
+        text(pf.volume("pve1", "local:iso/nope.iso", "cdrom")),
+        "cdrom: volume local:iso/nope.iso does not exist"
+    );
+    assert_eq!(text(pf.volume("pve1", "gone:iso/x.iso", "cdrom")), "cdrom: storage 'gone' does not exist");
+    for not_a_volume in ["none", "cdrom", "/dev/sdb", "4"] {
+        assert!(pf.volume("pve1", not_a_volume, "cdrom").is_ok(), "{not_a_volume}");
+    }
+    assert_eq!(calls(&api), ["GET /storage", "GET /nodes/pve1/storage/local/content"]);
+}
+
+fn config(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn clone_targets_follow_clone_vm() {
+    let local = config(&[("scsi0", "local-lvm:base-9000-disk-0,size=8G"), ("ide2", "none,media=cdrom")]);
+    let shared = config(&[("scsi0", "nfs:9000/base-9000-disk-0.raw,size=8G"), ("unused0", "local-lvm:vm-9000-disk-1")]);
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert!(pf.clone_target("pve1", None, None, &local).is_ok());
+    assert!(pf.clone_target("pve1", Some("pve1"), Some("local-lvm"), &local).is_ok());
+    assert!(pf.clone_target("pve1", Some("localhost"), None, &local).is_ok());
+    assert!(pf.clone_target("pve1", Some("pve2"), None, &shared).is_ok());
+    assert!(pf.clone_target("pve1", Some("pve2"), Some("nfs"), &local).is_err());
+    assert_eq!(text(pf.clone_target("pve1", Some("pve9"), None, &shared)), "target: no such cluster node 'pve9'");
+    assert_eq!(
+        text(pf.clone_target("pve1", Some("pve2"), None, &local)),
+        "target: can't clone VM to node 'pve2' (VM uses local storage)"
+    );
+    assert_eq!(
+        text(pf.clone_target("pve1", Some("pve2"), Some("local-lvm"), &shared)),
+        "storage: can't clone to non-shared storage 'local-lvm'"
+    );
+    assert_eq!(
+        text(pf.clone_target("pve1", Some("pve2"), Some("only1"), &shared)),
+        "storage: storage 'only1' is not available on node 'pve2'"
+    );
+    assert_eq!(
+        text(pf.clone_target("pve1", None, Some("isos"), &local)),
+        "storage: storage 'isos' does not support vm images"
+    );
+    assert_eq!(calls(&api), ["GET /storage", "GET /nodes"]);
+}
+
+#[test]
+fn migrate_targets_follow_migrate_vm() {
+    let vm = config(&[
+        ("scsi0", "local-lvm:vm-100-disk-0,size=8G"),
+        ("ide2", "local:iso/debian.iso,media=cdrom"),
+        ("unused0", "only1:vm-100-disk-1"),
+    ]);
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert!(pf.migrate_target("pve1", "pve2", &vm, None).is_ok());
+    assert!(pf.migrate_target("pve1", "pve2", &vm, Some("nfs")).is_ok());
+    assert_eq!(text(pf.migrate_target("pve1", "pve1", &vm, None)), "target: target is local node.");
+    assert_eq!(text(pf.migrate_target("pve1", "pve9", &vm, None)), "target: no such cluster node 'pve9'");
+    assert_eq!(text(pf.migrate_target("pve1", "pve3", &vm, None)), "target: node 'pve3' is offline: No route to host");
+    let on_one_node = config(&[("virtio0", "only1:vm-100-disk-0")]);
+    assert_eq!(
+        text(pf.migrate_target("pve1", "pve2", &on_one_node, None)),
+        "virtio0: storage 'only1' is not available on node 'pve2'"
+    );
+    let iso_elsewhere = config(&[("ide2", "nfs:iso/x.iso,media=cdrom"), ("sata0", "ceph:vm-100-disk-0")]);
+    assert!(pf.migrate_target("pve1", "pve2", &iso_elsewhere, None).is_ok());
+    let wrong_content = config(&[("sata0", "isos:vm-100-disk-0")]);
+    assert_eq!(
+        text(pf.migrate_target("pve1", "pve2", &wrong_content, None)),
+        "sata0: isos:vm-100-disk-0: content type 'images' is not available on storage 'isos'"
+    );
+    assert_eq!(
+        text(pf.migrate_target("pve1", "pve2", &vm, Some("isos"))),
+        "targetstorage: storage 'isos' does not support vm images"
+    );
+    assert_eq!(text(pf.migrate_target("pve2", "pve1", &vm, Some("off"))), "targetstorage: storage 'off' is disabled");
+}
+
+#[test]
+fn move_targets_follow_move_vm_disk() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert!(pf.move_target("pve1", "nfs").is_ok());
+    assert_eq!(text(pf.move_target("pve1", "nosuch")), "storage: storage 'nosuch' does not exist");
+    assert_eq!(text(pf.move_target("pve1", "isos")), "storage: storage 'isos' does not support vm images");
+    assert_eq!(text(pf.move_target("pve2", "only1")), "storage: storage 'only1' is not available on node 'pve2'");
+}
+
+#[test]
+fn a_failed_read_says_what_was_read_and_is_not_cached() {
+    let api = ScriptedApi::default();
+    api.answer(
+        Method::Get,
+        "/storage",
+        Err(Error::Api {
+            method: "GET".into(),
+            path: "/storage".into(),
+            status: 500,
+            message: "cfs-lock timeout".into(),
+        }),
+    );
+    api.answer(Method::Get, "/storage", Ok(json!([{"storage": "nfs", "type": "nfs", "content": "images"}])));
+    let pf = Preflight::new(&api);
+    let e = pf.move_target("pve1", "nfs").unwrap_err();
+    assert_eq!(e.api_status(), Some(500));
+    assert!(e.to_string().starts_with("reading the storages: cfs-lock timeout"), "{e}");
+    assert!(pf.move_target("pve1", "nfs").is_ok());
+}
