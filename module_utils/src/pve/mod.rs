@@ -7,6 +7,7 @@ pub mod config;
 pub mod devices;
 pub mod hotplug;
 pub mod journal;
+pub mod permissions;
 pub mod preflight;
 pub mod propstring;
 pub mod pveformat;

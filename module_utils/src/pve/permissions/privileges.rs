@@ -1,0 +1,111 @@
+//! Asking PVE what the token or user of a run holds (`GET /access/permissions`), and whether that covers a list of `Need`s, failing with PVE's own message.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::{all, Need};
+use crate::error::{Error, Result};
+use crate::pve::client::{form, Api, ApiPath};
+
+/// What the token or user of this run holds, asked of PVE one ACL path at a time
+/// (`GET /access/permissions?path=...`, as the caller itself: anyone may read their own) and kept
+/// for the run.
+pub struct Privileges<'a> {
+    api: &'a dyn Api,
+    /// `user@realm` or `user@realm!token`: `root@pam` itself (not its tokens) passes the
+    /// root-only checks.
+    authid: String,
+    /// VNet -> SDN zone; a bridge not listed is in `localnetwork`.
+    vnet_zones: BTreeMap<String, String>,
+    held: RefCell<BTreeMap<String, Rc<BTreeSet<String>>>>,
+}
+
+impl<'a> Privileges<'a> {
+    pub fn new(api: &'a dyn Api, authid: &str) -> Privileges<'a> {
+        Privileges { api, authid: authid.to_string(), vnet_zones: BTreeMap::new(), held: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// The SDN zone of each VNet a NIC may name (`GET /cluster/sdn/vnets`), for `Need::Bridge`.
+    pub fn with_vnet_zones(mut self, vnet_zones: BTreeMap<String, String>) -> Privileges<'a> {
+        self.vnet_zones = vnet_zones;
+        self
+    }
+
+    /// The privileges held on `path` (a privilege held without propagation is held: PVE marks
+    /// it `0`, docs/pve-semantics.md §24.1).
+    pub fn held(&self, path: &str) -> Result<Rc<BTreeSet<String>>> {
+        if let Some(privs) = self.held.borrow().get(path) {
+            return Ok(privs.clone());
+        }
+        let data = self
+            .api
+            .get(&ApiPath::new(["access", "permissions"]), &form([("path", path)]))
+            .map_err(|e| e.context(&format!("reading the privileges of {} on {path}", self.authid)))?;
+        let privs: BTreeSet<String> =
+            data.get(path).and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        let privs = Rc::new(privs);
+        self.held.borrow_mut().insert(path.to_string(), privs.clone());
+        Ok(privs)
+    }
+
+    /// Every need, in order; the first not held fails with PVE's message: a missing privilege
+    /// with the text of PVE's 403, a root-only or refused one with the text PVE dies with.
+    pub fn require(&self, needs: &[Need]) -> Result<()> {
+        for need in needs {
+            if let Some(message) = self.check(need)? {
+                return Err(Error::failed(message));
+            }
+        }
+        Ok(())
+    }
+
+    /// `None` when `need` is held, else PVE's message for it.
+    fn check(&self, need: &Need) -> Result<Option<String>> {
+        Ok(match need {
+            Need::Privs { path, privs, any } => {
+                let held = self.held(path)?;
+                if *any {
+                    (!privs.iter().any(|p| held.contains(*p)))
+                        .then(|| format!("Permission check failed ({path}, {})", privs.join("|")))
+                } else {
+                    privs.iter().find(|p| !held.contains(**p)).map(|p| format!("Permission check failed ({path}, {p})"))
+                }
+            }
+            Need::OneOf { options, bare } => {
+                let mut last = None;
+                for option in options {
+                    match self.check(option)? {
+                        None => return Ok(None),
+                        Some(m) => last = Some(m),
+                    }
+                }
+                if *bare {
+                    Some("Permission check failed".to_string())
+                } else {
+                    last
+                }
+            }
+            Need::AllOf(needs) => {
+                for n in needs {
+                    if let Some(m) = self.check(n)? {
+                        return Ok(Some(m));
+                    }
+                }
+                None
+            }
+            Need::Bridge { bridge, vlans } => {
+                let zone = self.vnet_zones.get(bridge).map_or("localnetwork", String::as_str);
+                let base = format!("/sdn/zones/{zone}/{bridge}");
+                let paths: Vec<String> =
+                    if vlans.is_empty() { vec![base] } else { vlans.iter().map(|v| format!("{base}/{v}")).collect() };
+                let needs: Vec<Need> = paths.into_iter().map(|p| all(p, &["SDN.Use"])).collect();
+                return self.check(&Need::AllOf(needs));
+            }
+            Need::RootOnly(message) => (self.authid != "root@pam").then(|| message.clone()),
+            Need::Refused(message) => Some(message.clone()),
+        })
+    }
+}

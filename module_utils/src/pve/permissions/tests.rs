@@ -1,0 +1,350 @@
+//! Tests of the privilege rules: the key -> privilege table, the needs of each operation, and
+//! their evaluation against what a fake PVE says a token holds.
+
+use std::cell::RefCell;
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::pve::client::{form, Api, ApiPath, Method};
+use serde_json::{json, Map, Value};
+
+fn vm(privilege: &'static str) -> Need {
+    all("/vms/100", &[privilege])
+}
+
+#[test]
+fn each_config_key_needs_the_privilege_of_its_class() {
+    // qemu-server API2/Qemu.pm $check_vm_modify_config_perm, key by key
+    let table: &[(&str, Vec<Need>)] = &[
+        ("cores", vec![vm("VM.Config.CPU")]),
+        ("sockets", vec![vm("VM.Config.CPU")]),
+        ("cpu", vec![vm("VM.Config.CPU")]),
+        ("numa1", vec![vm("VM.Config.CPU")]),
+        ("memory", vec![vm("VM.Config.Memory")]),
+        ("balloon", vec![vm("VM.Config.Memory")]),
+        ("scsihw", vec![vm("VM.Config.HWType")]),
+        ("machine", vec![vm("VM.Config.HWType")]),
+        ("vga", vec![vm("VM.Config.HWType")]),
+        ("rng0", vec![vm("VM.Config.HWType")]),
+        ("name", vec![vm("VM.Config.Options")]),
+        ("onboot", vec![vm("VM.Config.Options")]),
+        ("agent", vec![vm("VM.Config.Options")]),
+        ("template", vec![vm("VM.Config.Options")]),
+        ("startup", vec![vm("VM.Config.Options"), all("/", &["Sys.Modify"])]),
+        ("freeze", vec![vm("VM.PowerMgmt")]),
+        ("boot", vec![vm("VM.Config.Disk")]),
+        ("vmstatestorage", vec![vm("VM.Config.Disk")]),
+        ("net0", vec![vm("VM.Config.Network")]),
+        ("net31", vec![vm("VM.Config.Network")]),
+        ("ciuser", vec![vm("VM.Config.Cloudinit")]),
+        ("sshkeys", vec![vm("VM.Config.Cloudinit")]),
+        (
+            "ipconfig0",
+            vec![Need::Privs {
+                path: "/vms/100".into(),
+                privs: vec!["VM.Config.Cloudinit", "VM.Config.Network"],
+                any: true,
+            }],
+        ),
+        ("vmstate", vec![all("/vms/100", &["VM.Config.Disk", "VM.PowerMgmt"])]),
+        // value-dependent: checked by `drive`, `storage_access` and `device`
+        ("scsi0", vec![]),
+        ("efidisk0", vec![]),
+        ("unused3", vec![]),
+        ("cdrom", vec![]),
+        ("serial0", vec![]),
+        ("usb1", vec![]),
+        ("hostpci0", vec![]),
+        ("tags", vec![]),
+        // no class: root only
+        ("args", vec![Need::RootOnly("only root can set 'args' config".into())]),
+        ("lock", vec![Need::RootOnly("only root can set 'lock' config".into())]),
+    ];
+    for (key, needs) in table {
+        assert_eq!(&config_key(100, None, key), needs, "{key}");
+    }
+    // every key of the class table is covered, and none is in two classes
+    let mut seen = BTreeSet::new();
+    for (_, keys) in KEY_PRIVILEGES {
+        for key in *keys {
+            assert!(seen.insert(*key), "{key} in two classes");
+            assert!(matches!(config_key(100, None, key)[0], Need::Privs { .. }), "{key}");
+        }
+    }
+}
+
+#[test]
+fn a_pool_is_tried_before_the_vm() {
+    assert_eq!(
+        config_key(100, Some("web"), "cores"),
+        [Need::OneOf {
+            options: vec![all("/pool/web", &["VM.Config.CPU"]), all("/vms/100", &["VM.Config.CPU"])],
+            bare: false
+        }]
+    );
+}
+
+#[test]
+fn drives_need_disk_cdrom_or_cloudinit_privileges() {
+    assert_eq!(drive(100, "scsi0", "local-lvm:vm-100-disk-0,size=8G"), vm("VM.Config.Disk"));
+    assert_eq!(drive(100, "scsi1", "local-lvm:4"), vm("VM.Config.Disk"));
+    assert_eq!(drive(100, "ide2", "isos:iso/debian.iso,media=cdrom"), vm("VM.Config.CDROM"));
+    assert_eq!(drive(100, "ide2", "none,media=cdrom"), vm("VM.Config.CDROM"));
+    let cloudinit = all("/vms/100", &["VM.Config.Cloudinit", "VM.Config.CDROM"]);
+    assert_eq!(drive(100, "ide2", "vmdata:100/vm-100-cloudinit.qcow2,media=cdrom"), cloudinit);
+    assert_eq!(drive(100, "scsi5", "local-lvm:vm-100-cloudinit,media=cdrom"), cloudinit);
+    assert_eq!(drive(100, "ide0", "local-lvm:cloudinit"), cloudinit);
+}
+
+#[test]
+fn storage_access_follows_check_storage_access_and_check_volume_access() {
+    let space = |sid: &str| all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"]);
+    let allocate_or = |sid: &str, otherwise: Need| Need::OneOf {
+        options: vec![all(format!("/storage/{sid}"), &["Datastore.Allocate"]), otherwise],
+        bare: false,
+    };
+    assert_eq!(storage_access(100, "scsi1", "local-lvm:32,discard=on", None), [space("local-lvm")]);
+    assert_eq!(storage_access(100, "scsi1", "32", Some("vmdata")), [space("vmdata")]);
+    assert_eq!(
+        storage_access(100, "scsi1", "32", None),
+        [Need::Refused("no storage ID specified (and no default storage)".into())]
+    );
+    assert_eq!(
+        storage_access(100, "ide2", "isos:iso/debian.iso,media=cdrom", None),
+        [allocate_or(
+            "isos",
+            Need::Privs {
+                path: "/storage/isos".into(),
+                privs: vec!["Datastore.AllocateSpace", "Datastore.Audit"],
+                any: true
+            }
+        )]
+    );
+    assert_eq!(storage_access(100, "ide2", "cdrom,media=cdrom", None), [all("/", &["Sys.Console"])]);
+    assert!(storage_access(100, "ide2", "none,media=cdrom", None).is_empty());
+    assert!(storage_access(100, "ide2", "local-lvm:cloudinit,media=cdrom", None).is_empty());
+    assert!(storage_access(100, "scsi0", "local-lvm:vm-100-disk-0", None).is_empty(), "its own volume");
+    assert_eq!(
+        storage_access(100, "scsi1", "vmdata:200/vm-200-disk-0.qcow2", None),
+        [allocate_or(
+            "vmdata",
+            Need::AllOf(vec![all("/storage/vmdata", &["Datastore.Audit"]), all("/vms/200", &["VM.Config.Disk"])])
+        )]
+    );
+    assert_eq!(
+        storage_access(100, "scsi1", "/dev/sdb", None),
+        [Need::RootOnly("Only root can pass arbitrary filesystem paths.".into())]
+    );
+    assert_eq!(
+        storage_access(100, "scsi1", "local-lvm:0,import-from=vmdata:9000/base-9000-disk-0.qcow2", None),
+        [space("local-lvm"), all("/vms/9000", &["VM.Clone"])]
+    );
+    assert_eq!(
+        storage_access(100, "unused0", "vmdata:200/vm-200-disk-1.qcow2", None).len(),
+        1,
+        "an unusedN is checked as a volume"
+    );
+}
+
+#[test]
+fn bridges_need_sdn_use_on_the_bridge_or_each_vlan() {
+    assert_eq!(bridge("net0", "virtio,bridge=vmbr0"), [Need::Bridge { bridge: "vmbr0".into(), vlans: vec![] }]);
+    assert_eq!(bridge("net0", "virtio,bridge=vmbr0,tag=5"), [Need::Bridge { bridge: "vmbr0".into(), vlans: vec![5] }]);
+    assert_eq!(
+        bridge("net1", "e1000,bridge=vmbr1,trunks=10;20-22"),
+        [Need::Bridge { bridge: "vmbr1".into(), vlans: vec![10, 20, 21, 22] }]
+    );
+    assert!(bridge("net0", "virtio").is_empty());
+}
+
+#[test]
+fn each_operation_lists_the_checks_of_its_api_method() {
+    assert_eq!(resize(100), [vm("VM.Config.Disk")]);
+    assert_eq!(unlink(100), [vm("VM.Config.Disk")]);
+    assert_eq!(power(100), [vm("VM.PowerMgmt")]);
+    assert_eq!(destroy(100), [vm("VM.Allocate")]);
+    assert_eq!(template(100), [vm("VM.Allocate")]);
+    assert_eq!(migrate(100, None), [vm("VM.Migrate")]);
+    assert_eq!(
+        migrate(100, Some("nfs")),
+        [vm("VM.Migrate"), vm("VM.Config.Disk"), all("/storage/nfs", &["Datastore.AllocateSpace"])]
+    );
+    assert_eq!(migrate(100, Some("1")), [vm("VM.Migrate")]);
+    assert_eq!(move_disk(100, "nfs"), [vm("VM.Config.Disk"), all("/storage/nfs", &["Datastore.AllocateSpace"])]);
+    let source: BTreeMap<String, String> = [
+        ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G"),
+        ("ide2", "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom"),
+        ("net0", "virtio=BC:24:11:4A:90:00,bridge=vmbr0"),
+        ("unused0", "local-lvm:vm-9000-disk-1"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(
+        clone(9000, 150, None, Some("local-lvm"), &source),
+        [
+            all("/vms/9000", &["VM.Clone"]),
+            Need::OneOf { options: vec![all("/vms/150", &["VM.Allocate"])], bare: true },
+            all("/storage/local-lvm", &["Datastore.AllocateSpace"]),
+            Need::Bridge { bridge: "vmbr0".into(), vlans: vec![] },
+        ]
+    );
+    assert_eq!(clone(9000, 150, Some("web"), None, &source)[2], all("/storage/vmdata", &["Datastore.AllocateSpace"]));
+}
+
+#[test]
+fn create_checks_allocate_then_storages_then_keys_then_bridges() {
+    let config: Form = form([
+        ("name", "web"),
+        ("cores", "2"),
+        ("scsi0", "local-lvm:32"),
+        ("ide2", "isos:iso/debian.iso,media=cdrom"),
+        ("net0", "virtio,bridge=vmbr0"),
+        ("pool", "web"),
+    ]);
+    let needs = create(150, Some("web"), None, true, &config);
+    let power = vm_perm(150, Some("web"), &["VM.PowerMgmt"], false);
+    assert_eq!(needs[0], power);
+    assert_eq!(
+        needs[1],
+        Need::OneOf {
+            options: vec![all("/vms/150", &["VM.Allocate"]), all("/pool/web", &["VM.Allocate"])],
+            bare: true
+        }
+    );
+    assert_eq!(needs[2], all("/storage/local-lvm", &["Datastore.AllocateSpace"]));
+    assert_eq!(needs[4], vm_perm(150, Some("web"), &["VM.Config.Options"], false));
+    assert_eq!(needs[5], vm_perm(150, Some("web"), &["VM.Config.CPU"], false));
+    assert_eq!(needs[6], vm_perm(150, Some("web"), &["VM.Config.Network"], false));
+    assert_eq!(needs[7], Need::Bridge { bridge: "vmbr0".into(), vlans: vec![] });
+    assert_eq!(needs.len(), 8, "{needs:?}");
+}
+
+#[test]
+fn an_update_checks_old_and_new_drives_and_deleted_devices() {
+    let current: BTreeMap<String, String> = [
+        ("ide2", "isos:iso/debian.iso,media=cdrom"),
+        ("net1", "virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=7"),
+        ("unused0", "local-lvm:vm-100-disk-3"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let set = form([("ide2", "none,media=cdrom"), ("net0", "virtio,bridge=vmbr0"), ("memory", "4096")]);
+    let delete = vec!["net1".to_string(), "unused0".to_string()];
+    let needs = update(100, &current, &set, &delete);
+    assert_eq!(needs[0], Need::Privs { path: "/vms/100".into(), privs: CONFIG_PRIVILEGES.to_vec(), any: true });
+    assert!(needs.contains(&vm("VM.Config.Network")));
+    assert!(needs.contains(&vm("VM.Config.Memory")));
+    assert!(needs.contains(&Need::Bridge { bridge: "vmbr1".into(), vlans: vec![7] }), "the deleted NIC's bridge");
+    assert!(needs.contains(&vm("VM.Config.Disk")), "the deleted unused disk");
+    assert_eq!(needs.iter().filter(|n| **n == vm("VM.Config.CDROM")).count(), 2, "old and new CD-ROM");
+}
+
+/// A PVE that answers `GET /access/permissions?path=...` from an ACL table (path -> privileges
+/// held there, inheritance already applied), and records the paths asked.
+#[derive(Default)]
+struct AclApi {
+    acl: BTreeMap<String, Vec<&'static str>>,
+    asked: RefCell<Vec<String>>,
+}
+
+impl Api for AclApi {
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+        assert_eq!((method, path.encoded().as_str()), (Method::Get, "/access/permissions"));
+        let acl_path = params.iter().find(|(k, _)| k == "path").map(|(_, v)| v.clone()).unwrap();
+        self.asked.borrow_mut().push(acl_path.clone());
+        let privs: Map<String, Value> =
+            self.acl.get(&acl_path).map(|p| p.iter().map(|p| (p.to_string(), json!(0))).collect()).unwrap_or_default();
+        Ok(json!({ acl_path: privs }))
+    }
+}
+
+fn acl(entries: &[(&str, &[&'static str])]) -> AclApi {
+    AclApi { acl: entries.iter().map(|(p, v)| (p.to_string(), v.to_vec())).collect(), ..Default::default() }
+}
+
+fn refusal(p: &Privileges, needs: &[Need]) -> String {
+    p.require(needs).unwrap_err().to_string()
+}
+
+#[test]
+fn a_read_only_token_is_refused_as_pve_refuses_it() {
+    let api = acl(&[("/vms/100", &["VM.Audit"]), ("/vms/150", &["VM.Audit"]), ("/", &["VM.Audit", "Sys.Audit"])]);
+    let p = Privileges::new(&api, "auditor@pve!readonly");
+    let nic = form([("net1", "virtio,bridge=vmbr1")]);
+    assert_eq!(
+        refusal(&p, &update(100, &BTreeMap::new(), &nic, &[])),
+        "Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|VM.Config.Cloudinit)"
+    );
+    assert_eq!(refusal(&p, &create(150, None, None, false, &nic)), "Permission check failed");
+    assert_eq!(refusal(&p, &power(100)), "Permission check failed (/vms/100, VM.PowerMgmt)");
+    assert_eq!(refusal(&p, &config_key(100, None, "args")), "only root can set 'args' config");
+    assert_eq!(*api.asked.borrow(), ["/vms/100", "/vms/150"], "one read per path");
+}
+
+#[test]
+fn the_first_missing_privilege_is_named() {
+    let api = acl(&[
+        ("/vms/100", &["VM.Config.Memory", "VM.Config.Disk"]),
+        ("/storage/local-lvm", &["Datastore.Audit"]),
+        ("/sdn/zones/localnetwork/vmbr0", &["SDN.Use"]),
+        ("/sdn/zones/vnets/vnet7/12", &["SDN.Use"]),
+    ]);
+    let p = Privileges::new(&api, "ansible@pve!automation")
+        .with_vnet_zones([("vnet7".to_string(), "vnets".to_string())].into_iter().collect());
+    let current = BTreeMap::new();
+    let memory = form([("memory", "4096")]);
+    assert!(p.require(&update(100, &current, &memory, &[])).is_ok());
+    let nic = form([("net1", "virtio,bridge=vmbr0")]);
+    assert_eq!(refusal(&p, &update(100, &current, &nic, &[])), "Permission check failed (/vms/100, VM.Config.Network)");
+    let disk = form([("scsi1", "local-lvm:4")]);
+    assert_eq!(
+        refusal(&p, &update(100, &current, &disk, &[])),
+        "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)"
+    );
+    assert!(p.require(&bridge("net0", "virtio,bridge=vmbr0")).is_ok());
+    assert!(p.require(&bridge("net0", "virtio,bridge=vnet7,tag=12")).is_ok());
+    assert_eq!(
+        refusal(&p, &bridge("net0", "virtio,bridge=vmbr1")),
+        "Permission check failed (/sdn/zones/localnetwork/vmbr1, SDN.Use)"
+    );
+    assert_eq!(
+        refusal(&p, &bridge("net0", "virtio,bridge=vnet7,trunks=12;13")),
+        "Permission check failed (/sdn/zones/vnets/vnet7/13, SDN.Use)"
+    );
+}
+
+#[test]
+fn a_pool_grant_serves_and_root_may_do_what_only_root_may() {
+    let api = acl(&[("/pool/web", &["VM.Allocate", "VM.Config.CPU"])]);
+    let p = Privileges::new(&api, "ops@pve");
+    assert!(p.require(&create(150, Some("web"), None, false, &form([("cores", "2")]))).is_ok());
+    assert_eq!(
+        refusal(&p, &create(150, Some("web"), None, false, &form([("memory", "2048")]))),
+        "Permission check failed (/vms/150, VM.Config.Memory)"
+    );
+    let root = Privileges::new(&api, "root@pam");
+    assert!(root.require(&[Need::RootOnly("only root can set 'args' config".into())]).is_ok());
+    let root_token = Privileges::new(&api, "root@pam!ci");
+    assert!(root_token.require(&[Need::RootOnly("only root".into())]).is_err());
+}
+
+#[test]
+fn a_failed_permissions_read_is_an_error_not_a_refusal() {
+    struct Down;
+    impl Api for Down {
+        fn call(&self, method: Method, path: &ApiPath, _: &Form) -> Result<Value> {
+            Err(Error::Api {
+                method: method.as_str().into(),
+                path: path.encoded(),
+                status: 500,
+                message: "proxy loop detected".into(),
+            })
+        }
+    }
+    let p = Privileges::new(&Down, "ansible@pve!automation");
+    let e = p.require(&power(100)).unwrap_err();
+    assert_eq!(e.api_status(), Some(500));
+    assert!(e.to_string().starts_with("reading the privileges of ansible@pve!automation on /vms/100"), "{e}");
+}
