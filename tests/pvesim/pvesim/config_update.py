@@ -14,7 +14,7 @@ import uuid
 from fakepve.lxc import random_mac
 from fakepve.model import PveError, TaskError
 from fakepve.routing import die, param_error, split_list
-from fakepve.server import USER, ok, params
+from fakepve.server import API, USER, ok, params
 
 from . import drives as d, nets, options as o
 from .config_state import CHECKSUM_MISMATCH
@@ -22,6 +22,15 @@ from .config_state import CHECKSUM_MISMATCH
 
 class ConfigUpdateMixin:
     """PUT and POST .../config."""
+
+    def _check_method_perms(self, request):
+        """The method's own `permissions` entry, checked before its parameters (pve-http-server
+        PVE/APIServer/AnyEvent.pm `rest_handler`, RPCEnvironment.pm `exec_api2_perm_check`): for update_vm
+        and update_vm_async one of the VM.Config.* privileges on /vms/{vmid} (`any => 1`), so a token with
+        none of them gets `Permission check failed (/vms/<id>, VM.Config.Disk|...|VM.Config.Cloudinit)`
+        before any key is looked at (docs/pve-semantics.md §27.1)."""
+        info = self.resolve(request, API).methods[request.method]
+        self.check_permissions(request[USER], info.get('permissions'), dict(request.match_info))
 
     def _check_config_perms(self, user, vm, keys, values):
         for key in keys:
@@ -223,6 +232,7 @@ class ConfigUpdateMixin:
 
     async def _config_put(self, request):
         """Qemu.pm update_vm (PUT): synchronous, returns null (§5)."""
+        self._check_method_perms(request)
         p = await params(request)
         v = self._verify(request, p)
         vm = self._vm(request)
@@ -249,6 +259,7 @@ class ConfigUpdateMixin:
         lock_config in `$updatefn` (`$load_and_check_config->(1)`): a digest that was current when
         the POST was answered but went stale before the task got the lock fails the task with
         `checksum mismatch (file change by other user?)`, and nothing is written."""
+        self._check_method_perms(request)
         p = await params(request)
         v = self._verify(request, p)
         vm = self._vm(request)

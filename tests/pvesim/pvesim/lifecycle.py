@@ -26,8 +26,23 @@ class LifecycleMixin:
                 v[key] = nets.canon_net(v[key], random_mac)
             elif d.is_drive(key):
                 v[key] = d.canon_drive(v[key])
+        self._create_allocate_check(v, user)
         self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
+
+    def _create_allocate_check(self, v, user):
+        """Qemu.pm create_vm's first privilege checks, which come before check_bridge_access: the default
+        storage (Datastore.AllocateSpace), `start` (VM.PowerMgmt), then VM.Allocate on the VM or its pool,
+        failing without detail (`raise_perm_exc()`: `Permission check failed`) (docs/pve-semantics.md §27.2).
+        fakepve's create makes the same checks again, after the bridge check pvesim adds."""
+        vmid, pool, default = int(v['vmid']), v.get('pool'), v.get('storage')
+        if default:
+            self.require(user, '/storage/' + default, 'Datastore.AllocateSpace')
+        if v.get('start'):
+            self._qm_perm(user, vmid, pool, 'VM.PowerMgmt')
+        if not (self.allowed(user, '/vms/{0}'.format(vmid), 'VM.Allocate')
+                or (pool and self.allowed(user, '/pool/' + pool, 'VM.Allocate'))):
+            raise PveError(403, 'Permission check failed')
 
     def _skiplock(self, user, p):
         skiplock = p.get('skiplock') is not None and pve_schema.parse_boolean(str(p['skiplock'])) == '1'
