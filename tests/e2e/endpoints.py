@@ -11,6 +11,7 @@ PLACEHOLDERS = {
     'vmid': r'[1-9][0-9]{2,8}',
     'upid': r'UPID(?:%3A|:)[^/?#]+',
     'type': r'(?:qemu|lxc)',
+    'storage': r'[a-z][a-z0-9._-]*[a-z0-9]',  # pve-storage-id (pve-storage PVE/Storage/Plugin.pm)
 }
 ROW = re.compile(r'^\| [^|]+ \| (GET|POST|PUT|DELETE) \| `(/[^`]*)` \|$')
 
