@@ -409,6 +409,10 @@ const CONFIG_PRIVILEGES: &[&str] = &[
     "VM.Config.Cloudinit",
 ];
 
+/// The parameters of `update_vm_api` that are not config keys (taken out before its checks).
+const UPDATE_PARAMS: &[&str] =
+    &["node", "vmid", "digest", "delete", "revert", "force", "skiplock", "background_delay", "import-working-storage"];
+
 /// A config update of VM `vmid` (`update_vm_api`) that sets `set` and deletes `delete`, with
 /// `current` the VM's config (applied values, pending ones over them: what PVE's
 /// `load_config` sees): one of the config privileges; each deleted and each set key's class; each
@@ -417,6 +421,8 @@ const CONFIG_PRIVILEGES: &[&str] = &[
 /// NIC `SDN.Use` on its bridge, a set drive the privileges of its old and its new value, a set
 /// device its own.
 pub fn update(vmid: u64, current: &BTreeMap<String, String>, set: &Form, delete: &[String]) -> Vec<Need> {
+    let set: Form = set.iter().filter(|(k, _)| !UPDATE_PARAMS.contains(&k.as_str())).cloned().collect();
+    let set = &set;
     let mut needs = vec![Need::Privs { path: vms(vmid), privs: CONFIG_PRIVILEGES.to_vec(), any: true }];
     for key in delete {
         needs.extend(config_key(vmid, None, key));

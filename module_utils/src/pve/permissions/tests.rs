@@ -230,7 +230,13 @@ fn an_update_checks_old_and_new_drives_and_deleted_devices() {
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let set = form([("ide2", "none,media=cdrom"), ("net0", "virtio,bridge=vmbr0"), ("memory", "4096")]);
+    let set = form([
+        ("ide2", "none,media=cdrom"),
+        ("net0", "virtio,bridge=vmbr0"),
+        ("memory", "4096"),
+        ("digest", "0123abcd"),
+        ("delete", "net1,unused0"),
+    ]);
     let delete = vec!["net1".to_string(), "unused0".to_string()];
     let needs = update(100, &current, &set, &delete);
     assert_eq!(needs[0], Need::Privs { path: "/vms/100".into(), privs: CONFIG_PRIVILEGES.to_vec(), any: true });
@@ -239,6 +245,7 @@ fn an_update_checks_old_and_new_drives_and_deleted_devices() {
     assert!(needs.contains(&Need::Bridge { bridge: "vmbr1".into(), vlans: vec![7] }), "the deleted NIC's bridge");
     assert!(needs.contains(&vm("VM.Config.Disk")), "the deleted unused disk");
     assert_eq!(needs.iter().filter(|n| **n == vm("VM.Config.CDROM")).count(), 2, "old and new CD-ROM");
+    assert!(!needs.iter().any(|n| matches!(n, Need::RootOnly(_))), "digest and delete are no config keys: {needs:?}");
 }
 
 /// A PVE that answers `GET /access/permissions?path=...` from an ACL table (path -> privileges
