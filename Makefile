@@ -55,9 +55,11 @@ test: lint-rust test-rust test-pvesim test-e2e lint sanity test-collection chang
 test-rust:
 	cargo test --locked --quiet --workspace
 
-## test-pvesim: the simulator's own tests (tests/pvesim/tests)
+## test-pvesim: the simulator's own tests (tests/pvesim/tests), and the preflight library's
+## refusals compared with the ones pvesim gives for the same write sent for real
 test-pvesim: venv
 	$(PYTEST) -q tests/pvesim/tests
+	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils --test preflight_pvesim -- --ignored
 
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
 test-e2e: install
