@@ -1,6 +1,6 @@
 //! The preflight and privilege checks against a running pvesim: each refusal carries the words of the refusal pvesim (following PVE) gives the same write, sent for real.
 //!
-//! Needs a simulator, so it is `#[ignore]`d in `cargo test`; run it with
+//! Needs a simulator, so it is `#[ignore]`d in `cargo test`; `make test-pvesim` runs it with
 //! `.venv/bin/python tests/tools/with_pvesim.py -- cargo test -p module_utils --test preflight_pvesim -- --ignored`
 //! (the connection comes from the `PROXMOX_*` variables that script exports; the read-only
 //! token's secret from pvesim's default seed). Every write sent here is one PVE refuses before
