@@ -617,3 +617,64 @@ fn power_calls_send_what_pve_takes() {
         "stopping of VM 7 failed (with force: true it is stopped hard after the timeout)"
     );
 }
+
+#[test]
+fn plans_carry_the_writes_and_what_check_mode_predicts() {
+    use plan::Write;
+    let vm = plan::resource(100, Some("web"), "pve1", "running");
+    let cfg = VmConfig {
+        current: desired(&[("cores", "2"), ("name", "web")]),
+        pending: desired(&[("cores", "4")]),
+        ..Default::default()
+    };
+    // A shutdown: the body as PVE takes it; pending changes apply at the stop (§6, §16).
+    let p = params_from(json!({"vmid": 100, "state": "stopped", "force": true, "timeout": 60})).unwrap();
+    let Transition::Call(call, next) = transition(Power::Running, Wanted::Stopped, p.force) else { panic!("a call") };
+    let plan = plan::power(&vm, &cfg, call, next, &p);
+    let body = vec![("forceStop".to_string(), "1".to_string()), ("timeout".into(), "60".into())];
+    assert_eq!(plan.write, Write::Power { vm: vm.clone(), call, body });
+    assert_eq!((plan.after.get("cores"), plan.after.pending_keys().len()), (Some("4"), 0));
+    assert_eq!((plan.prediction.status.as_str(), plan.prediction.pending.len()), ("stopped", 0));
+    // A resume keeps the pending change.
+    let plan = plan::power(&vm, &cfg, PowerCall::Resume, Power::Running, &p);
+    assert_eq!(plan.after, cfg);
+
+    // Removal: refused while running without force, or while locked (a hibernated VM's lock aside).
+    let keep = params_from(json!({"vmid": 100, "state": "absent"})).unwrap();
+    let e = plan::remove(&vm, &cfg, Power::Running, &keep).unwrap_err().to_string();
+    assert!(e.contains("Stop it before deletion or use force=true"), "{e}");
+    let locked = VmConfig { current: desired(&[("lock", "backup")]), ..Default::default() };
+    assert!(plan::refuse_locked(&vm, &locked).unwrap_err().to_string().contains("is locked (backup)"));
+    let suspended = VmConfig { current: desired(&[("lock", "suspended")]), ..Default::default() };
+    assert!(plan::refuse_locked(&vm, &suspended).is_ok());
+    let force = params_from(json!({"vmid": 100, "state": "absent", "force": true, "purge": true})).unwrap();
+    let plan = plan::remove(&vm, &cfg, Power::Paused, &force).unwrap();
+    let query = vec![("purge".to_string(), "1".to_string())];
+    assert_eq!(plan.write, Write::Remove { vm: vm.clone(), stop: Some(Vec::new()), query });
+    assert!(plan.prediction.removed);
+
+    // A template: a running VM only with force, stopped first.
+    let e = plan::template(&vm, &cfg, Power::Running, &keep).unwrap_err().to_string();
+    assert!(e.contains("stop it first or set force: true"), "{e}");
+    let plan = plan::template(&vm, &cfg, Power::Running, &force).unwrap();
+    assert_eq!(plan.write, Write::Template { vm: vm.clone(), stop_first: true });
+    assert!(plan.prediction.template && plan.after.get("template") == Some("1"));
+
+    // A create without vmid: PVE picks it; check mode predicts it past the ids taken.
+    let p = params_from(json!({"node": "pve1", "name": "web02", "cores": 2})).unwrap();
+    let plan = plan::create("pve1", &p, vec![100, 101]);
+    assert_eq!(plan.auto_vmid, Some(vec![100, 101]));
+    let Write::Create { vmid, form, .. } = &plan.write else { panic!("a create") };
+    assert_eq!(
+        (*vmid, form.clone()),
+        (None, vec![("cores".to_string(), "2".to_string()), ("name".into(), "web02".into())])
+    );
+
+    // The cloud-init password is sent as given, and predicted masked, as PVE shows it.
+    let p = params_from(json!({"vmid": 100, "node": "pve1", "cipassword": "s3cret", "update": true})).unwrap();
+    let conv = converge(&config(&[("name", "web")]), &p.desired);
+    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p);
+    let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
+    assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
+    assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
+}
