@@ -1,87 +1,42 @@
 //! proxmox_kvm: create, clone, converge, power and remove QEMU VMs, with a check mode that
 //! predicts the real run.
 //!
-//! Pipeline: `Params::from_spec` (validation, the task's config as PVE keys) → per state, a
-//! read of what exists → the pure comparison in `compare.rs` (what to write, what is refused,
-//! what stays pending) → in check mode the prediction (recorded in the check-mode plan for the
-//! later tasks of the run), otherwise the writes, each task waited for through `tasks::Waiter`.
-//! Diffs are computed from the plan, not from the read-back, so check and real runs show the
-//! same diff by construction.
+//! Pipeline (this file wires it): `params.rs` (`Params::from_spec`: validation, the task's config
+//! as PVE keys) → the reads of what exists (here) → `plan.rs` (pure: what to write, what is
+//! refused, what stays pending, which power call) → `Run::execute`, the one place check mode is
+//! decided: it records the plan's prediction for the later tasks of the run, or `apply.rs` makes
+//! the writes, each task waited for. Diffs are computed from the plan, not from the read-back,
+//! so check and real runs show the same diff by construction.
 
-mod clone;
-mod compare;
+mod apply;
 mod params;
-mod power;
+mod plan;
 mod spec;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::predictions::{self, PredictedVm, Predictions};
+use module_utils::check::predictions::{self, Predictions};
 use module_utils::connect::connect;
 use module_utils::protocol::{Context, Outcome};
-use module_utils::pve::client::{form, Api, ApiPath, Form};
+use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::config_text;
-use module_utils::pve::devices::Disk;
-use module_utils::pve::devices::{format_for_key, is_nic_key};
+use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
 use module_utils::pve::propstring::{PropertyString, NET};
-use module_utils::pve::resources::{require, resolve, StorageResource, VmResource};
-use module_utils::pve::tasks::{as_upid, Waiter};
+use module_utils::pve::resources::{require, resolve, VmResource};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
-pub use compare::{converge, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal};
 pub use params::{CloneOpts, Params, State};
+pub use plan::{
+    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config,
+    transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
+};
 pub use spec::SPEC;
 
+use apply::Apply;
 use params::is_drive_key;
-
-/// How many times a create or clone with an automatic vmid tries the next free id after
-/// another run took the one it got: enough for `forks: 50` creating at the same moment.
-const MAX_VMID_ATTEMPTS: usize = 64;
-
-/// What PVE shows instead of the cloud-init password.
-const MASKED: &str = "**********";
-
-/// The power state of a VM as the module reasons about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Power {
-    Running,
-    Stopped,
-    Paused,
-    Hibernated,
-}
-
-impl Power {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Power::Running => "running",
-            Power::Stopped => "stopped",
-            Power::Paused => "paused",
-            Power::Hibernated => "hibernated",
-        }
-    }
-
-    /// What `/cluster/resources` shows for it (a paused VM runs; a hibernated one is stopped).
-    fn resource_status(self) -> &'static str {
-        match self {
-            Power::Running | Power::Paused => "running",
-            Power::Stopped | Power::Hibernated => "stopped",
-        }
-    }
-
-    /// From `status/current` (`status`, `qmpstatus`, `lock`).
-    pub fn from_status(status: &str, qmpstatus: Option<&str>, lock: Option<&str>) -> Power {
-        match (status, qmpstatus, lock) {
-            ("running", Some("paused"), _) => Power::Paused,
-            ("running", _, _) => Power::Running,
-            (_, _, Some("suspended")) => Power::Hibernated,
-            _ => Power::Stopped,
-        }
-    }
-}
+use plan::{listed_power, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -90,8 +45,8 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let plan = ctx.predictions.clone();
-    let mut run = Run { ctx, api: &api, p: &params, plan: plan.as_ref() };
+    let predictions = ctx.predictions.clone();
+    let mut run = Run { ctx, api: &api, p: &params, predictions: predictions.as_ref() };
     run.dispatch()
 }
 
@@ -99,27 +54,13 @@ struct Run<'a> {
     ctx: &'a mut Context,
     api: &'a dyn Api,
     p: &'a Params,
-    plan: Option<&'a Predictions>,
+    predictions: Option<&'a Predictions>,
 }
 
-/// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
-/// `status/current` (a paused VM is listed as running).
-fn listed_power(vm: &VmResource) -> Power {
-    Power::from_status(&vm.status, None, vm.lock.as_deref())
-}
-
-/// The VM resource of a VM this run just created (not yet read from `/cluster/resources`).
-fn resource(vmid: u64, name: Option<&str>, node: &str, status: &str) -> VmResource {
-    VmResource {
-        vmid,
-        name: name.map(str::to_string),
-        node: node.to_string(),
-        kind: "qemu".into(),
-        status: status.to_string(),
-        template: false,
-        lock: None,
-        raw: Map::new(),
-    }
+/// What a task left: the VM and its config (predicted in check mode, read back otherwise).
+struct Done {
+    vm: VmResource,
+    after: VmConfig,
 }
 
 fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
@@ -153,133 +94,127 @@ pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
         .collect()
 }
 
-/// The config a new clone starts from, as far as it can be known before the clone: the source's
-/// effective config without what PVE does not copy (docs/pve-semantics.md §15), NICs without their MAC (the clone
-/// draws new ones), and its name.
-pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
-    let mut base = BTreeMap::new();
-    for (k, v) in source.effective() {
-        if matches!(
-            k.as_str(),
-            "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime"
-        ) || k.starts_with("unused")
-        {
-            continue;
-        }
-        let value = if is_nic_key(&k) {
-            match PropertyString::parse_lenient(&NET, &v) {
-                Ok(mut nic) => {
-                    nic.remove("macaddr");
-                    nic.to_string()
-                }
-                Err(_) => v,
-            }
-        } else {
-            v
-        };
-        base.insert(k, value);
-    }
-    base.insert("name".into(), name.to_string());
-    VmConfig::from_current(base)
+/// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
+/// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
+/// did not exist), returned as `status` with upstream's meaning; `after` its power state after
+/// the task, returned as `power_state`.
+fn outcome(
+    changed: bool,
+    msg: String,
+    vm: &VmResource,
+    config: Option<&VmConfig>,
+    before: Option<&str>,
+    after: Option<Power>,
+) -> Outcome {
+    let effective = config.map(VmConfig::effective).unwrap_or_default();
+    let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
+    let name = effective.get("name").cloned().or_else(|| vm.name.clone());
+    Outcome::new(changed, msg)
+        .with("vmid", vm.vmid)
+        .with("name", name.map(Value::String).unwrap_or(Value::Null))
+        .with("node", vm.node.clone())
+        .with("status", before.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
+        .with("power_state", after.map(|p| Value::String(p.as_str().to_string())).unwrap_or(Value::Null))
+        .with("mac", Value::Object(macs(&effective)))
+        .with("devices", Value::Object(devices(&effective)))
+        .with("reboot_required", !pending.is_empty())
+        .with("pending", json!(pending))
 }
 
-/// The config after a conversion to a template: `template: 1`, pending changes applied (the VM
-/// is stopped) and every disk volume renamed to its base volume (qemu-server `template_create`;
-/// CD-ROM and cloud-init drives are not converted).
-pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
-    let mut out = config.effective();
-    out.insert("template".into(), "1".into());
-    let from = format!("vm-{vmid}-disk-");
-    let to = format!("base-{vmid}-disk-");
-    for (k, v) in out.iter_mut() {
-        if !is_drive_key(k) || v.contains("media=cdrom") {
-            continue;
-        }
-        let (file, rest) = match v.split_once(',') {
-            Some((f, r)) => (f.to_string(), format!(",{r}")),
-            None => (v.clone(), String::new()),
-        };
-        if file.contains(&from) {
-            *v = format!("{}{rest}", file.replace(&from, &to));
-        }
-    }
-    VmConfig::from_current(out)
+/// The result of a task that found no VM to remove, or removed one: `head` with the VM's keys
+/// as they were, then those of a VM that is not there.
+fn gone(head: Outcome) -> Outcome {
+    head.with("power_state", Value::Null)
+        .with("mac", json!({}))
+        .with("devices", json!({}))
+        .with("pending", json!([]))
+        .with("reboot_required", false)
 }
 
-fn already_exists(e: &Error) -> bool {
-    let text = match e {
-        Error::TaskFailed { exitstatus, .. } => exitstatus.clone(),
-        other => other.to_string(),
-    };
-    text.contains("already exists")
+fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff {
+    let b = before.map(|c| config_text(&config_map(&c.effective())));
+    let a = after.map(|c| config_text(&config_map(&c.effective())));
+    Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
+}
+
+fn require_qemu(vm: &VmResource) -> Result<()> {
+    if vm.kind != "qemu" {
+        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
+    }
+    Ok(())
+}
+
+/// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
+/// `node` lacks (`resources::require_bridge`); the node's bridges are read once, only when needed.
+pub(crate) fn require_bridges<'k>(
+    api: &dyn Api,
+    node: &str,
+    values: impl IntoIterator<Item = (&'k str, &'k str)>,
+) -> Result<()> {
+    let mut bridges: Option<Vec<String>> = None;
+    for (key, value) in values {
+        if !is_nic_key(key) {
+            continue;
+        }
+        let nic = PropertyString::parse_lenient(&NET, value).ok();
+        let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
+        if bridges.is_none() {
+            bridges = Some(module_utils::pve::resources::node_bridges(api, node)?);
+        }
+        module_utils::pve::resources::require_bridge(
+            bridges.as_deref().unwrap_or_default(),
+            bridge,
+            node,
+            &format!("net.{key}"),
+        )?;
+    }
+    Ok(())
 }
 
 impl Run<'_> {
-    fn check(&self) -> bool {
-        self.ctx.check_mode
-    }
-
-    fn waiter(&self, extra: u64) -> Waiter {
-        Waiter::new(Duration::from_secs(self.p.timeout + extra))
-    }
-
-    /// Wait for the task a call answered with (if it answered a UPID); its warnings are ours.
-    fn wait(&mut self, answer: &Value, extra: u64) -> Result<()> {
-        if let Some(upid) = as_upid(answer) {
-            let ok = self.waiter(extra).wait(self.api, upid)?;
-            for w in ok.warnings {
-                self.ctx.warn(w);
+    /// The one place check mode is decided. In check mode: record the plan's prediction for the
+    /// later tasks of the run (a new VM without a vmid gets the predicted next free one) and
+    /// return it; otherwise make the plan's writes and return what PVE holds after them.
+    fn execute(&mut self, mut plan: Plan) -> Result<Done> {
+        if self.ctx.check_mode {
+            if let Some(taken) = plan.auto_vmid.take() {
+                let vmid = self.predicted_nextid(&taken)?;
+                plan.set_vmid(vmid);
             }
+            if let Some(predictions) = self.predictions {
+                predictions.record(&plan.prediction)?;
+            }
+            return Ok(Done { vm: plan.vm, after: plan.after });
         }
-        Ok(())
+        let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p }.run(&plan.write)?;
+        Ok(Done { vm: applied.vm.unwrap_or(plan.vm), after: applied.after.unwrap_or(plan.after) })
     }
 
-    fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
-        let answer = self.api.post(path, &body)?;
-        self.wait(&answer, extra)
-    }
-
-    /// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
-    /// `node` lacks (`resources::require_bridge`); the node's bridges are read once, only when needed.
-    fn require_bridges<'k>(&self, node: &str, values: impl IntoIterator<Item = (&'k str, &'k str)>) -> Result<()> {
-        let mut bridges: Option<Vec<String>> = None;
-        for (key, value) in values {
-            if !is_nic_key(key) {
-                continue;
-            }
-            let nic = PropertyString::parse_lenient(&NET, value).ok();
-            let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
-            if bridges.is_none() {
-                bridges = Some(module_utils::pve::resources::node_bridges(self.api, node)?);
-            }
-            module_utils::pve::resources::require_bridge(
-                bridges.as_deref().unwrap_or_default(),
-                bridge,
-                node,
-                &format!("net.{key}"),
-            )?;
+    /// The vmid a check-mode create or clone would get: PVE's next free id, skipping ids that
+    /// earlier tasks of this check run predicted for their VMs (`taken`).
+    fn predicted_nextid(&mut self, taken: &[u64]) -> Result<u64> {
+        let mut id = apply::nextid(self.api)?;
+        while taken.contains(&id) {
+            id += 1;
         }
-        Ok(())
+        self.ctx.warn(format!(
+            "vmid {id} is a prediction (the next free vmid now); the real run takes the next free vmid when it runs"
+        ));
+        Ok(id)
     }
 
     fn vms(&self) -> Result<Vec<VmResource>> {
-        predictions::cluster_vms(self.api, self.plan)
+        predictions::cluster_vms(self.api, self.predictions)
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
-        predictions::read_config(self.api, vm, self.plan)
+        predictions::read_config(self.api, vm, self.predictions)
     }
 
-    fn skiplock(&self, f: &mut Form) {
-        if self.p.skiplock {
-            f.push(("skiplock".into(), "1".into()));
-        }
-    }
-
-    /// The power state: from the check-mode plan when an earlier task predicted it, else from
-    /// `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
+    /// The power state: from the check-mode predictions when an earlier task predicted it, else
+    /// from `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if predictions::is_predicted(vm) || self.plan.and_then(|p| p.get(vm.vmid)).is_some() {
+        if predictions::is_predicted(vm) || self.predictions.and_then(|p| p.get(vm.vmid)).is_some() {
             return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
         }
         let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
@@ -290,39 +225,20 @@ impl Run<'_> {
         ))
     }
 
-    fn nextid(&self) -> Result<u64> {
-        let v = self
-            .api
-            .get(&ApiPath::new(["cluster", "nextid"]), &Vec::new())
-            .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
-        module_utils::pve::resources::lenient_u64(Some(&v))
-            .ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
-    }
-
-    /// The vmid a check-mode create would get: PVE's next free id, skipping ids that earlier
-    /// tasks of this check run predicted for their VMs.
-    fn predicted_nextid(&mut self, vms: &[VmResource]) -> Result<u64> {
-        let mut id = self.nextid()?;
-        while vms.iter().any(|v| v.vmid == id) {
-            id += 1;
-        }
-        self.ctx.warn(format!(
-            "vmid {id} is a prediction (the next free vmid now); the real run takes the next free vmid when it runs"
-        ));
-        Ok(id)
-    }
-
-    fn record(&self, vm: PredictedVm) -> Result<()> {
-        match self.plan {
-            Some(p) if self.check() => {
-                let mut vm = vm;
-                if vm.current.contains_key("cipassword") {
-                    vm.current.insert("cipassword".into(), MASKED.into());
-                }
-                p.record(&vm)
+    /// The VM the task names, which must exist and be a QEMU VM.
+    fn find(&mut self, vms: &[VmResource]) -> Result<VmResource> {
+        let vm = match resolve(vms, self.p.vmid, self.p.name.as_deref())? {
+            Some(vm) => vm.clone(),
+            None => {
+                return Err(Error::failed(match self.p.vmid {
+                    Some(id) => format!("VM with vmid {id} does not exist in cluster"),
+                    None => format!("VM with name = {} does not exist in cluster", self.p.label()),
+                }))
             }
-            _ => Ok(()),
-        }
+        };
+        self.ctx.identify("vmid", vm.vmid);
+        require_qemu(&vm)?;
+        Ok(vm)
     }
 
     fn dispatch(&mut self) -> Result<Outcome> {
@@ -342,69 +258,6 @@ impl Run<'_> {
         }
     }
 
-    /// The result fields every path returns about an existing VM.
-    /// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
-    /// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
-    /// did not exist), returned as `status` with upstream's meaning; `after` its power state after
-    /// the task, returned as `power_state`.
-    fn outcome(
-        &self,
-        changed: bool,
-        msg: String,
-        vm: &VmResource,
-        config: Option<&VmConfig>,
-        before: Option<&str>,
-        after: Option<Power>,
-    ) -> Outcome {
-        let effective = config.map(VmConfig::effective).unwrap_or_default();
-        let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
-        let name = effective.get("name").cloned().or_else(|| vm.name.clone());
-        Outcome::new(changed, msg)
-            .with("vmid", vm.vmid)
-            .with("name", name.map(Value::String).unwrap_or(Value::Null))
-            .with("node", vm.node.clone())
-            .with("status", before.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
-            .with("power_state", after.map(|p| Value::String(p.as_str().to_string())).unwrap_or(Value::Null))
-            .with("mac", Value::Object(macs(&effective)))
-            .with("devices", Value::Object(devices(&effective)))
-            .with("reboot_required", !pending.is_empty())
-            .with("pending", json!(pending))
-    }
-
-    fn diff(&self, vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff {
-        let b = before.map(|c| config_text(&config_map(&c.effective())));
-        let a = after.map(|c| config_text(&config_map(&c.effective())));
-        Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
-    }
-
-    fn require_qemu(vm: &VmResource) -> Result<()> {
-        if vm.kind != "qemu" {
-            return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
-        }
-        Ok(())
-    }
-
-    // ------------------------------------------------------------------ present
-
-    fn present(&mut self) -> Result<Outcome> {
-        let vms = self.vms()?;
-        match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
-            Some(vm) => {
-                let vm = vm.clone();
-                self.ctx.identify("vmid", vm.vmid);
-                Self::require_qemu(&vm)?;
-                self.existing(&vm, self.p.update)
-            }
-            None => self.create(&vms),
-        }
-    }
-
-    /// Compare an existing VM with the task; write the differences when `apply`.
-    fn existing(&mut self, vm: &VmResource, apply: bool) -> Result<Outcome> {
-        let config = self.read_config(vm)?;
-        self.converging(vm, config, |run, config| run.existing_from(vm, apply, config))
-    }
-
     /// Plan and write from `config`; on a digest conflict plan again from a fresh read
     /// (`config::retry_on_conflict`), unless the task gave its own `digest`: then the conflict is
     /// the answer it asked for.
@@ -421,157 +274,283 @@ impl Run<'_> {
         config::retry_on_conflict(api, vm, config, |config| from(self, config))
     }
 
-    fn existing_from(&mut self, vm: &VmResource, apply: bool, config: &VmConfig) -> Result<Outcome> {
+    // ------------------------------------------------------------------ present
+
+    fn present(&mut self) -> Result<Outcome> {
+        let vms = self.vms()?;
+        match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
+            Some(vm) => {
+                let vm = vm.clone();
+                self.ctx.identify("vmid", vm.vmid);
+                require_qemu(&vm)?;
+                self.existing(&vm, self.p.update)
+            }
+            None => self.create(&vms),
+        }
+    }
+
+    /// Compare an existing VM with the task; write the differences when `update`.
+    fn existing(&mut self, vm: &VmResource, update: bool) -> Result<Outcome> {
+        let config = self.read_config(vm)?;
+        self.converging(vm, config, |run, config| run.existing_from(vm, update, config))
+    }
+
+    fn existing_from(&mut self, vm: &VmResource, update: bool, config: &VmConfig) -> Result<Outcome> {
         let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
-        let status = vm.status.clone();
-        if !apply {
-            let mut drift = Map::new();
-            for c in &conv.changes {
-                let line = compare::drift_line(&c.key, c.before.as_deref(), &c.after);
-                self.ctx.warn(format!("{line}; set update: true to apply"));
-                drift.insert(c.key.clone(), json!({"before": c.before, "after": c.after}));
-            }
-            for r in &conv.refused {
-                self.ctx.warn(format!("{}: {}", r.key, r.reason));
-                drift.insert(r.key.clone(), json!({"before": r.before, "after": r.wanted}));
-            }
-            let msg = if drift.is_empty() {
-                format!("VM {label} with vmid {} already exists", vm.vmid)
-            } else {
-                let keys: Vec<&String> = drift.keys().collect();
-                format!(
-                    "VM {label} with vmid {} already exists and differs from the task in {} (not changed: update is false)",
-                    vm.vmid,
-                    keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-                )
-            };
-            return Ok(self
-                .outcome(false, msg, vm, Some(config), Some(&status), Some(listed_power(vm)))
-                .with("drift", Value::Object(drift))
-                .with_diff(Some(self.diff(vm.vmid, Some(config), Some(config)))));
+        if !update {
+            return Ok(self.drift(vm, config, &conv, &label));
         }
-        let (changed, after) = self.apply_changes(vm, config, &conv)?;
+        conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
+        let (changed, after, predicted) = if conv.changes.is_empty() {
+            (false, config.clone(), config.clone())
+        } else {
+            require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
+            let plan = plan::update(vm, config, &conv.changes, self.p);
+            let predicted = plan.after.clone();
+            let done = self.execute(plan)?;
+            if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &done.after) {
+                self.ctx.warn(w);
+            }
+            (true, done.after, predicted)
+        };
         let msg = if changed {
             format!("VM {label} with vmid {} updated", vm.vmid)
         } else {
             format!("VM {label} with vmid {} already exists", vm.vmid)
         };
-        let predicted = predict(config, &conv.changes, vm.status == "running");
-        Ok(self
-            .outcome(changed, msg, vm, Some(&after), Some(&status), Some(listed_power(vm)))
+        Ok(outcome(changed, msg, vm, Some(&after), Some(&vm.status), Some(listed_power(vm)))
             .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(self.diff(vm.vmid, Some(config), Some(&predicted)))))
+            .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
-    /// Write the changes in one `PUT .../config` guarded by the digest, or predict them in check
-    /// mode. Refusals fail the task before any write. Returns (changed, config after).
-    fn apply_changes(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge) -> Result<(bool, VmConfig)> {
-        conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
-        if conv.changes.is_empty() {
-            return Ok((false, config.clone()));
+    /// `update: false` on an existing VM: report how it differs from the task, change nothing.
+    fn drift(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge, label: &str) -> Outcome {
+        let mut drift = Map::new();
+        for c in &conv.changes {
+            let line = plan::drift_line(&c.key, c.before.as_deref(), &c.after);
+            self.ctx.warn(format!("{line}; set update: true to apply"));
+            drift.insert(c.key.clone(), json!({"before": c.before, "after": c.after}));
         }
-        self.require_bridges(&vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
-        let running = vm.status == "running";
-        let predicted = predict(config, &conv.changes, running);
-        let after = if self.check() {
-            self.record(PredictedVm::of(vm, &predicted))?;
-            predicted
+        for r in &conv.refused {
+            self.ctx.warn(format!("{}: {}", r.key, r.reason));
+            drift.insert(r.key.clone(), json!({"before": r.before, "after": r.wanted}));
+        }
+        let msg = if drift.is_empty() {
+            format!("VM {label} with vmid {} already exists", vm.vmid)
         } else {
-            let mut body: Form = conv.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
-            self.skiplock(&mut body);
-            let digest = self.p.digest.clone().or_else(|| config.digest.clone());
-            config::write(self.api, vm, body, digest.as_deref()).map_err(|e| {
-                e.context(&format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid))
-            })?;
-            config::read(self.api, vm)?
+            let keys: Vec<&str> = drift.keys().map(String::as_str).collect();
+            format!(
+                "VM {label} with vmid {} already exists and differs from the task in {} (not changed: update is false)",
+                vm.vmid,
+                keys.join(", ")
+            )
         };
-        let pending: Vec<&str> = conv.changes.iter().map(|c| c.key.as_str()).filter(|k| after.is_pending(k)).collect();
-        if !pending.is_empty() {
-            self.ctx.warn(format!(
-                "the change of {} on VM {} is pending: Proxmox VE applies it when the VM is next started (it could not be hot-plugged)",
-                pending.join(", "),
-                vm.vmid
-            ));
-        }
-        Ok((true, after))
-    }
-
-    /// The create request: vmid, the task's config, and the create-only options.
-    fn create_form(&self, vmid: u64) -> Form {
-        let mut f: Form = vec![("vmid".into(), vmid.to_string())];
-        f.extend(self.p.desired.iter().map(|(k, v)| (k.clone(), v.clone())));
-        for (k, v) in [("pool", &self.p.pool), ("storage", &self.p.storage), ("archive", &self.p.archive)] {
-            if let Some(v) = v {
-                f.push((k.into(), v.clone()));
-            }
-        }
-        if self.p.archive.is_some() && self.p.force {
-            f.push(("force".into(), "1".into()));
-        }
-        f
+        outcome(false, msg, vm, Some(config), Some(&vm.status), Some(listed_power(vm)))
+            .with("drift", Value::Object(drift))
+            .with_diff(Some(diff(vm.vmid, Some(config), Some(config))))
     }
 
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
-        let name = self.p.name.clone();
+        require_bridges(self.api, &node, self.p.desired.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect());
+        let planned = plan.after.clone();
+        let done = self.execute(plan)?;
+        let vmid = done.vm.vmid;
         let label = self.p.label();
-        let planned = VmConfig::from_current(self.p.desired.clone());
-        self.require_bridges(&node, self.p.desired.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-        let (vmid, after) = if self.check() {
-            let vmid = match self.p.vmid {
-                Some(v) => v,
-                None => self.predicted_nextid(vms)?,
-            };
-            self.record(PredictedVm::created(vmid, name.clone(), &node, &planned))?;
-            (vmid, planned.clone())
-        } else {
-            let vmid = self.create_with_retry(&node)?;
-            let vm = resource(vmid, name.as_deref(), &node, "stopped");
-            (vmid, config::read(self.api, &vm)?)
-        };
         let label = if label.is_empty() { vmid.to_string() } else { label };
-        let vm = resource(vmid, name.as_deref(), &node, "stopped");
-        Ok(self
-            .outcome(
-                true,
-                format!("VM {label} with vmid {vmid} deployed"),
-                &vm,
-                Some(&after),
-                None,
-                Some(Power::Stopped),
-            )
-            .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(self.diff(vmid, None, Some(&planned)))))
-    }
-
-    /// `POST /nodes/{node}/qemu` and wait. Without an explicit vmid, a collision with another
-    /// run (PVE: `... already exists on node ...`, before the task starts) takes the next id.
-    fn create_with_retry(&mut self, node: &str) -> Result<u64> {
-        let path = ApiPath::new(["nodes", node, "qemu"]);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let vmid = match self.p.vmid {
-                Some(v) => v,
-                None => self.nextid()?,
-            };
-            let label = self.p.label();
-            let result = self.api.post(&path, &self.create_form(vmid));
-            match result {
-                Err(e) if self.p.vmid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
-                Err(e) => return Err(e.context(&format!("creation of qemu VM {label} with vmid {vmid} failed"))),
-                Ok(answer) => {
-                    self.wait(&answer, 0)
-                        .map_err(|e| e.context(&format!("creation of qemu VM {label} with vmid {vmid} failed")))?;
-                    return Ok(vmid);
-                }
-            }
-        }
+        Ok(outcome(
+            true,
+            format!("VM {label} with vmid {vmid} deployed"),
+            &done.vm,
+            Some(&done.after),
+            None,
+            Some(Power::Stopped),
+        )
+        .with("drift", Value::Object(Map::new()))
+        .with_diff(Some(diff(vmid, None, Some(&planned)))))
     }
 
     // -------------------------------------------------------------------- clone
+
+    fn clone_vm(&mut self) -> Result<Outcome> {
+        let Some(c) = self.p.clone.clone() else { return self.present() };
+        let vms = self.vms()?;
+        let source = match self.p.vmid {
+            Some(id) => require(&vms, Some(id), None)?.clone(),
+            None => resolve(&vms, None, Some(&c.source))?
+                .cloned()
+                .ok_or_else(|| Error::failed(format!("VM with name = {} does not exist in cluster", c.source)))?,
+        };
+        require_qemu(&source)?;
+        // The target: newid when given, else a VM with the task's name (other than the source).
+        let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
+        let target = match (c.newid, self.p.name.as_deref()) {
+            (Some(id), _) => others.iter().find(|v| v.vmid == id).cloned(),
+            (None, Some(name)) => resolve(&others, None, Some(name))?.cloned(),
+            (None, None) => None,
+        };
+        if let Some(t) = target {
+            require_qemu(&t)?;
+            // The task asks for this VM to be a configured clone: converge it (update is
+            // mutually exclusive with clone, as upstream, so it cannot be asked for).
+            return self.existing(&t, true);
+        }
+        let source_config = self.read_config(&source)?;
+        let name = self.p.name.clone().unwrap_or_else(|| {
+            format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
+        });
+        let plan = plan::clone(&source, &source_config, &c, &name, self.p, vms.iter().map(|v| v.vmid).collect())?;
+        let planned = plan.after.clone();
+        let done = self.execute(plan)?;
+        let newid = done.vm.vmid;
+        Ok(outcome(
+            true,
+            format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid),
+            &done.vm,
+            Some(&done.after),
+            None,
+            Some(Power::Stopped),
+        )
+        .with("drift", Value::Object(Map::new()))
+        .with_diff(Some(diff(newid, None, Some(&planned)))))
+    }
+
+    // ------------------------------------------------------------------- absent
+
+    fn absent(&mut self) -> Result<Outcome> {
+        let vms = self.vms()?;
+        let Some(vm) = resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
+            let head = Outcome::new(false, format!("VM {} is already absent", self.p.label()))
+                .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
+                .with("status", Value::Null);
+            return Ok(gone(head).with_diff(Some(diff(self.p.vmid.unwrap_or(0), None, None))));
+        };
+        self.ctx.identify("vmid", vm.vmid);
+        require_qemu(&vm)?;
+        let config = self.read_config(&vm)?;
+        plan::refuse_locked(&vm, &config)?;
+        let now = self.power(&vm)?;
+        self.execute(plan::remove(&vm, &config, now, self.p)?)?;
+        let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
+            .with("vmid", vm.vmid)
+            .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
+            .with("node", vm.node.clone())
+            .with("status", now.resource_status());
+        Ok(gone(head).with_diff(Some(diff(vm.vmid, Some(&config), None))))
+    }
+
+    // -------------------------------------------------------------------- power
+
+    fn power_state(&mut self) -> Result<Outcome> {
+        let wanted = Wanted::of(self.p.state)
+            .ok_or_else(|| Error::Internal(format!("state {:?} is not a power state", self.p.state)))?;
+        let vms = self.vms()?;
+        let vm = self.find(&vms)?;
+        let now = self.power(&vm)?;
+        let step = transition(now, wanted, self.p.force);
+        if let Transition::Refuse(_) = step {
+            return Err(Error::failed(step.message(vm.vmid)));
+        }
+        let config = self.read_config(&vm)?;
+        let Transition::Call(call, next) = step else {
+            return Ok(outcome(
+                false,
+                step.message(vm.vmid),
+                &vm,
+                Some(&config),
+                Some(now.resource_status()),
+                Some(now),
+            ));
+        };
+        let done = self.execute(plan::power(&vm, &config, call, next, self.p))?;
+        Ok(outcome(true, step.message(vm.vmid), &vm, Some(&done.after), Some(now.resource_status()), Some(next)))
+    }
+
+    fn current(&mut self) -> Result<Outcome> {
+        let vms = self.vms()?;
+        let vm = self.find(&vms)?;
+        let now = self.power(&vm)?;
+        let config = self.read_config(&vm)?;
+        let name =
+            config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| "(unnamed)".into());
+        Ok(outcome(
+            false,
+            format!("VM {name} with vmid = {} is {}", vm.vmid, now.as_str()),
+            &vm,
+            Some(&config),
+            Some(now.resource_status()),
+            Some(now),
+        ))
+    }
+
+    fn template(&mut self) -> Result<Outcome> {
+        let vms = self.vms()?;
+        let vm = self.find(&vms)?;
+        let config = self.read_config(&vm)?;
+        if vm.template {
+            return Ok(outcome(
+                false,
+                format!("VM {} is already a template", vm.vmid),
+                &vm,
+                Some(&config),
+                Some("stopped"),
+                Some(Power::Stopped),
+            ));
+        }
+        let now = self.power(&vm)?;
+        let plan = plan::template(&vm, &config, now, self.p)?;
+        let planned = plan.after.clone();
+        let done = self.execute(plan)?;
+        Ok(outcome(
+            true,
+            format!("VM {} converted to template", vm.vmid),
+            &vm,
+            Some(&done.after),
+            Some(now.resource_status()),
+            Some(Power::Stopped),
+        )
+        .with_diff(Some(diff(vm.vmid, Some(&config), Some(&planned)))))
+    }
+
+    // ------------------------------------------------------ delete, revert, migrate
+
+    fn delete_or_revert(&mut self) -> Result<Outcome> {
+        let vms = self.vms()?;
+        let vm = self.find(&vms)?;
+        let config = self.read_config(&vm)?;
+        self.converging(&vm, config, |run, config| run.delete_or_revert_from(&vm, config))
+    }
+
+    fn delete_or_revert_from(&mut self, vm: &VmResource, config: &VmConfig) -> Result<Outcome> {
+        let step = plan::delete_or_revert(vm, config, self.p);
+        let Some(plan) = step.plan else {
+            return Ok(outcome(false, step.msg, vm, Some(config), Some(&vm.status), Some(listed_power(vm)))
+                .with_diff(Some(diff(vm.vmid, Some(config), Some(config)))));
+        };
+        let predicted = plan.after.clone();
+        let done = self.execute(plan)?;
+        Ok(outcome(true, step.msg, vm, Some(&done.after), Some(&vm.status), Some(listed_power(vm)))
+            .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
+    }
+
+    fn migrate(&mut self) -> Result<Outcome> {
+        let (vms, storages) = predictions::cluster_vms_and_storages(self.api, self.predictions)?;
+        let vm = self.find(&vms)?;
+        let node =
+            self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
+        let config = self.read_config(&vm)?;
+        let before = (Some(vm.status.as_str()), Some(listed_power(&vm)));
+        let Some(plan) = plan::migrate(&vm, &config, &storages, &node, self.p)? else {
+            let msg = format!("VM {} is already on {node}", vm.vmid);
+            return Ok(outcome(false, msg, &vm, Some(&config), before.0, before.1));
+        };
+        let done = self.execute(plan)?;
+        let msg = format!("VM {} has been migrated from {} to {node}", vm.vmid, vm.node);
+        Ok(outcome(true, msg, &done.vm, Some(&done.after), before.0, before.1))
+    }
 }
 
 #[cfg(test)]

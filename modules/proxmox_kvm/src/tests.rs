@@ -1,5 +1,5 @@
-//! Golden tests of proxmox_kvm's comparison and convergence: (live config, task) → writes,
-//! refusals and pending prediction, without a network.
+//! Golden tests of proxmox_kvm's planner, without a network: (live config, task) → writes,
+//! refusals and pending prediction; the power transition table; params, migration refusals.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use module_utils::pve::hotplug::stays_pending;
+use module_utils::pve::resources::StorageResource;
 
 use super::*;
 
@@ -427,8 +428,8 @@ fn mac_and_devices_maps() {
 
 #[test]
 fn drift_lines_read_like_the_issue() {
-    assert_eq!(compare::drift_line("memory", Some("2048"), "4096"), "memory: 2048 -> 4096");
-    assert_eq!(compare::drift_line("net1", None, "virtio,bridge=vmbr1"), "net1: (unset) -> virtio,bridge=vmbr1");
+    assert_eq!(plan::drift_line("memory", Some("2048"), "4096"), "memory: 2048 -> 4096");
+    assert_eq!(plan::drift_line("net1", None, "virtio,bridge=vmbr1"), "net1: (unset) -> virtio,bridge=vmbr1");
 }
 
 module_utils::stub_test!(SPEC);
@@ -514,7 +515,7 @@ fn migration_refusals_follow_pves_scan_of_local_volumes() {
         ),
     ];
     for (name, pairs, running, with_local, want) in cases {
-        let got = power::migration_refusal(&config(pairs), &storages, "pve1", *running, *with_local);
+        let got = migration_refusal(&config(pairs), &storages, "pve1", *running, *with_local);
         match (want, &got) {
             (None, None) => {}
             (Some(w), Some(g)) => assert!(g.contains(w), "{name}: got {g:?}, want {w:?}"),
@@ -523,5 +524,157 @@ fn migration_refusals_follow_pves_scan_of_local_volumes() {
     }
     // The same storage id on another node does not count: a VM's volumes are on its own node.
     let elsewhere = [storage("local-lvm", "pve2", false)];
-    assert_eq!(power::migration_refusal(&config(&[disk]), &elsewhere, "pve1", true, false), None);
+    assert_eq!(migration_refusal(&config(&[disk]), &elsewhere, "pve1", true, false), None);
+}
+
+/// (current, wanted, force, the transition, why: PVE's behaviour for that call, docs/pve-semantics.md §16)
+type TransitionRow = (Power, Wanted, bool, Transition, &'static str);
+
+#[test]
+fn power_transition_table() {
+    use Power::{Hibernated as H, Paused as P, Running as R, Stopped as S};
+    use PowerCall::*;
+    use Transition::{Call, Nothing, Refuse};
+    let shutdown = |force_stop| Call(Shutdown { force_stop }, S);
+    #[rustfmt::skip]
+    let rows: &[TransitionRow] = &[
+        (R, Wanted::Started, false, Nothing("is already running"), "§16 start: `VM <vmid> already running` fails the task; no call"),
+        (R, Wanted::Started, true, Nothing("is already running"), "force does not matter"),
+        (P, Wanted::Started, false, Call(Resume, R), "a paused VM runs: start would fail as already running; resume continues it"),
+        (P, Wanted::Started, true, Call(Resume, R), "force does not matter"),
+        (S, Wanted::Started, false, Call(Start, R), "§16 start: pending changes are applied, then QEMU starts"),
+        (S, Wanted::Started, true, Call(Start, R), "force does not matter"),
+        (H, Wanted::Started, false, Call(Start, R), "§16 start: the `suspended` lock is the one start accepts; it resumes the saved state"),
+        (H, Wanted::Started, true, Call(Start, R), "force does not matter"),
+        (R, Wanted::Stopped, false, shutdown(false), "§16 shutdown: after `timeout` the task fails (`VM quit/powerdown failed - got timeout`)"),
+        (R, Wanted::Stopped, true, shutdown(true), "§16 shutdown with forceStop: stopped hard after `timeout`"),
+        (P, Wanted::Stopped, false, shutdown(false), "§16 shutdown: PVE refuses a paused VM (`VM is paused - cannot shutdown`); the task fails with that"),
+        (P, Wanted::Stopped, true, shutdown(true), "§16 shutdown with forceStop on a paused VM: a stop instead"),
+        (S, Wanted::Stopped, false, Nothing("is already stopped"), "§16 shutdown of a stopped VM: OK, nothing done; no call"),
+        (S, Wanted::Stopped, true, Nothing("is already stopped"), "force does not matter"),
+        (H, Wanted::Stopped, false, Nothing("is already stopped"), "a hibernated VM has no QEMU process: stopped as PVE lists it"),
+        (H, Wanted::Stopped, true, Nothing("is already stopped"), "force does not matter"),
+        (R, Wanted::Restarted, false, Call(Reboot, R), "§16 reboot: a shutdown then a start, which applies pending changes"),
+        (R, Wanted::Restarted, true, Call(Reset, R), "force: a hard reset (§16 reset), the guest is not asked"),
+        (P, Wanted::Restarted, false, Call(Reboot, R), "§16 reboot of a paused VM: refused as shutdown; the task fails with PVE's message"),
+        (P, Wanted::Restarted, true, Call(Reset, R), "§16 reset only needs QEMU running"),
+        (S, Wanted::Restarted, false, Nothing("is not running"), "§16 reboot: `VM <vmid> not running`; upstream reports it unchanged, no call"),
+        (S, Wanted::Restarted, true, Nothing("is not running"), "force does not matter (§16 reset: not running either)"),
+        (H, Wanted::Restarted, false, Nothing("is not running"), "as stopped"),
+        (H, Wanted::Restarted, true, Nothing("is not running"), "as stopped"),
+        (R, Wanted::Paused, false, Call(Pause, P), "§16 suspend without todisk: QEMU paused in memory"),
+        (R, Wanted::Paused, true, Call(Pause, P), "force does not matter"),
+        (P, Wanted::Paused, false, Nothing("is already paused"), "no call"),
+        (P, Wanted::Paused, true, Nothing("is already paused"), "force does not matter"),
+        (S, Wanted::Paused, false, Refuse("is not running, so it cannot be paused"), "§16 suspend: `VM <vmid> not running`; refused before the call"),
+        (S, Wanted::Paused, true, Refuse("is not running, so it cannot be paused"), "force does not matter"),
+        (H, Wanted::Paused, false, Refuse("is not running, so it cannot be paused"), "no QEMU process to pause"),
+        (H, Wanted::Paused, true, Refuse("is not running, so it cannot be paused"), "force does not matter"),
+        (R, Wanted::Hibernated, false, Call(Hibernate, H), "§16 suspend with todisk: the state saved, `lock: suspended` left on the config"),
+        (R, Wanted::Hibernated, true, Call(Hibernate, H), "force does not matter"),
+        (P, Wanted::Hibernated, false, Call(Hibernate, H), "a paused VM runs: it can be saved to disk"),
+        (P, Wanted::Hibernated, true, Call(Hibernate, H), "force does not matter"),
+        (H, Wanted::Hibernated, false, Nothing("is already hibernated"), "no call"),
+        (H, Wanted::Hibernated, true, Nothing("is already hibernated"), "force does not matter"),
+        (S, Wanted::Hibernated, false, Refuse("is not running, so it cannot be hibernated"), "§16 suspend: `VM <vmid> not running`; refused before the call"),
+        (S, Wanted::Hibernated, true, Refuse("is not running, so it cannot be hibernated"), "force does not matter"),
+    ];
+    for current in Power::ALL {
+        for wanted in Wanted::ALL {
+            for force in [false, true] {
+                let matching: Vec<&TransitionRow> =
+                    rows.iter().filter(|r| r.0 == current && r.1 == wanted && r.2 == force).collect();
+                assert_eq!(matching.len(), 1, "{current:?} -> {wanted:?} (force {force}): one row each");
+                let (_, _, _, want, why) = matching[0];
+                assert_eq!(
+                    transition(current, wanted, force),
+                    *want,
+                    "{current:?} -> {wanted:?} (force {force}): {why}"
+                );
+            }
+        }
+    }
+    assert_eq!(rows.len(), 40);
+}
+
+#[test]
+fn power_calls_send_what_pve_takes() {
+    let body = |call: PowerCall| call.body(120);
+    assert_eq!(
+        body(PowerCall::Shutdown { force_stop: true }),
+        vec![("forceStop".to_string(), "1".to_string()), ("timeout".into(), "120".into())]
+    );
+    assert_eq!(body(PowerCall::Shutdown { force_stop: false })[0], ("forceStop".to_string(), "0".to_string()));
+    assert_eq!(body(PowerCall::Reboot), vec![("timeout".to_string(), "120".to_string())]);
+    assert_eq!(body(PowerCall::Hibernate), vec![("todisk".to_string(), "1".to_string())]);
+    assert!(
+        body(PowerCall::Start).is_empty() && body(PowerCall::Reset).is_empty() && body(PowerCall::Pause).is_empty()
+    );
+    assert_eq!((PowerCall::Pause.verb(), PowerCall::Hibernate.verb()), ("suspend", "suspend"));
+    assert_eq!(transition(Power::Running, Wanted::Stopped, false).message(7), "VM 7 is shutting down");
+    assert_eq!(
+        PowerCall::Shutdown { force_stop: false }.failure(7),
+        "stopping of VM 7 failed (with force: true it is stopped hard after the timeout)"
+    );
+}
+
+#[test]
+fn plans_carry_the_writes_and_what_check_mode_predicts() {
+    use plan::Write;
+    let vm = plan::resource(100, Some("web"), "pve1", "running");
+    let cfg = VmConfig {
+        current: desired(&[("cores", "2"), ("name", "web")]),
+        pending: desired(&[("cores", "4")]),
+        ..Default::default()
+    };
+    // A shutdown: the body as PVE takes it; pending changes apply at the stop (§6, §16).
+    let p = params_from(json!({"vmid": 100, "state": "stopped", "force": true, "timeout": 60})).unwrap();
+    let Transition::Call(call, next) = transition(Power::Running, Wanted::Stopped, p.force) else { panic!("a call") };
+    let plan = plan::power(&vm, &cfg, call, next, &p);
+    let body = vec![("forceStop".to_string(), "1".to_string()), ("timeout".into(), "60".into())];
+    assert_eq!(plan.write, Write::Power { vm: vm.clone(), call, body });
+    assert_eq!((plan.after.get("cores"), plan.after.pending_keys().len()), (Some("4"), 0));
+    assert_eq!((plan.prediction.status.as_str(), plan.prediction.pending.len()), ("stopped", 0));
+    // A resume keeps the pending change.
+    let plan = plan::power(&vm, &cfg, PowerCall::Resume, Power::Running, &p);
+    assert_eq!(plan.after, cfg);
+
+    // Removal: refused while running without force, or while locked (a hibernated VM's lock aside).
+    let keep = params_from(json!({"vmid": 100, "state": "absent"})).unwrap();
+    let e = plan::remove(&vm, &cfg, Power::Running, &keep).unwrap_err().to_string();
+    assert!(e.contains("Stop it before deletion or use force=true"), "{e}");
+    let locked = VmConfig { current: desired(&[("lock", "backup")]), ..Default::default() };
+    assert!(plan::refuse_locked(&vm, &locked).unwrap_err().to_string().contains("is locked (backup)"));
+    let suspended = VmConfig { current: desired(&[("lock", "suspended")]), ..Default::default() };
+    assert!(plan::refuse_locked(&vm, &suspended).is_ok());
+    let force = params_from(json!({"vmid": 100, "state": "absent", "force": true, "purge": true})).unwrap();
+    let plan = plan::remove(&vm, &cfg, Power::Paused, &force).unwrap();
+    let query = vec![("purge".to_string(), "1".to_string())];
+    assert_eq!(plan.write, Write::Remove { vm: vm.clone(), stop: Some(Vec::new()), query });
+    assert!(plan.prediction.removed);
+
+    // A template: a running VM only with force, stopped first.
+    let e = plan::template(&vm, &cfg, Power::Running, &keep).unwrap_err().to_string();
+    assert!(e.contains("stop it first or set force: true"), "{e}");
+    let plan = plan::template(&vm, &cfg, Power::Running, &force).unwrap();
+    assert_eq!(plan.write, Write::Template { vm: vm.clone(), stop_first: true });
+    assert!(plan.prediction.template && plan.after.get("template") == Some("1"));
+
+    // A create without vmid: PVE picks it; check mode predicts it past the ids taken.
+    let p = params_from(json!({"node": "pve1", "name": "web02", "cores": 2})).unwrap();
+    let plan = plan::create("pve1", &p, vec![100, 101]);
+    assert_eq!(plan.auto_vmid, Some(vec![100, 101]));
+    let Write::Create { vmid, form, .. } = &plan.write else { panic!("a create") };
+    assert_eq!(
+        (*vmid, form.clone()),
+        (None, vec![("cores".to_string(), "2".to_string()), ("name".into(), "web02".into())])
+    );
+
+    // The cloud-init password is sent as given, and predicted masked, as PVE shows it.
+    let p = params_from(json!({"vmid": 100, "node": "pve1", "cipassword": "s3cret", "update": true})).unwrap();
+    let conv = converge(&config(&[("name", "web")]), &p.desired);
+    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p);
+    let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
+    assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
+    assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
 }

@@ -1,0 +1,224 @@
+//! proxmox_kvm's writes, I/O only: each `plan::Write` carried out through `Api`, every task it
+//! starts waited for through `Waiter`, and the config read back. Never called in check mode.
+
+use std::time::{Duration, Instant};
+
+use module_utils::protocol::Context;
+use module_utils::pve::client::{Api, ApiPath, Form};
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::resources::VmResource;
+use module_utils::pve::tasks::{as_upid, Waiter};
+use module_utils::{Error, Result};
+use serde_json::Value;
+
+use crate::params::Params;
+use crate::plan::{self, Write};
+
+/// How many times a create or clone with an automatic vmid tries the next free id after
+/// another run took the one it got: enough for `forks: 50` creating at the same moment.
+const MAX_VMID_ATTEMPTS: usize = 64;
+
+/// What the writes left, where it differs from the plan's prediction: the VM (a new one's id and
+/// node) and its config as read back.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    pub vm: Option<VmResource>,
+    pub after: Option<VmConfig>,
+}
+
+/// The next free vmid, `GET /cluster/nextid`.
+pub(crate) fn nextid(api: &dyn Api) -> Result<u64> {
+    let v = api
+        .get(&ApiPath::new(["cluster", "nextid"]), &Vec::new())
+        .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
+    module_utils::pve::resources::lenient_u64(Some(&v))
+        .ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
+}
+
+/// Whether a failed create or clone failed because its vmid was taken in the meantime.
+fn already_exists(e: &Error) -> bool {
+    let text = match e {
+        Error::TaskFailed { exitstatus, .. } => exitstatus.clone(),
+        other => other.to_string(),
+    };
+    text.contains("already exists")
+}
+
+pub(crate) struct Apply<'a> {
+    pub api: &'a dyn Api,
+    pub ctx: &'a mut Context,
+    pub p: &'a Params,
+}
+
+impl Apply<'_> {
+    /// Make the writes of `write`.
+    pub(crate) fn run(&mut self, write: &Write) -> Result<Applied> {
+        match write {
+            Write::Config { vm, body, digest, context } => {
+                config::write(self.api, vm, body.clone(), digest.as_deref()).map_err(|e| e.context(context))?;
+                Ok(Applied { vm: None, after: Some(config::read(self.api, vm)?) })
+            }
+            Write::Create { node, vmid, name, label, form } => {
+                let vmid = self.create_with_retry(node, *vmid, label, form)?;
+                let vm = plan::resource(vmid, name.as_deref(), node, "stopped");
+                let after = config::read(self.api, &vm)?;
+                Ok(Applied { vm: Some(vm), after: Some(after) })
+            }
+            Write::Clone { source, newid, name, body } => {
+                let newid = self.clone_with_retry(source, *newid, name, body)?;
+                let vm = self.wait_unlocked(newid)?;
+                let after = self.configure_clone(&vm)?;
+                Ok(Applied { vm: Some(vm), after: Some(after) })
+            }
+            Write::Power { vm, call, body } => {
+                let path = vm.path().join(["status", call.verb()]);
+                self.post_and_wait(&path, body.clone(), call.extra_wait())
+                    .map_err(|e| e.context(&call.failure(vm.vmid)))?;
+                Ok(Applied { vm: None, after: Some(config::read(self.api, vm)?) })
+            }
+            Write::Remove { vm, stop, query } => {
+                self.remove(vm, stop.as_ref(), query)?;
+                Ok(Applied::default())
+            }
+            Write::Template { vm, stop_first } => {
+                if *stop_first {
+                    self.post_and_wait(&vm.path().join(["status", "stop"]), Vec::new(), 30)
+                        .map_err(|e| e.context(&format!("stopping of VM {} failed", vm.vmid)))?;
+                }
+                self.post_and_wait(&vm.path().join(["template"]), Vec::new(), 0)
+                    .map_err(|e| e.context(&format!("conversion of VM {} to template failed", vm.vmid)))?;
+                Ok(Applied { vm: None, after: Some(config::read(self.api, vm)?) })
+            }
+            Write::Migrate { vm, body, context } => {
+                self.post_and_wait(&vm.path().join(["migrate"]), body.clone(), 0).map_err(|e| e.context(context))?;
+                Ok(Applied::default())
+            }
+        }
+    }
+
+    fn waiter(&self, extra: u64) -> Waiter {
+        Waiter::new(Duration::from_secs(self.p.timeout + extra))
+    }
+
+    /// Wait for the task a call answered with (if it answered a UPID); its warnings are ours.
+    fn wait(&mut self, answer: &Value, extra: u64) -> Result<()> {
+        if let Some(upid) = as_upid(answer) {
+            let ok = self.waiter(extra).wait(self.api, upid)?;
+            for w in ok.warnings {
+                self.ctx.warn(w);
+            }
+        }
+        Ok(())
+    }
+
+    fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
+        let answer = self.api.post(path, &body)?;
+        self.wait(&answer, extra)
+    }
+
+    /// `POST /nodes/{node}/qemu` and wait. Without an explicit vmid, a collision with another
+    /// run (PVE: `... already exists on node ...`, before the task starts) takes the next id.
+    fn create_with_retry(&mut self, node: &str, vmid: Option<u64>, label: &str, form: &Form) -> Result<u64> {
+        let path = ApiPath::new(["nodes", node, "qemu"]);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let id = match vmid {
+                Some(v) => v,
+                None => nextid(self.api)?,
+            };
+            let mut body: Form = vec![("vmid".into(), id.to_string())];
+            body.extend(form.iter().cloned());
+            let context = format!("creation of qemu VM {label} with vmid {id} failed");
+            match self.api.post(&path, &body) {
+                Err(e) if vmid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
+                Err(e) => return Err(e.context(&context)),
+                Ok(answer) => {
+                    self.wait(&answer, 0).map_err(|e| e.context(&context))?;
+                    return Ok(id);
+                }
+            }
+        }
+    }
+
+    /// `POST .../clone` and wait; a collision of an automatic newid takes the next id, as create.
+    fn clone_with_retry(&mut self, source: &VmResource, newid: Option<u64>, name: &str, form: &Form) -> Result<u64> {
+        let path = source.path().join(["clone"]);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let id = match newid {
+                Some(v) => v,
+                None => nextid(self.api)?,
+            };
+            let mut body: Form = vec![("newid".into(), id.to_string())];
+            body.extend(form.iter().cloned());
+            let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
+            let result = self.api.post(&path, &body).and_then(|answer| self.wait(&answer, 0));
+            match result {
+                Err(e) if newid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
+                Err(e) => return Err(e.context(&context)),
+                Ok(()) => return Ok(id),
+            }
+        }
+    }
+
+    /// After the clone task: find the clone (it may be on the target node) and wait until its
+    /// `lock: clone` is gone, so the configuration that follows is not refused as locked.
+    fn wait_unlocked(&self, vmid: u64) -> Result<VmResource> {
+        let deadline = Instant::now() + Duration::from_secs(self.p.timeout);
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let vms = module_utils::pve::resources::cluster_vms(self.api)?;
+            if let Some(vm) = vms.into_iter().find(|v| v.vmid == vmid) {
+                let config = config::read(self.api, &vm)?;
+                if !config.current.contains_key("lock") {
+                    return Ok(vm);
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::failed(format!(
+                    "the clone task ended, but VM {vmid} is still missing or locked after {}s",
+                    self.p.timeout
+                )));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Converge a new clone to the task. Its config is only known once PVE made it (new MACs,
+    /// volume names), so this one change is planned here, from the clone as read.
+    fn configure_clone(&mut self, vm: &VmResource) -> Result<VmConfig> {
+        let config = config::read(self.api, vm)?;
+        let conv = plan::converge(&config, &self.p.desired);
+        conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
+        if conv.changes.is_empty() {
+            return Ok(config);
+        }
+        crate::require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
+        let update = plan::update(vm, &config, &conv.changes, self.p);
+        let after = self.run(&update.write)?.after.unwrap_or(update.after);
+        if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &after) {
+            self.ctx.warn(w);
+        }
+        Ok(after)
+    }
+
+    /// Stop a running VM first (`stop`: the stop's body), then `DELETE` it and make sure it is gone.
+    fn remove(&mut self, vm: &VmResource, stop: Option<&Form>, query: &Form) -> Result<()> {
+        if let Some(body) = stop {
+            self.post_and_wait(&vm.path().join(["status", "stop"]), body.clone(), 30)
+                .map_err(|e| e.context(&format!("stopping of VM {} before its removal failed", vm.vmid)))?;
+        }
+        let context = format!("deletion of VM {} failed", vm.vmid);
+        let answer = self.api.delete(&vm.path(), query).map_err(|e| e.context(&context))?;
+        self.wait(&answer, 0).map_err(|e| e.context(&context))?;
+        // The task ended OK: make sure the VM is really gone before saying so.
+        let still = module_utils::pve::resources::cluster_vms(self.api)?.into_iter().any(|v| v.vmid == vm.vmid);
+        if still {
+            return Err(Error::failed(format!("the removal task of VM {} ended, but the VM still exists", vm.vmid)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,483 @@
+//! proxmox_kvm's planner, pure: from what was read (the VM, its config, its power state, the
+//! cluster's storages) and the task's params, what the task does: the writes (`Write`), in order,
+//! that apply.rs makes, and the prediction (`Plan`) that check mode records and returns instead.
+//! `compare.rs` compares a config with the task; `power.rs` holds the power transitions.
+
+mod compare;
+mod power;
+
+use std::collections::BTreeMap;
+
+use module_utils::check::predictions::PredictedVm;
+use module_utils::pve::client::{form, Form};
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{is_nic_key, Disk};
+use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::resources::{StorageResource, VmResource};
+use module_utils::{Error, Result};
+use serde_json::Map;
+
+pub use compare::{
+    converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
+};
+pub use power::{transition, Power, PowerCall, Transition, Wanted};
+
+use crate::params::{is_drive_key, CloneOpts, Params};
+
+/// What PVE shows instead of the cloud-init password.
+pub const MASKED: &str = "**********";
+
+/// The writes of one task, as apply.rs makes them; check mode makes none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// `PUT .../config` guarded by `digest`, then the config read back.
+    Config { vm: VmResource, body: Form, digest: Option<String>, context: String },
+    /// `POST /nodes/{node}/qemu` with `vmid` first (`None`: the next free id, taken again after a
+    /// collision with another run), then the config read back.
+    Create { node: String, vmid: Option<u64>, name: Option<String>, label: String, form: Form },
+    /// `POST .../clone` with `newid` first (`None`: as `Create`), the wait for the clone's lock
+    /// to go, then the clone converged to the task (planned from the clone as PVE made it).
+    Clone { source: VmResource, newid: Option<u64>, name: String, body: Form },
+    /// `POST .../status/<verb>`, then the config read back.
+    Power { vm: VmResource, call: PowerCall, body: Form },
+    /// A stop first when `stop` is set (its body), then `DELETE` the VM and a check that it is gone.
+    Remove { vm: VmResource, stop: Option<Form>, query: Form },
+    /// A stop first when `stop_first`, then `POST .../template`, then the config read back.
+    Template { vm: VmResource, stop_first: bool },
+    /// `POST .../migrate`.
+    Migrate { vm: VmResource, body: Form, context: String },
+}
+
+/// What one task changes: the writes, and the world after them as predicted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub write: Write,
+    /// What check mode records for the later tasks of its run.
+    pub prediction: PredictedVm,
+    /// The VM after the task (for a new VM whose id PVE picks: vmid 0 until it is known).
+    pub vm: VmResource,
+    /// Its config after the task.
+    pub after: VmConfig,
+    /// A new VM without a vmid: the ids the cluster (with this run's predictions) holds, so check
+    /// mode predicts the next free one that is not among them.
+    pub auto_vmid: Option<Vec<u64>>,
+}
+
+impl Plan {
+    /// Set the vmid of a new VM, once known.
+    pub fn set_vmid(&mut self, vmid: u64) {
+        self.vm.vmid = vmid;
+        self.prediction.vmid = vmid;
+    }
+}
+
+/// A prediction with the cloud-init password masked, as PVE shows it.
+fn masked(mut vm: PredictedVm) -> PredictedVm {
+    if vm.current.contains_key("cipassword") {
+        vm.current.insert("cipassword".into(), MASKED.into());
+    }
+    vm
+}
+
+fn skiplock(p: &Params, f: &mut Form) {
+    if p.skiplock {
+        f.push(("skiplock".into(), "1".into()));
+    }
+}
+
+/// The VM resource of a VM this run creates (not yet read from `/cluster/resources`).
+pub fn resource(vmid: u64, name: Option<&str>, node: &str, status: &str) -> VmResource {
+    VmResource {
+        vmid,
+        name: name.map(str::to_string),
+        node: node.to_string(),
+        kind: "qemu".into(),
+        status: status.to_string(),
+        template: false,
+        lock: None,
+        raw: Map::new(),
+    }
+}
+
+/// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
+/// `status/current` (a paused VM is listed as running).
+pub fn listed_power(vm: &VmResource) -> Power {
+    Power::from_status(&vm.status, None, vm.lock.as_deref())
+}
+
+// ------------------------------------------------------------------- changes
+
+/// Write `changes` to an existing VM in one digest-guarded `PUT .../config`.
+pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params) -> Plan {
+    let predicted = predict(config, changes, vm.status == "running");
+    let mut body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
+    skiplock(p, &mut body);
+    let digest = p.digest.clone().or_else(|| config.digest.clone());
+    let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
+    Plan {
+        write: Write::Config { vm: vm.clone(), body, digest, context },
+        prediction: masked(PredictedVm::of(vm, &predicted)),
+        vm: vm.clone(),
+        after: predicted,
+        auto_vmid: None,
+    }
+}
+
+/// The warning for the `changes` that `after` holds pending: PVE applies them at the next start.
+pub fn pending_warning(vmid: u64, changes: &[Change], after: &VmConfig) -> Option<String> {
+    let pending: Vec<&str> = changes.iter().map(|c| c.key.as_str()).filter(|k| after.is_pending(k)).collect();
+    (!pending.is_empty()).then(|| {
+        format!(
+            "the change of {} on VM {vmid} is pending: Proxmox VE applies it when the VM is next started (it could not be hot-plugged)",
+            pending.join(", ")
+        )
+    })
+}
+
+/// What `delete` or `revert` does: the message, and the plan when there is anything to do.
+pub struct DeleteOrRevert {
+    pub msg: String,
+    pub plan: Option<Plan>,
+}
+
+/// Remove the keys `delete` names that the config has, or revert the pending changes `revert`
+/// names; a running VM keeps a removal pending when it cannot take it live (docs/pve-semantics.md §6).
+pub fn delete_or_revert(vm: &VmResource, config: &VmConfig, p: &Params) -> DeleteOrRevert {
+    let running = vm.status == "running";
+    let label = config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_default();
+    let (param, keys, msg): (&str, Vec<String>, String) = if !p.delete.is_empty() {
+        let keys = p.delete.iter().filter(|k| config.get(k).is_some()).cloned().collect();
+        ("delete", keys, format!("Settings has deleted on VM {label} with vmid {}", vm.vmid))
+    } else {
+        let keys = p.revert.iter().filter(|k| config.is_pending(k)).cloned().collect();
+        ("revert", keys, format!("Settings has reverted on VM {label} with vmid {}", vm.vmid))
+    };
+    if keys.is_empty() {
+        return DeleteOrRevert { msg: format!("Nothing to {param} on VM {label} with vmid {}", vm.vmid), plan: None };
+    }
+    let mut predicted = config.clone();
+    for k in &keys {
+        if param == "delete" {
+            let pending = running && module_utils::pve::hotplug::delete_waits(&config.hotplug(), k);
+            predicted = predicted.with_change(k, None, pending);
+        } else {
+            predicted.pending.remove(k);
+            predicted.pending_delete.remove(k);
+        }
+    }
+    let mut body = form([(param, keys.join(","))]);
+    skiplock(p, &mut body);
+    let digest = p.digest.clone().or_else(|| config.digest.clone());
+    let context = format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid);
+    let plan = Plan {
+        write: Write::Config { vm: vm.clone(), body, digest, context },
+        prediction: masked(PredictedVm::of(vm, &predicted)),
+        vm: vm.clone(),
+        after: predicted,
+        auto_vmid: None,
+    };
+    DeleteOrRevert { msg, plan: Some(plan) }
+}
+
+// ------------------------------------------------------------ create, clone
+
+/// Create a VM on `node` with the task's config; `taken`: the vmids in the cluster now.
+pub fn create(node: &str, p: &Params, taken: Vec<u64>) -> Plan {
+    let planned = VmConfig::from_current(p.desired.clone());
+    let mut f: Form = p.desired.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (k, v) in [("pool", &p.pool), ("storage", &p.storage), ("archive", &p.archive)] {
+        if let Some(v) = v {
+            f.push((k.into(), v.clone()));
+        }
+    }
+    if p.archive.is_some() && p.force {
+        f.push(("force".into(), "1".into()));
+    }
+    let vmid = p.vmid.unwrap_or(0);
+    Plan {
+        write: Write::Create { node: node.to_string(), vmid: p.vmid, name: p.name.clone(), label: p.label(), form: f },
+        prediction: masked(PredictedVm::created(vmid, p.name.clone(), node, &planned)),
+        vm: resource(vmid, p.name.as_deref(), node, "stopped"),
+        after: planned,
+        auto_vmid: p.vmid.is_none().then_some(taken),
+    }
+}
+
+/// The config a new clone starts from, as far as it can be known before the clone: the source's
+/// effective config without what PVE does not copy (docs/pve-semantics.md §15), NICs without their MAC (the clone
+/// draws new ones), and its name.
+pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
+    let mut base = BTreeMap::new();
+    for (k, v) in source.effective() {
+        if matches!(
+            k.as_str(),
+            "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime"
+        ) || k.starts_with("unused")
+        {
+            continue;
+        }
+        let value = if is_nic_key(&k) {
+            match PropertyString::parse_lenient(&NET, &v) {
+                Ok(mut nic) => {
+                    nic.remove("macaddr");
+                    nic.to_string()
+                }
+                Err(_) => v,
+            }
+        } else {
+            v
+        };
+        base.insert(k, value);
+    }
+    base.insert("name".into(), name.to_string());
+    VmConfig::from_current(base)
+}
+
+/// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
+/// before any write when the task asks what only proxmox_disk may do. `taken`: as `create`.
+pub fn clone(
+    source: &VmResource,
+    source_config: &VmConfig,
+    c: &CloneOpts,
+    name: &str,
+    p: &Params,
+    taken: Vec<u64>,
+) -> Result<Plan> {
+    let base = clone_base(source_config, name);
+    let conv = converge(&base, &p.desired);
+    conv.check_refusals(&format!(
+        "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
+        source.vmid
+    ))?;
+    let planned = predict(&base, &conv.changes, false);
+    let node = c.target.clone().unwrap_or_else(|| source.node.clone());
+    let mut body: Form =
+        vec![("name".into(), name.to_string()), ("full".into(), if c.full { "1" } else { "0" }.into())];
+    for (k, v) in [
+        ("format", &c.format),
+        ("storage", &c.storage),
+        ("target", &c.target),
+        ("snapname", &c.snapname),
+        ("pool", &p.pool),
+    ] {
+        if let Some(v) = v {
+            body.push((k.into(), v.clone()));
+        }
+    }
+    let newid = c.newid.unwrap_or(0);
+    // A clone is predicted as a plain VM (PVE's clone drops `template`), whatever the task sets.
+    let prediction =
+        PredictedVm { template: false, ..PredictedVm::created(newid, Some(name.to_string()), &node, &planned) };
+    Ok(Plan {
+        write: Write::Clone { source: source.clone(), newid: c.newid, name: name.to_string(), body },
+        prediction: masked(prediction),
+        vm: resource(newid, Some(name), &node, "stopped"),
+        after: planned,
+        auto_vmid: c.newid.is_none().then_some(taken),
+    })
+}
+
+// -------------------------------------------------------------------- power
+
+/// The prediction after a power change: pending changes apply at a start or a stop
+/// (docs/pve-semantics.md §6).
+fn power_prediction(vm: &VmResource, config: &VmConfig, power: Power, template: bool) -> PredictedVm {
+    let mut p = PredictedVm::of(vm, config);
+    p.status = power.resource_status().to_string();
+    p.template = template;
+    if power == Power::Stopped || power == Power::Running {
+        p.current = config.effective();
+        p.pending.clear();
+        p.pending_delete.clear();
+    }
+    masked(p)
+}
+
+/// Make the power call `transition` chose; `next`: the power state after it.
+pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p: &Params) -> Plan {
+    let mut body = call.body(p.timeout);
+    skiplock(p, &mut body);
+    let after = if matches!(next, Power::Stopped | Power::Running) && call != PowerCall::Resume {
+        VmConfig::from_current(config.effective())
+    } else {
+        config.clone()
+    };
+    Plan {
+        write: Write::Power { vm: vm.clone(), call, body },
+        prediction: power_prediction(vm, config, next, vm.template),
+        vm: vm.clone(),
+        after,
+        auto_vmid: None,
+    }
+}
+
+/// The config after a conversion to a template: `template: 1`, pending changes applied (the VM
+/// is stopped) and every disk volume renamed to its base volume (qemu-server `template_create`;
+/// CD-ROM and cloud-init drives are not converted).
+pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
+    let mut out = config.effective();
+    out.insert("template".into(), "1".into());
+    let from = format!("vm-{vmid}-disk-");
+    let to = format!("base-{vmid}-disk-");
+    for (k, v) in out.iter_mut() {
+        if !is_drive_key(k) || v.contains("media=cdrom") {
+            continue;
+        }
+        let (file, rest) = match v.split_once(',') {
+            Some((f, r)) => (f.to_string(), format!(",{r}")),
+            None => (v.clone(), String::new()),
+        };
+        if file.contains(&from) {
+            *v = format!("{}{rest}", file.replace(&from, &to));
+        }
+    }
+    VmConfig::from_current(out)
+}
+
+/// Convert a VM that is not a template yet; a running one only with `force` (stopped first).
+pub fn template(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> Result<Plan> {
+    let running = now.is_running();
+    if running && !p.force {
+        return Err(Error::failed(format!(
+            "VM {} is running: a running VM cannot be converted to a template; stop it first or set force: true",
+            vm.vmid
+        )));
+    }
+    let planned = template_config(config, vm.vmid);
+    Ok(Plan {
+        write: Write::Template { vm: vm.clone(), stop_first: running },
+        prediction: power_prediction(vm, &planned, Power::Stopped, true),
+        vm: vm.clone(),
+        after: planned,
+        auto_vmid: None,
+    })
+}
+
+/// Refuse to remove a locked VM (a hibernated VM's `suspended` lock aside), before its power
+/// state is even read.
+pub fn refuse_locked(vm: &VmResource, config: &VmConfig) -> Result<()> {
+    let lock = config.current.get("lock").cloned().or_else(|| vm.lock.clone());
+    match lock.filter(|l| l != "suspended") {
+        Some(lock) => Err(Error::failed(format!(
+            "VM {} is locked ({lock}) and cannot be removed now{}; nothing was changed",
+            vm.vmid,
+            if lock == "clone" { ": a clone task is still running" } else { "" }
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Remove a VM that `refuse_locked` let through: refused while running without `force`; a
+/// running VM is stopped first.
+pub fn remove(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> Result<Plan> {
+    let running = now.is_running();
+    if running && !p.force {
+        return Err(Error::failed(format!("VM {} is running. Stop it before deletion or use force=true.", vm.vmid)));
+    }
+    let stop = running.then(|| {
+        let mut body = Vec::new();
+        skiplock(p, &mut body);
+        body
+    });
+    let mut query: Form = Vec::new();
+    if p.purge {
+        query.push(("purge".into(), "1".into()));
+    }
+    if p.destroy_unreferenced_disks {
+        query.push(("destroy-unreferenced-disks".into(), "1".into()));
+    }
+    skiplock(p, &mut query);
+    let mut gone = PredictedVm::of(vm, config);
+    gone.removed = true;
+    Ok(Plan {
+        write: Write::Remove { vm: vm.clone(), stop, query },
+        prediction: masked(gone),
+        vm: vm.clone(),
+        after: config.clone(),
+        auto_vmid: None,
+    })
+}
+
+// ------------------------------------------------------------------ migrate
+
+/// Migrate a VM to `node`: `None` when it is there already; refused before any call when PVE
+/// would abort the migration (`migration_refusal`).
+pub fn migrate(
+    vm: &VmResource,
+    config: &VmConfig,
+    storages: &[StorageResource],
+    node: &str,
+    p: &Params,
+) -> Result<Option<Plan>> {
+    if vm.node == node {
+        return Ok(None);
+    }
+    let from = vm.node.clone();
+    // PVE would start the qmigrate task and abort it; refusing here, before any call, lets
+    // check mode predict the refusal too.
+    let running = vm.status == "running";
+    if let Some(problem) = migration_refusal(config, storages, &from, running, p.with_local_disks) {
+        return Err(Error::failed(format!("Unable to migrate VM {} from {from} to {node}: {problem}", vm.vmid)));
+    }
+    let mut moved = vm.clone();
+    moved.node = node.to_string();
+    let body = form([
+        ("target", node),
+        ("online", if running { "1" } else { "0" }),
+        ("with-local-disks", if p.with_local_disks { "1" } else { "0" }),
+    ]);
+    Ok(Some(Plan {
+        write: Write::Migrate {
+            vm: vm.clone(),
+            body,
+            context: format!("Unable to migrate VM {} from {from} to {node}", vm.vmid),
+        },
+        prediction: masked(PredictedVm::of(&moved, config)),
+        vm: moved,
+        after: config.clone(),
+        auto_vmid: None,
+    }))
+}
+
+/// Why PVE would abort migrating a VM with this config away from `node`, if it would
+/// (QemuMigrate.pm scan_local_volumes; pvesim's migrate follows it): a CD-ROM image on storage the
+/// target cannot see, or, for a live migration without `with-local-disks`, an attached disk on
+/// storage that is not shared. A storage missing from `/cluster/resources` is left to PVE.
+pub fn migration_refusal(
+    config: &VmConfig,
+    storages: &[StorageResource],
+    node: &str,
+    running: bool,
+    with_local_disks: bool,
+) -> Option<String> {
+    let is_local = |storage: &str| storages.iter().any(|s| s.node == node && s.storage == storage && !s.shared);
+    let effective = config.effective();
+    let mut live_local = Vec::new();
+    for (key, value) in &effective {
+        let Some(disk) = Disk::parse(key, value) else { continue };
+        if disk.bus == "unused" {
+            continue; // copied offline even in a live migration
+        }
+        let volume = disk.volume.as_deref().unwrap_or("");
+        if volume == "cdrom" {
+            return Some("can't migrate local cdrom drive".into());
+        }
+        let Some(storage) = disk.storage.as_deref() else { continue };
+        if !is_local(storage) {
+            continue;
+        }
+        if disk.media == "cdrom" {
+            if !volume.contains("cloudinit") {
+                return Some(format!("local cdrom image {volume} on {storage} (remove the CD-ROM first)"));
+            }
+        } else if running && !with_local_disks {
+            live_local.push(volume.to_string());
+        }
+    }
+    (!live_local.is_empty()).then(|| {
+        format!(
+            "can't live migrate attached local disks without with-local-disks option ({}); set with_local_disks: true",
+            live_local.join(", ")
+        )
+    })
+}
