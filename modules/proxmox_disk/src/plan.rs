@@ -12,7 +12,6 @@ mod volumes;
 
 use std::collections::BTreeMap;
 
-use module_utils::pve::client::Form;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, volume_storage};
 use module_utils::pve::hotplug;
@@ -29,6 +28,10 @@ use resize::{plan_resize, plan_resize_with_pending, resizable_pending};
 use volumes::{add_unused, becomes_unused, gib_text};
 
 const GIB: u64 = 1 << 30;
+
+/// The parameters of a `move_disk` request, in the order sent: (name, value). Plain data, so
+/// that the plan needs nothing of the client (`apply` sends them as its form).
+pub type MoveParams = Vec<(String, String)>;
 
 /// The write a task needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,7 +53,7 @@ pub enum Action {
         force: bool,
     },
     /// `POST .../move_disk` with these parameters (a `qmmove` task).
-    Move(Form),
+    Move(MoveParams),
 }
 
 /// The facts the plan works from: the VM (and, for a reassign, the target VM) as read.

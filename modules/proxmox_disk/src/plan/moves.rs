@@ -1,12 +1,11 @@
 //! The plan of `state: moved`: to another storage (`move_disk`), or to another VM (a reassign, with the volume renamed for it). Pure.
 
-use module_utils::pve::client::Form;
 use module_utils::pve::devices::volume_storage;
 use module_utils::pve::propstring::PropertyString;
 use module_utils::{Error, Result};
 
 use super::volumes::{add_unused, disk_numbers, predict_volume, volume_format};
-use super::{missing, Action, Facts, Plan};
+use super::{missing, Action, Facts, MoveParams, Plan};
 use crate::params::Params;
 
 pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<PropertyString>) -> Result<Plan> {
@@ -26,7 +25,7 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     if source_storage == target && params.format.as_deref().is_none_or(|f| Some(f) == source_format.as_deref()) {
         return Ok(Plan::unchanged(facts.config, format!("Disk {disk} already at {target} storage")));
     }
-    let mut form: Form = vec![("disk".into(), disk.into()), ("storage".into(), target.into())];
+    let mut form: MoveParams = vec![("disk".into(), disk.into()), ("storage".into(), target.into())];
     if let Some(f) = &params.format {
         form.push(("format".into(), f.clone()));
     }
@@ -83,7 +82,7 @@ pub(super) fn plan_reassign(
     }
     let volume = current.get("file").unwrap_or("").to_string();
     let storage = volume_storage(&volume).unwrap_or("").to_string();
-    let mut form: Form = vec![
+    let mut form: MoveParams = vec![
         ("disk".into(), disk.into()),
         ("target-vmid".into(), tvmid.to_string()),
         ("target-disk".into(), target_disk.clone()),
