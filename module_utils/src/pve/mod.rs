@@ -11,3 +11,4 @@ pub mod propstring;
 pub mod pveformat;
 pub mod resources;
 pub mod tasks;
+pub mod volume;

@@ -2,6 +2,7 @@
 
 use module_utils::pve::devices::volume_storage;
 use module_utils::pve::propstring::PropertyString;
+use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
 
 use super::volumes::{add_unused, disk_numbers, predict_volume, volume_format};
@@ -20,8 +21,7 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     })?;
     let volume = current.get("file").unwrap_or("").to_string();
     let source_storage = volume_storage(&volume).unwrap_or("").to_string();
-    let block_volume = !volume.contains('/') || !volume.contains('.');
-    let source_format = volume_format(&current).or_else(|| block_volume.then(|| "raw".to_string()));
+    let source_format = volume_format(&current);
     if source_storage == target && params.format.as_deref().is_none_or(|f| Some(f) == source_format.as_deref()) {
         return Ok(Plan::unchanged(facts.config, format!("Disk {disk} already at {target} storage")));
     }
@@ -91,7 +91,7 @@ pub(super) fn plan_reassign(
         form.push(("bwlimit".into(), b.to_string()));
     }
     // The volume is renamed for the target VM (pve-storage `rename_volume`).
-    let ext = volume.rsplit_once('.').map(|(_, e)| e.to_string());
+    let ext = Volume::parse(&volume).and_then(|v| v.name_format);
     let file_based = facts.storages.iter().any(|s| s.storage == storage && s.is_file_based());
     let used = disk_numbers(tconfig, &storage, tvmid);
     let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);

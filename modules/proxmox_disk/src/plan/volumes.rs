@@ -3,33 +3,22 @@
 use std::collections::BTreeSet;
 
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::volume_storage;
 use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::resources::StorageResource;
+use module_utils::pve::volume::{Volume, VolumeKind};
 
 use super::GIB;
 
 /// `vm-<vmid>-disk-<n>` / `base-<vmid>-disk-<n>` numbers of `storage` that the config refers to.
 pub(super) fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64) -> BTreeSet<u32> {
-    let mut used = BTreeSet::new();
-    let values = config.current.values().chain(config.pending.values());
-    for value in values {
-        let volume = value.split(',').next().unwrap_or("");
-        if volume_storage(volume) != Some(storage) {
-            continue;
-        }
-        let name = volume.split_once(':').map(|(_, n)| n).unwrap_or("");
-        let name = name.rsplit('/').next().unwrap_or(name);
-        for prefix in [format!("vm-{vmid}-disk-"), format!("base-{vmid}-disk-")] {
-            if let Some(rest) = name.strip_prefix(&prefix) {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                if let Ok(n) = digits.parse() {
-                    used.insert(n);
-                }
-            }
-        }
-    }
-    used
+    config
+        .current
+        .values()
+        .chain(config.pending.values())
+        .filter_map(|value| Volume::parse(value.split(',').next().unwrap_or("")))
+        .filter(|volume| volume.storage == storage)
+        .filter_map(|volume| volume.disk_number(vmid))
+        .collect()
 }
 
 /// The volume PVE will allocate on `storage` for `vmid`, or `None` when it cannot be known
@@ -69,9 +58,8 @@ pub(super) fn becomes_unused(drive: &PropertyString, vmid: u64) -> Option<String
         return None;
     }
     let volume = drive.get("file")?;
-    let name = volume.split_once(':')?.1;
-    let owned = name.contains(&format!("vm-{vmid}-disk-")) || name.contains(&format!("base-{vmid}-disk-"));
-    owned.then(|| volume.to_string())
+    let parsed = Volume::parse(volume)?;
+    (parsed.owner == Some(vmid) && parsed.kind != VolumeKind::CloudInit).then(|| volume.to_string())
 }
 
 /// Add `volume` as an unused entry of `config` (if not listed already); returns the key.
@@ -93,11 +81,11 @@ pub(super) fn gib_text(bytes: u64) -> String {
     }
 }
 
+/// The format of a drive's volume: its `format=`, else what the volume's name says (PVE reads
+/// block storages' volumes as raw).
 pub(super) fn volume_format(drive: &PropertyString) -> Option<String> {
     if let Some(f) = drive.get("format") {
         return Some(f.to_string());
     }
-    let volume = drive.get("file")?;
-    let ext = volume.rsplit_once('.')?.1;
-    Some(if ["qcow2", "raw", "vmdk", "qed", "qcow"].contains(&ext) { ext.to_string() } else { "raw".to_string() })
+    Volume::parse(drive.get("file")?).map(|v| v.format().to_string())
 }
