@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::pve::propstring::{
     parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED,
 };
-use crate::pve::volume::Volume;
+use crate::pve::volume::{path_format, Volume};
 
 /// `(prefix, highest index)` of the indexed disk keys (qemu-server Drive.pm `MAX_*_DISKS`).
 const DISK_BUSES: &[(&str, u32)] = &[("ide", 3), ("sata", 5), ("scsi", 30), ("virtio", 15), ("unused", 255)];
@@ -271,10 +271,11 @@ impl Disk {
                 }
             }
         }
-        if let Some(volume) = disk.volume.as_deref().and_then(Volume::parse) {
-            disk.storage = Some(volume.storage.to_string());
+        if let Some(file) = disk.volume.as_deref() {
+            let volume = Volume::parse(file);
+            disk.storage = volume.as_ref().map(|v| v.storage.to_string());
             if disk.format.is_none() {
-                disk.format = volume.name_format.map(str::to_string);
+                disk.format = volume.and_then(|v| v.name_format).or_else(|| path_format(file)).map(str::to_string);
             }
         }
         Some(disk)

@@ -121,6 +121,13 @@ impl<'a> Volume<'a> {
     }
 }
 
+/// The format an absolute path's extension names (`/mnt/images/a.qcow2`): a drive on a path is
+/// no volume, but QEMU opens it in the format its name says (QemuServer.pm `qemu_img_format`).
+pub fn path_format(path: &str) -> Option<&str> {
+    let ext = path.strip_prefix('/')?.rsplit_once('.')?.1;
+    ["raw", "qcow2", "vmdk"].into_iter().find(|f| *f == ext)
+}
+
 /// PVE's `pve-storage-id`: `[a-z][a-z0-9\-\_\.]*[a-z0-9]`, case-insensitive.
 fn is_storage_id(s: &str) -> bool {
     let b = s.as_bytes();
@@ -276,5 +283,8 @@ mod tests {
         assert_eq!(v("local-lvm:base-9000-disk-0/vm-101-disk-3").disk_number(9000), None);
         assert_eq!(v("local-lvm:base-9000-disk-4").disk_number(9000), Some(4));
         assert_eq!(v("local-lvm:vm-100-cloudinit").disk_number(100), None);
+        assert_eq!(path_format("/mnt/images/a.qcow2"), Some("qcow2"));
+        assert_eq!(path_format("/dev/sdb"), None);
+        assert_eq!(path_format("local:100/vm-100-disk-0.qcow2"), None);
     }
 }
