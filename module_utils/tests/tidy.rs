@@ -1,5 +1,6 @@
 //! Consistency of the repository as ordinary tests (rust-analyzer's tidy tests in spirit): the layer
-//! rules of module_utils, the size of source files, and one module list everywhere a module is wired.
+//! rules of module_utils, the size of source files, the common shape of the module crates, and one
+//! module list everywhere a module is wired.
 //!
 //! Each rule is a pure checker over (path, text) fixtures, run once on the repository and once on a
 //! deliberately broken fixture, so a checker that cannot fail would be seen.
@@ -99,9 +100,8 @@ fn layer_checker_sees_a_break() {
 const MAX_LINES: usize = 600;
 
 /// Files over the limit that a later step splits, each with its size today: it may shrink, never grow.
-/// proxmox_disk's plan.rs waits for the module crates' common shape (issue 16); bench/run.py is the
-/// benchmark driver.
-const OVERSIZED: &[(&str, usize)] = &[("modules/proxmox_disk/src/plan.rs", 679), ("bench/run.py", 644)];
+/// bench/run.py is the benchmark driver.
+const OVERSIZED: &[(&str, usize)] = &[("bench/run.py", 644)];
 
 /// Whether a file is a test or generated: exempt from the size limit.
 fn is_test_or_generated(path: &str) -> bool {
@@ -168,6 +168,145 @@ fn size_checker_sees_a_break() {
             "modules/proxmox_disk/src/plan.rs: 700 lines, grew past its recorded 679".to_string(),
             "bench/run.py: 10 lines, now within 600: drop it from OVERSIZED".to_string(),
             "gone.rs: listed in OVERSIZED but not found".to_string(),
+        ]
+    );
+}
+
+// ------------------------------------------------------------------------- module crate shape
+
+/// The files of every module crate's `src/` (ARCHITECTURE.md, "modules/<name>/"). A large plan or
+/// apply may be split into files under `plan/` or `apply/`, which count as part of it.
+const SHAPE_FILES: &[&str] = &["lib.rs", "spec.rs", "params.rs", "plan.rs", "apply.rs", "tests.rs"];
+const SHAPE_DIRS: &[&str] = &["plan/", "apply/"];
+
+/// What a plan must not use: it is pure (no client, no task waiter, no connection, no reads
+/// through the check-mode world), so check mode is "plan, then record" by construction.
+const PLAN_FORBIDDEN: &[&str] = &["pve::client", "pve::tasks", "connect::", "::connect", "check::world", "Api"];
+
+/// TEMPORARY: crates not yet in the common shape. proxmox_kvm is reshaped in parallel (issue 16);
+/// the integrator empties this list when that lands (the checker fails while a listed crate
+/// already has the shape, so the list cannot go stale).
+const SHAPE_PENDING: &[&str] = &["proxmox_kvm"];
+
+/// Whether `word` occurs in `code` as a whole identifier (so `Api` is not `ApiPath`).
+fn has_word(code: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(word).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + word.len()..].chars().next();
+        let edge_ok = |c: Option<char>, at_word_edge: bool| !at_word_edge || c.is_none_or(|c| !ident(c));
+        edge_ok(before, word.starts_with(ident)) && edge_ok(after, word.ends_with(ident))
+    })
+}
+
+/// One line per break of the common shape: a crate's missing or extra file, an I/O use in its
+/// plan, `ctx.check_mode` asked outside `lib.rs` (check mode is decided once, in `main`), and a
+/// `SHAPE_PENDING` entry that already conforms. `files` are (path under modules/, text).
+fn shape_violations(files: &[(String, String)], pending: &[&str]) -> Vec<String> {
+    let mut crates: BTreeSet<&str> = BTreeSet::new();
+    for (path, _) in files {
+        if let Some(name) = path.strip_prefix("modules/").and_then(|r| r.split('/').next()) {
+            crates.insert(name);
+        }
+    }
+    let mut out = Vec::new();
+    for name in crates {
+        let prefix = format!("modules/{name}/src/");
+        let mut own = Vec::new();
+        for (path, text) in files {
+            if let Some(rel) = path.strip_prefix(&prefix) {
+                own.push((rel, text));
+            }
+        }
+        let mut found = Vec::new();
+        for file in SHAPE_FILES {
+            if !own.iter().any(|(rel, _)| rel == file) {
+                found.push(format!("{prefix}{file}: missing"));
+            }
+        }
+        for (rel, text) in &own {
+            let in_dir = SHAPE_DIRS.iter().any(|d| rel.starts_with(d) && !rel[d.len()..].is_empty());
+            if !SHAPE_FILES.contains(rel) && !in_dir {
+                found.push(format!("{prefix}{rel}: not a file of the common shape"));
+            }
+            let is_plan = *rel == "plan.rs" || rel.starts_with("plan/");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if is_plan {
+                    for f in PLAN_FORBIDDEN.iter().filter(|f| has_word(code, f)) {
+                        found.push(format!("{prefix}{rel}:{}: the plan uses {f} (I/O)", n + 1));
+                    }
+                }
+                if *rel != "lib.rs" && has_word(code, "ctx.check_mode") {
+                    found.push(format!("{prefix}{rel}:{}: ctx.check_mode outside lib.rs", n + 1));
+                }
+            }
+        }
+        match (pending.contains(&name), found.is_empty()) {
+            (false, _) => out.extend(found),
+            (true, true) => out.push(format!("{name}: has the common shape now: drop it from SHAPE_PENDING")),
+            (true, false) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn module_crates_have_the_common_shape() {
+    let files = files_under("modules", ".rs");
+    assert!(files.iter().any(|(p, _)| p.ends_with("/plan.rs")), "no files found: {files:?}");
+    let bad = shape_violations(&files, SHAPE_PENDING);
+    assert!(bad.is_empty(), "module crates out of the common shape (ARCHITECTURE.md):\n{}", bad.join("\n"));
+}
+
+#[test]
+fn shape_checker_sees_a_break() {
+    // A crate's files: the shape files (empty unless given), minus `drop`, plus any other given.
+    let crate_files = |name: &str, given: &[(&str, &str)], drop: &[&str]| {
+        let mut v: Vec<(String, String)> = SHAPE_FILES
+            .iter()
+            .filter(|f| !drop.contains(f))
+            .map(|f| {
+                let text = given.iter().find(|(g, _)| g == f).map(|(_, t)| *t).unwrap_or("");
+                (format!("modules/{name}/src/{f}"), text.to_string())
+            })
+            .collect();
+        v.extend(
+            given
+                .iter()
+                .filter(|(f, _)| !SHAPE_FILES.contains(f))
+                .map(|(f, t)| (format!("modules/{name}/src/{f}"), t.to_string())),
+        );
+        v
+    };
+    let mut fixture = crate_files(
+        "proxmox_good",
+        &[
+            ("plan.rs", "use crate::params::Params; // no pve::client here\nfn f(p: &ApiPath) {}\n"),
+            ("plan/volumes.rs", "// reads nothing through check::world\n"),
+            ("spec.rs", "check_mode: Support::Full,\n"),
+            ("lib.rs", "if ctx.check_mode {}\n"),
+            ("apply.rs", "fn apply(api: &dyn Api) {}\n"),
+        ],
+        &[],
+    );
+    fixture.extend(crate_files(
+        "proxmox_io",
+        &[("plan.rs", "fn plan(api: &dyn Api) {}\n"), ("plan/read.rs", "use module_utils::check::world::World;\n")],
+        &[],
+    ));
+    fixture.extend(crate_files("proxmox_odd", &[("compare.rs", "if ctx.check_mode {}\n")], &["apply.rs"]));
+    fixture.extend(crate_files("proxmox_later", &[("power.rs", "")], &[]));
+    fixture.extend(crate_files("proxmox_done", &[], &[]));
+    assert_eq!(
+        shape_violations(&fixture, &["proxmox_later", "proxmox_done"]),
+        vec![
+            "proxmox_done: has the common shape now: drop it from SHAPE_PENDING".to_string(),
+            "modules/proxmox_io/src/plan.rs:1: the plan uses Api (I/O)".to_string(),
+            "modules/proxmox_io/src/plan/read.rs:1: the plan uses check::world (I/O)".to_string(),
+            "modules/proxmox_odd/src/apply.rs: missing".to_string(),
+            "modules/proxmox_odd/src/compare.rs: not a file of the common shape".to_string(),
+            "modules/proxmox_odd/src/compare.rs:1: ctx.check_mode outside lib.rs".to_string(),
         ]
     );
 }

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::pve::propstring::{
     parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED,
 };
+use crate::pve::volume::{path_format, Volume};
 
 /// `(prefix, highest index)` of the indexed disk keys (qemu-server Drive.pm `MAX_*_DISKS`).
 const DISK_BUSES: &[(&str, u32)] = &[("ide", 3), ("sata", 5), ("scsi", 30), ("virtio", 15), ("unused", 255)];
@@ -270,10 +271,11 @@ impl Disk {
                 }
             }
         }
-        if let Some(volume) = &disk.volume {
-            disk.storage = volume_storage(volume).map(str::to_string);
+        if let Some(file) = disk.volume.as_deref() {
+            let volume = Volume::parse(file);
+            disk.storage = volume.as_ref().map(|v| v.storage.to_string());
             if disk.format.is_none() {
-                disk.format = format_from_name(volume).map(str::to_string);
+                disk.format = volume.and_then(|v| v.name_format).or_else(|| path_format(file)).map(str::to_string);
             }
         }
         Some(disk)
@@ -296,19 +298,9 @@ impl Disk {
 }
 
 /// The storage of a volume id (`storage:volname`); `None` for `none`, `cdrom`, absolute paths
-/// and bare sizes.
+/// and bare sizes (`pve::volume`).
 pub fn volume_storage(volume: &str) -> Option<&str> {
-    if volume.starts_with('/') {
-        return None;
-    }
-    let (storage, _) = volume.split_once(':')?;
-    (!storage.is_empty()).then_some(storage)
-}
-
-/// The image format implied by a volume name's extension.
-fn format_from_name(volume: &str) -> Option<&'static str> {
-    let ext = volume.rsplit_once('.')?.1;
-    ["qcow2", "raw", "vmdk"].into_iter().find(|f| *f == ext)
+    Volume::parse(volume).map(|v| v.storage)
 }
 
 /// Stores `value` in `slot` and reports whether it parsed (a value that did not stays in

@@ -13,3 +13,4 @@ pub mod propstring;
 pub mod pveformat;
 pub mod resources;
 pub mod tasks;
+pub mod volume;

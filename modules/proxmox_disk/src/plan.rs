@@ -6,9 +6,12 @@
 //! free `unusedN` when the VM owns it (§11), and on a running VM the hotplug rules of §6 decide
 //! what waits for the next start.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod moves;
+mod resize;
+mod volumes;
 
-use module_utils::pve::client::Form;
+use std::collections::BTreeMap;
+
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, volume_storage};
 use module_utils::pve::hotplug;
@@ -18,7 +21,17 @@ use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};
 
+pub use volumes::predict_volume;
+
+use moves::{plan_move, plan_reassign};
+use resize::{plan_resize, plan_resize_with_pending, resizable_pending};
+use volumes::{add_unused, becomes_unused, gib_text};
+
 const GIB: u64 = 1 << 30;
+
+/// The parameters of a `move_disk` request, in the order sent: (name, value). Plain data, so
+/// that the plan needs nothing of the client (`apply` sends them as its form).
+pub type MoveParams = Vec<(String, String)>;
 
 /// The write a task needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,12 +53,12 @@ pub enum Action {
         force: bool,
     },
     /// `POST .../move_disk` with these parameters (a `qmmove` task).
-    Move(Form),
+    Move(MoveParams),
 }
 
-/// What the VM (and, for a reassign, the target VM) look like to the plan.
+/// The facts the plan works from: the VM (and, for a reassign, the target VM) as read.
 #[derive(Debug, Clone)]
-pub struct World<'a> {
+pub struct Facts<'a> {
     pub vmid: u64,
     pub running: bool,
     pub config: &'a VmConfig,
@@ -94,152 +107,68 @@ fn parse_drive(key: &str, text: &str) -> Result<PropertyString> {
         .map_err(|e| Error::failed(format!("the current value of {key} cannot be read: {e}")))
 }
 
-/// `vm-<vmid>-disk-<n>` / `base-<vmid>-disk-<n>` numbers of `storage` that the config refers to.
-fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64) -> BTreeSet<u32> {
-    let mut used = BTreeSet::new();
-    let values = config.current.values().chain(config.pending.values());
-    for value in values {
-        let volume = value.split(',').next().unwrap_or("");
-        if volume_storage(volume) != Some(storage) {
-            continue;
-        }
-        let name = volume.split_once(':').map(|(_, n)| n).unwrap_or("");
-        let name = name.rsplit('/').next().unwrap_or(name);
-        for prefix in [format!("vm-{vmid}-disk-"), format!("base-{vmid}-disk-")] {
-            if let Some(rest) = name.strip_prefix(&prefix) {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                if let Ok(n) = digits.parse() {
-                    used.insert(n);
-                }
-            }
-        }
-    }
-    used
-}
-
-/// The volume PVE will allocate on `storage` for `vmid`, or `None` when it cannot be known
-/// without reading the storage (a file storage whose default format we cannot see).
-pub fn predict_volume(
-    config: &VmConfig,
-    storages: &[StorageResource],
-    storage: &str,
-    vmid: u64,
-    format: Option<&str>,
-) -> Option<String> {
-    let info = storages.iter().find(|s| s.storage == storage)?;
-    let used = disk_numbers(config, storage, vmid);
-    let n = (0..).find(|n| !used.contains(n))?;
-    if info.is_file_based() {
-        let ext = format?;
-        Some(format!("{storage}:{vmid}/vm-{vmid}-disk-{n}.{ext}"))
-    } else {
-        Some(format!("{storage}:vm-{vmid}-disk-{n}"))
-    }
-}
-
-/// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`).
-fn next_unused(config: &VmConfig) -> String {
-    let effective = config.effective();
-    let n = (0..256)
-        .find(|n| !effective.contains_key(&format!("unused{n}")) && !config.current.contains_key(&format!("unused{n}")))
-        .unwrap_or(255);
-    format!("unused{n}")
-}
-
-/// Whether PVE registers this drive's volume as `unusedN` when it leaves the drive: only a
-/// volume the VM owns, never a CD-ROM or a cloud-init drive (QemuServer.pm
-/// `vmconfig_register_unused_drive`, docs/pve-semantics.md §11).
-fn becomes_unused(drive: &PropertyString, vmid: u64) -> Option<String> {
-    if drive.get("media") == Some("cdrom") {
-        return None;
-    }
-    let volume = drive.get("file")?;
-    let name = volume.split_once(':')?.1;
-    let owned = name.contains(&format!("vm-{vmid}-disk-")) || name.contains(&format!("base-{vmid}-disk-"));
-    owned.then(|| volume.to_string())
-}
-
-/// Add `volume` as an unused entry of `config` (if not listed already); returns the key.
-fn add_unused(config: &mut VmConfig, volume: &str) -> Option<String> {
-    if config.effective().iter().any(|(k, v)| k.starts_with("unused") && v == volume) {
-        return None;
-    }
-    let key = next_unused(config);
-    config.current.insert(key.clone(), volume.to_string());
-    Some(key)
-}
-
-/// The size text PVE allocates from `STORAGE:N` (N GiB, fractions allowed).
-fn gib_text(bytes: u64) -> String {
-    if bytes % GIB == 0 {
-        (bytes / GIB).to_string()
-    } else {
-        format!("{}", bytes as f64 / GIB as f64)
-    }
-}
-
 /// Plan a task. Pure.
-pub fn plan(params: &Params, world: &World) -> Result<Plan> {
+pub fn plan(params: &Params, facts: &Facts) -> Result<Plan> {
     let disk = params.disk.as_str();
-    let current_text = world.config.get(disk).map(str::to_string);
+    let current_text = facts.config.get(disk).map(str::to_string);
     let current = current_text.as_deref().map(|t| parse_drive(disk, t)).transpose()?;
     // Resize and move act on the drive as applied (Qemu.pm resize_vm, move_vm_disk read the
     // main section), so that is what they are planned from.
     let applied = || -> Result<Option<PropertyString>> {
-        if world.config.is_pending(disk) && world.config.current.contains_key(disk) {
+        if facts.config.is_pending(disk) && facts.config.current.contains_key(disk) {
             let what = if params.state == State::Resized { "resizing" } else { "moving" };
             return Err(Error::failed(format!(
                 "{disk} of VM {} has a change waiting for the next start; Proxmox VE would apply it after {what} the disk and undo part of it: restart the VM (or revert the pending change) first",
-                world.vmid
+                facts.vmid
             )));
         }
-        if current.is_some() && !world.config.current.contains_key(disk) {
+        if current.is_some() && !facts.config.current.contains_key(disk) {
             return Err(Error::failed(format!(
                 "{disk} of VM {} is only a pending change so far: start the VM (or apply the change) first",
-                world.vmid
+                facts.vmid
             )));
         }
         Ok(current.clone())
     };
     match params.state {
-        State::Present => plan_present(params, world, current),
+        State::Present => plan_present(params, facts, current),
         State::Resized => {
-            let unchanged = plan_resize(params, world, current.clone());
+            let unchanged = plan_resize(params, facts, current.clone());
             match unchanged {
                 Ok(p) if p.action == Action::None => Ok(p),
-                _ => match resizable_pending(params, world)? {
-                    Some((applied, pending)) => plan_resize_with_pending(params, world, applied, pending),
-                    None => plan_resize(params, world, applied()?),
+                _ => match resizable_pending(params, facts)? {
+                    Some((applied, pending)) => plan_resize_with_pending(params, facts, applied, pending),
+                    None => plan_resize(params, facts, applied()?),
                 },
             }
         }
-        State::Detached => plan_remove(params, world, current, false),
-        State::Absent => plan_remove(params, world, current, true),
+        State::Detached => plan_remove(params, facts, current, false),
+        State::Absent => plan_remove(params, facts, current, true),
         State::Moved => match params.target_vmid {
-            Some(target) => plan_reassign(params, world, current, target),
+            Some(target) => plan_reassign(params, facts, current, target),
             None => {
-                let current_applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
-                match plan_move(params, world, current_applied.or(current.clone())) {
+                let current_applied = facts.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
+                match plan_move(params, facts, current_applied.or(current.clone())) {
                     Ok(p) if p.action == Action::None => Ok(p),
-                    _ => plan_move(params, world, applied()?),
+                    _ => plan_move(params, facts, applied()?),
                 }
             }
         },
     }
 }
 
-fn missing(params: &Params, world: &World) -> Error {
-    Error::failed(format!("Unable to process missing disk {} in VM {}", params.disk, world.vmid))
+fn missing(params: &Params, facts: &Facts) -> Error {
+    Error::failed(format!("Unable to process missing disk {} in VM {}", params.disk, facts.vmid))
 }
 
-fn plan_present(params: &Params, world: &World, current: Option<PropertyString>) -> Result<Plan> {
+fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>) -> Result<Plan> {
     let disk = params.disk.as_str();
-    let vmid = world.vmid;
+    let vmid = facts.vmid;
     let mut warnings = Vec::new();
     let create = match (&current, params.create) {
         (None, Create::Disabled) => {
             return Ok(Plan::unchanged(
-                world.config,
+                facts.config,
                 format!("Disk {disk} not found in VM {vmid} and creation was disabled in parameters."),
             ))
         }
@@ -248,7 +177,7 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     };
 
     if !create {
-        let Some(current) = current else { return Err(missing(params, world)) };
+        let Some(current) = current else { return Err(missing(params, facts)) };
         // Update: only the options the task names; the volume stays.
         let mut desired = current.clone();
         for (key, value) in &params.options {
@@ -276,19 +205,19 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             }
         }
         if desired.semantically_equal(&current) {
-            let mut p = Plan::unchanged(world.config, format!("Disk {disk} is up to date in VM {vmid}"));
+            let mut p = Plan::unchanged(facts.config, format!("Disk {disk} is up to date in VM {vmid}"));
             p.warnings = warnings;
-            p.pending = world.config.is_pending(disk);
+            p.pending = facts.config.is_pending(disk);
             return Ok(p);
         }
         let value = desired.to_checked_string()?;
-        let applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
+        let applied = facts.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
         // A drive with only a pending value so far stays pending; otherwise PVE's hot-plug rule decides.
-        let pending = world.running
+        let pending = facts.running
             && applied
                 .as_ref()
-                .is_none_or(|a| hotplug::drive_update_waits(&world.config.hotplug(), params.bus, a, &desired));
-        let mut after = world.config.with_change(disk, Some(&value), pending);
+                .is_none_or(|a| hotplug::drive_update_waits(&facts.config.hotplug(), params.bus, a, &desired));
+        let mut after = facts.config.with_change(disk, Some(&value), pending);
         let mut unused = None;
         // A CD-ROM medium or a volume swapped in place: the old one is not registered unused,
         // since only the medium of a CD-ROM can change here.
@@ -324,7 +253,7 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
         if let Some(src) = &params.import_from {
             value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
-            let vol = predict_volume(world.config, world.storages, storage, vmid, params.format.as_deref());
+            let vol = predict_volume(facts.config, facts.storages, storage, vmid, params.format.as_deref());
             (format!("Disk {disk} imported into VM {vmid}"), vol.clone(), None, vol.is_some())
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
@@ -338,8 +267,8 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
             value
                 .set_checked("file", &format!("{storage}:{}", gib_text(bytes)))
                 .map_err(|e| Error::args(format!("storage: {e}")))?;
-            let vol = predict_volume(world.config, world.storages, storage, vmid, params.format.as_deref());
-            let block = world.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
+            let vol = predict_volume(facts.config, facts.storages, storage, vmid, params.format.as_deref());
+            let block = facts.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
             // efidisk0 and tpmstate0 get fixed sizes: 4M on block storages (§8).
             let size = match (params.bus, block) {
                 ("efidisk" | "tpmstate", true) => Some(4 << 20),
@@ -377,11 +306,11 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     }
     let stored = stored.to_string();
 
-    let applied = world.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
-    let pending = world.running
-        && hotplug::drive_plug_waits(&world.config.hotplug(), params.bus)
+    let applied = facts.config.current.get(disk).map(|t| parse_drive(disk, t)).transpose()?;
+    let pending = facts.running
+        && hotplug::drive_plug_waits(&facts.config.hotplug(), params.bus)
         && !(params.iso_image.is_some() && applied.as_ref().is_some_and(|a| a.get("media") == Some("cdrom")));
-    let mut after = world.config.with_change(disk, Some(&stored), pending);
+    let mut after = facts.config.with_change(disk, Some(&stored), pending);
     let mut unused = None;
     if !pending {
         if let Some(old) = &applied {
@@ -399,118 +328,13 @@ fn plan_present(params: &Params, world: &World, current: Option<PropertyString>)
     Ok(Plan { action: Action::SetDrive(send), msg, warnings, after, target_after: None, pending, unused, volume_known })
 }
 
-/// A drive whose pending change keeps its volume (only options differ): (applied, pending).
-///
-/// Qemu.pm resize_vm grows the volume and rewrites the applied drive (`$conf->{$disk}`) only;
-/// the pending value keeps its old `size=` and replaces the applied one at the next start
-/// (QemuServer.pm vmconfig_apply_pending), so PVE alone would show the old size of a grown
-/// volume from then on. That is safe to follow when the pending value names the same volume:
-/// the module resizes as PVE does, then writes the pending value again with the new size. A
-/// pending change that replaces or deletes the drive is still refused (`applied` in `plan`):
-/// the volume resized would not be the one the VM uses after its next start.
-fn resizable_pending(params: &Params, world: &World) -> Result<Option<(PropertyString, PropertyString)>> {
-    let disk = params.disk.as_str();
-    let (Some(applied), Some(pending)) = (world.config.current.get(disk), world.config.pending.get(disk)) else {
-        return Ok(None);
-    };
-    if !world.config.is_pending(disk) || world.config.pending_delete.contains_key(disk) {
-        return Ok(None);
-    }
-    let (applied, pending) = (parse_drive(disk, applied)?, parse_drive(disk, pending)?);
-    if applied.get("file") != pending.get("file") || applied.get("media") == Some("cdrom") {
-        return Ok(None);
-    }
-    Ok(Some((applied, pending)))
-}
-
-fn plan_resize_with_pending(
-    params: &Params,
-    world: &World,
-    applied: PropertyString,
-    pending: PropertyString,
-) -> Result<Plan> {
-    let disk = params.disk.as_str();
-    let mut plan = plan_resize(params, world, Some(applied))?;
-    let Action::Resize(size) = plan.action.clone() else {
-        return Ok(plan);
-    };
-    let grown = plan.after.current.get(disk).and_then(|v| parse_drive(disk, v).ok());
-    let Some(new_size) = grown.as_ref().and_then(|d| d.get("size")).map(str::to_string) else {
-        return Err(Error::Internal(format!("the planned resize of {disk} has no size")));
-    };
-    let mut pending = pending;
-    pending.set("size", &new_size);
-    let pending = pending.to_string();
-    plan.after.pending.insert(disk.to_string(), pending.clone());
-    plan.action = Action::ResizeKeepingPending { size, pending };
-    plan.pending = true;
-    Ok(plan)
-}
-
-fn plan_resize(params: &Params, world: &World, current: Option<PropertyString>) -> Result<Plan> {
-    let disk = params.disk.as_str();
-    let vmid = world.vmid;
-    let current = current.ok_or_else(|| missing(params, world))?;
-    if current.get("media") == Some("cdrom") {
-        return Err(Error::failed(format!("{disk} of VM {vmid} is a CD-ROM drive: it cannot be resized")));
-    }
-    let have = current.get("size").and_then(|s| parse_size(s).ok()).ok_or_else(|| {
-        Error::failed(format!("the size of {disk} of VM {vmid} is not known to Proxmox VE (no size= in its config)"))
-    })?;
-    let mut warnings = Vec::new();
-    let (want, send) = match params.size {
-        Some(SizeRequest::Absolute(want)) => {
-            if want < have {
-                return Err(Error::failed(format!(
-                    "shrinking disks is not supported: {disk} of VM {vmid} is {}, the task asks for {}",
-                    format_size(have),
-                    format_size(want)
-                )));
-            }
-            if want == have {
-                return Ok(Plan::unchanged(world.config, format!("Disk {disk} is already {} size", format_size(have))));
-            }
-            (want, format_size(want))
-        }
-        Some(SizeRequest::Grow { bytes: 0, ref text }) => {
-            return Ok(Plan::unchanged(
-                world.config,
-                format!("Disk {disk} stays {} size: size +{text} grows nothing", format_size(have)),
-            ));
-        }
-        Some(SizeRequest::Grow { bytes, ref text }) => {
-            warnings.push(format!(
-                "size +{text} grows {disk} every time the task runs; give an absolute size to make it idempotent"
-            ));
-            (have + bytes, format!("+{}", format_size(bytes)))
-        }
-        None => return Err(Error::args("state is resized but all of the following are missing: size")),
-    };
-    let mut resized = current.clone();
-    resized.set("size", &format_size(want));
-    let value = resized.to_string();
-    // Resize grows the volume live and rewrites the applied drive at once, running or not (§10).
-    let mut after = world.config.clone();
-    after.current.insert(disk.to_string(), value);
-    Ok(Plan {
-        action: Action::Resize(send),
-        msg: format!("Disk {disk} resized in VM {vmid}"),
-        warnings,
-        after,
-        target_after: None,
-        pending: world.config.is_pending(disk),
-        unused: None,
-        volume_known: true,
-    })
-}
-
-fn plan_remove(params: &Params, world: &World, current: Option<PropertyString>, destroy: bool) -> Result<Plan> {
+fn plan_remove(params: &Params, facts: &Facts, current: Option<PropertyString>, destroy: bool) -> Result<Plan> {
     // Only whether the drive exists matters here: what leaves it is what PVE has applied.
     let disk = params.disk.as_str();
-    let vmid = world.vmid;
+    let vmid = facts.vmid;
     if current.is_none() {
         return Ok(Plan::unchanged(
-            world.config,
+            facts.config,
             if destroy {
                 format!("Disk {disk} is already absent in VM {vmid}")
             } else {
@@ -519,20 +343,20 @@ fn plan_remove(params: &Params, world: &World, current: Option<PropertyString>, 
         ));
     };
     if !destroy && params.bus == "unused" {
-        return Ok(Plan::unchanged(world.config, format!("Disk {disk} already detached in VM {vmid}")));
+        return Ok(Plan::unchanged(facts.config, format!("Disk {disk} already detached in VM {vmid}")));
     }
     // unusedN are freed at once; drives on a running VM only with disk hotplug, scsi/virtio (§11).
     let pending = params.bus != "unused"
-        && world.running
-        && hotplug::drive_plug_waits(&world.config.hotplug(), params.bus)
-        && world.config.current.contains_key(disk);
-    let mut after = world.config.with_change(disk, None, pending);
+        && facts.running
+        && hotplug::drive_plug_waits(&facts.config.hotplug(), params.bus)
+        && facts.config.current.contains_key(disk);
+    let mut after = facts.config.with_change(disk, None, pending);
     if pending && destroy {
         after.pending_delete.insert(disk.to_string(), true);
     }
     let mut unused = None;
     if !destroy && !pending {
-        if let Some(vol) = world
+        if let Some(vol) = facts
             .config
             .current
             .get(disk)
@@ -556,120 +380,6 @@ fn plan_remove(params: &Params, world: &World, current: Option<PropertyString>, 
         pending,
         unused,
         volume_known: true,
-    })
-}
-
-fn volume_format(drive: &PropertyString) -> Option<String> {
-    if let Some(f) = drive.get("format") {
-        return Some(f.to_string());
-    }
-    let volume = drive.get("file")?;
-    let ext = volume.rsplit_once('.')?.1;
-    Some(if ["qcow2", "raw", "vmdk", "qed", "qcow"].contains(&ext) { ext.to_string() } else { "raw".to_string() })
-}
-
-fn plan_move(params: &Params, world: &World, current: Option<PropertyString>) -> Result<Plan> {
-    let disk = params.disk.as_str();
-    let vmid = world.vmid;
-    let current = current.ok_or_else(|| missing(params, world))?;
-    if current.get("media") == Some("cdrom") {
-        return Err(Error::failed(format!("{disk} of VM {vmid} is a CD-ROM drive: it cannot be moved")));
-    }
-    let target = params.target_storage.as_deref().ok_or_else(|| {
-        Error::args("state is moved but any of the following are missing: target_storage, target_vmid")
-    })?;
-    let volume = current.get("file").unwrap_or("").to_string();
-    let source_storage = volume_storage(&volume).unwrap_or("").to_string();
-    let block_volume = !volume.contains('/') || !volume.contains('.');
-    let source_format = volume_format(&current).or_else(|| block_volume.then(|| "raw".to_string()));
-    if source_storage == target && params.format.as_deref().is_none_or(|f| Some(f) == source_format.as_deref()) {
-        return Ok(Plan::unchanged(world.config, format!("Disk {disk} already at {target} storage")));
-    }
-    let mut form: Form = vec![("disk".into(), disk.into()), ("storage".into(), target.into())];
-    if let Some(f) = &params.format {
-        form.push(("format".into(), f.clone()));
-    }
-    form.push(("delete".into(), if params.delete_moved { "1" } else { "0" }.into()));
-    if let Some(b) = params.bwlimit {
-        form.push(("bwlimit".into(), b.to_string()));
-    }
-    let target_block = world.storages.iter().any(|s| s.storage == target && !s.is_file_based());
-    let format = params.format.clone().or_else(|| if target_block { Some("raw".into()) } else { None });
-    let new_volume = predict_volume(world.config, world.storages, target, vmid, format.as_deref());
-    let mut moved = current.clone();
-    moved.remove("format");
-    match &new_volume {
-        Some(v) => moved.set("file", v),
-        None => moved.set("file", &format!("{target}:<volume allocated by Proxmox VE>")),
-    }
-    let value = moved.to_string();
-    let mut after = world.config.with_change(disk, Some(&value), world.config.is_pending(disk));
-    let unused = if params.delete_moved { None } else { add_unused(&mut after, &volume) };
-    Ok(Plan {
-        action: Action::Move(form),
-        msg: format!("Disk {disk} moved from VM {vmid} storage {source_storage}"),
-        warnings: Vec::new(),
-        after,
-        target_after: None,
-        pending: false,
-        unused,
-        volume_known: new_volume.is_some(),
-    })
-}
-
-fn plan_reassign(params: &Params, world: &World, current: Option<PropertyString>, target_vmid: u64) -> Result<Plan> {
-    let disk = params.disk.as_str();
-    let vmid = world.vmid;
-    let target_disk = params.target_disk.clone().unwrap_or_else(|| disk.to_string());
-    let (tvmid, tconfig) =
-        world.target.ok_or_else(|| Error::failed(format!("VM with vmid {target_vmid} does not exist in cluster")))?;
-    let Some(current) = current else {
-        if tconfig.get(&target_disk).is_some() {
-            return Ok(Plan::unchanged(
-                world.config,
-                format!("Disk {disk} already moved to VM {tvmid} as {target_disk}"),
-            ));
-        }
-        return Err(missing(params, world));
-    };
-    if tconfig.get(&target_disk).is_some() {
-        return Err(Error::failed(format!("VM {tvmid} already has a {target_disk}: choose a free target_disk")));
-    }
-    let volume = current.get("file").unwrap_or("").to_string();
-    let storage = volume_storage(&volume).unwrap_or("").to_string();
-    let mut form: Form = vec![
-        ("disk".into(), disk.into()),
-        ("target-vmid".into(), tvmid.to_string()),
-        ("target-disk".into(), target_disk.clone()),
-    ];
-    if let Some(b) = params.bwlimit {
-        form.push(("bwlimit".into(), b.to_string()));
-    }
-    // The volume is renamed for the target VM (pve-storage `rename_volume`).
-    let ext = volume.rsplit_once('.').map(|(_, e)| e.to_string());
-    let file_based = world.storages.iter().any(|s| s.storage == storage && s.is_file_based());
-    let used = disk_numbers(tconfig, &storage, tvmid);
-    let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
-    let new_volume = match (file_based, ext) {
-        (true, Some(ext)) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),
-        (true, None) => format!("{storage}:<volume renamed by Proxmox VE>"),
-        (false, _) => format!("{storage}:vm-{tvmid}-disk-{n}"),
-    };
-    let mut moved = current.clone();
-    moved.set("file", &new_volume);
-    let after = world.config.with_change(disk, None, false);
-    let target_after = tconfig.with_change(&target_disk, Some(&moved.to_string()), false);
-    Ok(Plan {
-        action: Action::Move(form),
-        // community.proxmox's words for every move (its integration test asserts them); where the
-        // disk went is in the result (the target VM's drive).
-        msg: format!("Disk {disk} moved from VM {vmid} storage {storage}"),
-        warnings: Vec::new(),
-        after,
-        target_after: Some(target_after),
-        pending: false,
-        unused: None,
-        volume_known: !new_volume.contains('<'),
     })
 }
 

@@ -324,8 +324,8 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn world<'a>(case: &'a Case, storages: &'a [StorageResource]) -> World<'a> {
-    World { vmid: 100, running: case.running, config: &case.config, storages, target: None }
+fn facts<'a>(case: &'a Case, storages: &'a [StorageResource]) -> Facts<'a> {
+    Facts { vmid: 100, running: case.running, config: &case.config, storages, target: None }
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn grow_warnings_name_the_unit_the_task_used() {
     };
     for (size, sent, named) in [("+1024M", "+1G", "+1024M"), ("+2", "+2G", "+2"), ("+0.5T", "+512G", "+0.5T")] {
         let p = params(json!({"disk": "scsi1", "state": "resized", "size": size}));
-        let plan = plan(&p, &world(&case, &storages)).unwrap();
+        let plan = plan(&p, &facts(&case, &storages)).unwrap();
         assert_eq!(plan.action, Action::Resize(sent.into()), "{size}");
         assert_eq!(
             plan.warnings,
@@ -359,7 +359,7 @@ fn plan_golden_cases() {
     let storages = storages();
     for case in cases() {
         let p = params(case.args.clone());
-        let plan = plan(&p, &world(&case, &storages)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let plan = plan(&p, &facts(&case, &storages)).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert_eq!(plan.action, case.action, "{}", case.name);
         assert_eq!(plan.after.get(&p.disk), case.drive, "{}", case.name);
         assert_eq!(plan.msg, case.msg, "{}", case.name);
@@ -378,7 +378,7 @@ fn plan_golden_cases() {
 fn shrink_is_refused_naming_both_sizes() {
     let storages = storages();
     let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
-    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "5G"})), &w).unwrap_err();
     assert_eq!(e.to_string(), "shrinking disks is not supported: scsi1 of VM 100 is 10G, the task asks for 5G");
 }
@@ -387,7 +387,7 @@ fn shrink_is_refused_naming_both_sizes() {
 fn resize_or_move_of_a_missing_disk_fails() {
     let storages = storages();
     let cfg = base();
-    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
     for args in [
         json!({"disk": "scsi1", "state": "resized", "size": "5G"}),
         json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
@@ -405,7 +405,7 @@ fn volume_on_a_dir_storage_is_unknown_without_a_format() {
         predict_volume(&cfg, &storages, "vmdata", 100, Some("qcow2")).as_deref(),
         Some("vmdata:100/vm-100-disk-0.qcow2")
     );
-    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
     let p = plan(&params(json!({"disk": "scsi1", "storage": "vmdata", "size": "1"})), &w).unwrap();
     assert!(!p.volume_known);
 }
@@ -415,7 +415,7 @@ fn reassign_to_another_vm() {
     let storages = storages();
     let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
     let target = config(&[("scsi0", "local-lvm:vm-101-disk-0,size=8G")]);
-    let w = World { vmid: 100, running: false, config: &cfg, storages: &storages, target: Some((101, &target)) };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: Some((101, &target)) };
     let p = params(json!({"disk": "scsi1", "state": "moved", "target_vmid": 101, "target_disk": "scsi3"}));
     let pl = plan(&p, &w).unwrap();
     assert_eq!(pl.after.get("scsi1"), None);
@@ -425,7 +425,7 @@ fn reassign_to_another_vm() {
     let done_src = base();
     let done_target = pl.target_after.clone().unwrap();
     let w =
-        World { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
+        Facts { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
     let again = plan(&p, &w).unwrap();
     assert_eq!(again.action, Action::None);
     assert_eq!(again.msg, "Disk scsi1 already moved to VM 101 as scsi3");
@@ -479,7 +479,7 @@ fn moving_a_disk_with_a_pending_change_is_refused() {
     // still names the old volume, to be applied at the next start (Qemu.pm, 9.2.6).
     let storages = storages();
     let cfg = with_pending_scsi1(PENDING_CACHE);
-    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let args = json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"});
     let e = plan(&params(args), &w).unwrap_err().to_string();
     assert!(e.starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
@@ -495,7 +495,7 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
     // plan writes it again with the new size.
     let storages = storages();
     let cfg = with_pending_scsi1(PENDING_CACHE);
-    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let p = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap();
     assert_eq!(
         p.action,
@@ -514,7 +514,7 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
     // A pending change that replaces the volume: the resized volume would leave the drive at the
     // next start, so that stays refused.
     let cfg = with_pending_scsi1("local-lvm:vm-100-disk-2,size=4G");
-    let w = World { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap_err();
     assert!(e.to_string().starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
 }

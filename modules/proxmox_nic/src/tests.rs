@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::propstring::normalize_mac;
 use serde_json::{json, Map, Value};
 
 use super::*;

@@ -92,7 +92,7 @@ fn accepted(ctx: &mut Context) -> Result<Outcome> {
 }
 
 fn vm_info_args(ctx: &mut Context) -> Result<Outcome> {
-    proxmox_vm_info::Params::from_ctx(&ctx.params)?;
+    proxmox_vm_info::Params::from_spec(&ctx.params)?;
     accepted(ctx)
 }
 

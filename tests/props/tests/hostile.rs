@@ -189,7 +189,7 @@ fn path_segment_options_are_refused_or_in_pves_format() {
                     None => Err(option.to_string()),
                 },
                 "proxmox_vm_info" => match validate(&proxmox_vm_info::SPEC, &m) {
-                    Some(p) => proxmox_vm_info::Params::from_ctx(&p).map(|_| ()).map_err(|e| e.to_string()),
+                    Some(p) => proxmox_vm_info::Params::from_spec(&p).map(|_| ()).map_err(|e| e.to_string()),
                     None => Err(option.to_string()),
                 },
                 "proxmox_disk" => match validate(&proxmox_disk::SPEC, &m) {
@@ -351,9 +351,9 @@ fn property_string_values_cannot_add_remove_or_change_keys() {
                     continue;
                 }
             };
-            let world =
-                proxmox_disk::World { vmid: 100, running: false, config: &config, storages: &storages, target: None };
-            let plan = match proxmox_disk::plan(&params, &world) {
+            let facts =
+                proxmox_disk::Facts { vmid: 100, running: false, config: &config, storages: &storages, target: None };
+            let plan = match proxmox_disk::plan(&params, &facts) {
                 Ok(plan) => plan,
                 Err(e) => {
                     refused += 1;

@@ -1,0 +1,174 @@
+//! The world a module reads: the cluster's VMs and storages and a VM's config, through the run's predictions in check mode.
+//!
+//! Every module reads VMs and configs here rather than from `pve::resources` / `pve::config`
+//! directly, so that in `--check` a later task plans against what the earlier tasks of the run
+//! predicted (a VM they would create exists, one they would remove is gone, a config they would
+//! change reads as changed), and outside check mode it reads PVE as it is. Whether a run
+//! predicts is decided once, when the world is made: `Context::predictions` is set only in
+//! check mode (`protocol.rs`), so a module never asks again.
+
+use crate::check::predictions::{self, PredictedVm, Predictions};
+use crate::error::{Error, Result};
+use crate::pve::client::Api;
+use crate::pve::config::VmConfig;
+use crate::pve::resources::{self, StorageResource, VmResource};
+
+/// PVE as this task sees it: read through the predictions of the run's earlier check-mode
+/// tasks when there are any, straight from PVE otherwise.
+pub struct World<'a> {
+    api: &'a dyn Api,
+    /// `Some` only in check mode (with the action plugin's plan directory).
+    predictions: Option<Predictions>,
+}
+
+impl<'a> World<'a> {
+    /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
+    pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
+        World { api, predictions }
+    }
+
+    /// The client, for the writes and the reads that only `apply` makes.
+    pub fn api(&self) -> &'a dyn Api {
+        self.api
+    }
+
+    /// The cluster's VMs (QEMU and containers), as predicted.
+    pub fn vms(&self) -> Result<Vec<VmResource>> {
+        predictions::cluster_vms(self.api, self.predictions.as_ref())
+    }
+
+    /// The cluster's VMs (as predicted) and storages, in one `/cluster/resources` read.
+    pub fn vms_and_storages(&self) -> Result<(Vec<VmResource>, Vec<StorageResource>)> {
+        predictions::cluster_vms_and_storages(self.api, self.predictions.as_ref())
+    }
+
+    /// A VM's config with its pending section: an earlier task's prediction if there is one,
+    /// else PVE's (`GET .../pending`).
+    pub fn config(&self, vm: &VmResource) -> Result<VmConfig> {
+        predictions::read_config(self.api, vm, self.predictions.as_ref())
+    }
+
+    /// The config an earlier task of this check run predicted for `vmid`, if any.
+    pub fn predicted_config(&self, vmid: u64) -> Option<VmConfig> {
+        self.prediction(vmid).map(|p| p.config())
+    }
+
+    /// What an earlier task of this check run predicted for `vmid`, if any.
+    pub fn prediction(&self, vmid: u64) -> Option<PredictedVm> {
+        self.predictions.as_ref().and_then(|p| p.get(vmid))
+    }
+
+    /// Whether `vm` is known here only from a prediction, or predicted changed: its state is
+    /// then the prediction's, never PVE's (which does not hold it yet).
+    pub fn is_predicted(&self, vm: &VmResource) -> bool {
+        predictions::is_predicted(vm) || self.prediction(vm.vmid).is_some()
+    }
+
+    /// Whether `vm` exists only as a prediction (PVE does not know it).
+    pub fn exists_only_as_prediction(vm: &VmResource) -> bool {
+        predictions::is_predicted(vm)
+    }
+
+    /// Record, in check mode, the config a task predicts for `vm`; outside check mode nothing.
+    pub fn record_config(&self, vm: &VmResource, config: &VmConfig) -> Result<()> {
+        self.record(PredictedVm::of(vm, config))
+    }
+
+    /// Record, in check mode, a whole predicted VM (created, removed, powered); outside check
+    /// mode nothing.
+    pub fn record(&self, vm: PredictedVm) -> Result<()> {
+        match &self.predictions {
+            Some(p) => p.record(&vm),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The QEMU VM a task addresses (by `vmid`, else by `name`), with community.proxmox's words
+/// when none matches; a container with that vmid is refused, since these modules act on QEMU
+/// configs only.
+pub fn qemu_vm<'v>(vms: &'v [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'v VmResource> {
+    let vm = resources::require(vms, vmid, name)?;
+    if vm.kind != "qemu" {
+        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
+    }
+    Ok(vm)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::client::Method;
+    use serde_json::json;
+
+    fn tmpdir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("ferro-world-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn cluster(api: &ScriptedApi) {
+        api.answer(
+            Method::Get,
+            "/cluster/resources",
+            Ok(json!([
+                {"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running", "id": "qemu/100"},
+                {"vmid": 200, "name": "ct", "node": "pve1", "type": "lxc", "status": "running", "id": "lxc/200"},
+            ])),
+        );
+    }
+
+    #[test]
+    fn outside_check_mode_it_reads_pve_and_records_nothing() {
+        let api = ScriptedApi::default();
+        cluster(&api);
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 2}])));
+        let world = World::new(&api, None);
+        let vms = world.vms().unwrap();
+        let vm = qemu_vm(&vms, Some(100), None).unwrap();
+        let config = world.config(vm).unwrap();
+        assert_eq!(config.get("cores"), Some("2"));
+        world.record_config(vm, &config.with_change("cores", Some("4"), false)).unwrap();
+        assert!(!world.is_predicted(vm));
+        assert!(world.prediction(100).is_none());
+        assert_eq!(api.calls.borrow().len(), 2);
+    }
+
+    #[test]
+    fn in_check_mode_a_recorded_config_is_what_the_next_task_reads() {
+        let dir = tmpdir("record");
+        let api = ScriptedApi::default();
+        cluster(&api);
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 2}])));
+        let first = World::new(&api, Some(Predictions::new(&dir)));
+        let vms = first.vms().unwrap();
+        let vm = qemu_vm(&vms, None, Some("web")).unwrap();
+        let config = first.config(vm).unwrap();
+        first.record_config(vm, &config.with_change("cores", Some("4"), false)).unwrap();
+
+        // The next task of the run: one cluster read, no config read from PVE.
+        cluster(&api);
+        let next = World::new(&api, Some(Predictions::new(&dir)));
+        let vms = next.vms().unwrap();
+        let vm = qemu_vm(&vms, Some(100), None).unwrap();
+        assert!(next.is_predicted(vm) && !World::exists_only_as_prediction(vm));
+        assert_eq!(next.config(vm).unwrap().get("cores"), Some("4"));
+        assert_eq!(next.predicted_config(100).unwrap().get("cores"), Some("4"));
+        assert_eq!(api.calls.borrow().iter().filter(|c| c.1.ends_with("/pending")).count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_container_or_a_missing_vm_is_refused_with_its_vmid() {
+        let api = ScriptedApi::default();
+        cluster(&api);
+        let vms = World::new(&api, None).vms().unwrap();
+        assert_eq!(
+            qemu_vm(&vms, Some(200), None).unwrap_err().to_string(),
+            "VM with vmid 200 is a container (lxc), not a QEMU VM"
+        );
+        assert_eq!(qemu_vm(&vms, Some(7), None).unwrap_err().to_string(), "VM with vmid 7 does not exist in cluster");
+    }
+}

@@ -1,0 +1,119 @@
+//! The plan of `state: moved`: to another storage (`move_disk`), or to another VM (a reassign, with the volume renamed for it). Pure.
+
+use module_utils::pve::devices::volume_storage;
+use module_utils::pve::propstring::PropertyString;
+use module_utils::pve::volume::Volume;
+use module_utils::{Error, Result};
+
+use super::volumes::{add_unused, disk_numbers, predict_volume, volume_format};
+use super::{missing, Action, Facts, MoveParams, Plan};
+use crate::params::Params;
+
+pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<PropertyString>) -> Result<Plan> {
+    let disk = params.disk.as_str();
+    let vmid = facts.vmid;
+    let current = current.ok_or_else(|| missing(params, facts))?;
+    if current.get("media") == Some("cdrom") {
+        return Err(Error::failed(format!("{disk} of VM {vmid} is a CD-ROM drive: it cannot be moved")));
+    }
+    let target = params.target_storage.as_deref().ok_or_else(|| {
+        Error::args("state is moved but any of the following are missing: target_storage, target_vmid")
+    })?;
+    let volume = current.get("file").unwrap_or("").to_string();
+    let source_storage = volume_storage(&volume).unwrap_or("").to_string();
+    let source_format = volume_format(&current);
+    if source_storage == target && params.format.as_deref().is_none_or(|f| Some(f) == source_format.as_deref()) {
+        return Ok(Plan::unchanged(facts.config, format!("Disk {disk} already at {target} storage")));
+    }
+    let mut form: MoveParams = vec![("disk".into(), disk.into()), ("storage".into(), target.into())];
+    if let Some(f) = &params.format {
+        form.push(("format".into(), f.clone()));
+    }
+    form.push(("delete".into(), if params.delete_moved { "1" } else { "0" }.into()));
+    if let Some(b) = params.bwlimit {
+        form.push(("bwlimit".into(), b.to_string()));
+    }
+    let target_block = facts.storages.iter().any(|s| s.storage == target && !s.is_file_based());
+    let format = params.format.clone().or_else(|| if target_block { Some("raw".into()) } else { None });
+    let new_volume = predict_volume(facts.config, facts.storages, target, vmid, format.as_deref());
+    let mut moved = current.clone();
+    moved.remove("format");
+    match &new_volume {
+        Some(v) => moved.set("file", v),
+        None => moved.set("file", &format!("{target}:<volume allocated by Proxmox VE>")),
+    }
+    let value = moved.to_string();
+    let mut after = facts.config.with_change(disk, Some(&value), facts.config.is_pending(disk));
+    let unused = if params.delete_moved { None } else { add_unused(&mut after, &volume) };
+    Ok(Plan {
+        action: Action::Move(form),
+        msg: format!("Disk {disk} moved from VM {vmid} storage {source_storage}"),
+        warnings: Vec::new(),
+        after,
+        target_after: None,
+        pending: false,
+        unused,
+        volume_known: new_volume.is_some(),
+    })
+}
+
+pub(super) fn plan_reassign(
+    params: &Params,
+    facts: &Facts,
+    current: Option<PropertyString>,
+    target_vmid: u64,
+) -> Result<Plan> {
+    let disk = params.disk.as_str();
+    let vmid = facts.vmid;
+    let target_disk = params.target_disk.clone().unwrap_or_else(|| disk.to_string());
+    let (tvmid, tconfig) =
+        facts.target.ok_or_else(|| Error::failed(format!("VM with vmid {target_vmid} does not exist in cluster")))?;
+    let Some(current) = current else {
+        if tconfig.get(&target_disk).is_some() {
+            return Ok(Plan::unchanged(
+                facts.config,
+                format!("Disk {disk} already moved to VM {tvmid} as {target_disk}"),
+            ));
+        }
+        return Err(missing(params, facts));
+    };
+    if tconfig.get(&target_disk).is_some() {
+        return Err(Error::failed(format!("VM {tvmid} already has a {target_disk}: choose a free target_disk")));
+    }
+    let volume = current.get("file").unwrap_or("").to_string();
+    let storage = volume_storage(&volume).unwrap_or("").to_string();
+    let mut form: MoveParams = vec![
+        ("disk".into(), disk.into()),
+        ("target-vmid".into(), tvmid.to_string()),
+        ("target-disk".into(), target_disk.clone()),
+    ];
+    if let Some(b) = params.bwlimit {
+        form.push(("bwlimit".into(), b.to_string()));
+    }
+    // The volume is renamed for the target VM (pve-storage `rename_volume`).
+    let ext = Volume::parse(&volume).and_then(|v| v.name_format);
+    let file_based = facts.storages.iter().any(|s| s.storage == storage && s.is_file_based());
+    let used = disk_numbers(tconfig, &storage, tvmid);
+    let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
+    let new_volume = match (file_based, ext) {
+        (true, Some(ext)) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),
+        (true, None) => format!("{storage}:<volume renamed by Proxmox VE>"),
+        (false, _) => format!("{storage}:vm-{tvmid}-disk-{n}"),
+    };
+    let mut moved = current.clone();
+    moved.set("file", &new_volume);
+    let after = facts.config.with_change(disk, None, false);
+    let target_after = tconfig.with_change(&target_disk, Some(&moved.to_string()), false);
+    Ok(Plan {
+        action: Action::Move(form),
+        // community.proxmox's words for every move (its integration test asserts them); where the
+        // disk went is in the result (the target VM's drive).
+        msg: format!("Disk {disk} moved from VM {vmid} storage {storage}"),
+        warnings: Vec::new(),
+        after,
+        target_after: Some(target_after),
+        pending: false,
+        unused: None,
+        volume_known: !new_volume.contains('<'),
+    })
+}

@@ -1,0 +1,29 @@
+//! proxmox_nic's I/O after the plan: the one config write, then the read back of what PVE made of it.
+
+use module_utils::pve::client::{form, Api};
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::resources::VmResource;
+use module_utils::Result;
+
+use crate::plan::Action;
+
+/// Make the write `action` names (guarded by the digest of `config`, the read it was planned
+/// from) and read the NIC back: its value and whether it waits for the next start.
+pub fn apply(
+    api: &dyn Api,
+    vm: &VmResource,
+    config: &VmConfig,
+    iface: &str,
+    action: &Action,
+) -> Result<(Option<String>, bool)> {
+    let body = match action {
+        Action::Set(value) => form([(iface, value.as_str())]),
+        Action::Delete => form([("delete", iface)]),
+        Action::None => return Ok((config.get(iface).map(str::to_string), config.is_pending(iface))),
+    };
+    let verb = if matches!(action, Action::Delete) { "delete" } else { "change" };
+    config::write(api, vm, body, config.digest.as_deref())
+        .map_err(|e| e.context(&format!("Unable to {verb} nic {iface} on VM with vmid {}", vm.vmid)))?;
+    let after = config::read(api, vm)?;
+    Ok((after.get(iface).map(str::to_string), after.is_pending(iface)))
+}
