@@ -113,6 +113,141 @@ pub fn verify(format: PveFormat, value: &str) -> std::result::Result<(), String>
     Err(format!("value does not look like a valid {what}, got '{shown}'"))
 }
 
+/// PVE's named formats by the name the API schema gives them (`format => 'pve-node'`), for
+/// `pve::schema`: `None` for a name not known here (its values are not checked). A `-list`
+/// name checks each item of the value split as PVE's `split_list` does, an `-opt` name only a
+/// non-empty value (JSONSchema.pm `check_format`). The validators and their words are pve-common
+/// JSONSchema.pm's (`pve_verify_mac_addr`, `pve_verify_configid`, `pve_verify_dns_name`,
+/// `pve_verify_address`, `pve_verify_tag`, `pve_verify_disk_size`, `pve_verify_startup_order`,
+/// `pve_verify_ipv4`/`ipv6`/`cidr`, `pve_verify_ipv4_config`/`ipv6_config`).
+pub fn verify_named(name: &str, value: &str) -> Option<std::result::Result<(), String>> {
+    // Whether a format is known does not depend on the value: ask with an empty one.
+    if let Some(base) = name.strip_suffix("-list").filter(|b| verify_one(b, "").is_some()) {
+        return Some(split_list(value).try_for_each(|item| verify_one(base, item).unwrap_or(Ok(()))));
+    }
+    if let Some(base) = name.strip_suffix("-opt").filter(|b| verify_one(b, "").is_some()) {
+        return if value.is_empty() { Some(Ok(())) } else { verify_one(base, value) };
+    }
+    verify_one(name, value)
+}
+
+fn verify_one(name: &str, value: &str) -> Option<std::result::Result<(), String>> {
+    let known = |format: PveFormat| Some(verify(format, value));
+    let check = |ok: bool, msg: String| Some(if ok { Ok(()) } else { Err(msg) });
+    let shown = clip(value, QUOTE_MAX);
+    match name {
+        "pve-node" => known(PveFormat::Node),
+        "pve-storage-id" => known(PveFormat::StorageId),
+        "pve-bridge-id" => known(PveFormat::BridgeId),
+        "pve-vmid" => known(PveFormat::Vmid),
+        "pve-volume-id" => known(PveFormat::VolumeId),
+        "pve-volume-id-or-qm-path" => known(PveFormat::VolumeIdOrQmPath),
+        "pve-volume-id-or-absolute-path" => known(PveFormat::VolumeIdOrAbsolutePath),
+        "urlencoded" => known(PveFormat::Urlencoded),
+        "string" => Some(Ok(())),
+        "pve-configid" => check(configid_ok(value), format!("invalid configuration ID '{shown}'")),
+        "mac-addr" => check(mac_ok(value), "value does not look like a valid unicast MAC address".into()),
+        "dns-name" => check(dns_name_ok(value), "value does not look like a valid DNS name".into()),
+        "address" => {
+            check(dns_name_ok(value) || ip_ok(value), format!("value does not look like a valid address: {shown}"))
+        }
+        "ip" => check(ip_ok(value), "value does not look like a valid IP address".into()),
+        "ipv4" => {
+            check(value.parse::<std::net::Ipv4Addr>().is_ok(), "value does not look like a valid IPv4 address".into())
+        }
+        "ipv6" => {
+            check(value.parse::<std::net::Ipv6Addr>().is_ok(), "value does not look like a valid IPv6 address".into())
+        }
+        "CIDR" => check(cidr_ok(value, 4) || cidr_ok(value, 6), "value does not look like a valid CIDR network".into()),
+        "pve-ipv4-config" => check(
+            matches!(value, "dhcp" | "manual") || cidr_ok(value, 4),
+            "value does not look like a valid ipv4 network configuration".into(),
+        ),
+        "pve-ipv6-config" => check(
+            matches!(value, "auto" | "dhcp" | "manual") || cidr_ok(value, 6),
+            "value does not look like a valid ipv6 network configuration".into(),
+        ),
+        "pve-tag" => check(tag_ok(value), "invalid characters in tag".into()),
+        "disk-size" => check(disk_size_ok(value), format!("value does not look like a valid disk size: {shown}")),
+        "pve-startup-order" => check(startup_order_ok(value), "unable to parse startup options".into()),
+        _ => None,
+    }
+}
+
+/// PVE::Tools `split_list`: items separated by commas, semicolons, NULs and white space.
+pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
+    value.split(|c: char| matches!(c, ',' | ';' | '\0') || c.is_whitespace()).filter(|s| !s.is_empty())
+}
+
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `$CONFIGID_RE`: `^[a-z][a-z0-9_-]+$`, case-insensitive.
+fn configid_ok(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+}
+
+/// Unicast only: the I/G bit (lowest bit of the first octet) is not set.
+fn mac_ok(v: &str) -> bool {
+    let parts: Vec<&str> = v.split(':').collect();
+    parts.len() == 6
+        && parts.iter().all(|p| p.len() == 2 && p.bytes().all(|c| c.is_ascii_hexdigit()))
+        && u8::from_str_radix(parts[0], 16).is_ok_and(|octet| octet & 1 == 0)
+}
+
+/// Labels of `[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?` joined by dots.
+fn dns_name_ok(v: &str) -> bool {
+    v.split('.').all(|label| verify(PveFormat::Node, label).is_ok())
+}
+
+fn ip_ok(v: &str) -> bool {
+    v.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// An address of that family and a prefix length above 7 (and at most 32 or 128).
+fn cidr_ok(v: &str, family: u8) -> bool {
+    let Some((addr, bits)) = v.split_once('/') else { return false };
+    let Ok(bits) = bits.parse::<u32>() else { return false };
+    let (addr_ok, max) = if family == 4 {
+        (addr.parse::<std::net::Ipv4Addr>().is_ok(), 32)
+    } else {
+        (addr.parse::<std::net::Ipv6Addr>().is_ok(), 128)
+    };
+    digits(v.rsplit('/').next().unwrap_or("")) && addr_ok && bits > 7 && bits <= max
+}
+
+/// `$PVE_TAG_RE`: `^[a-z0-9_][a-z0-9_\-\+\.]*$`, case-insensitive.
+fn tag_ok(v: &str) -> bool {
+    let b = v.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'.'))
+}
+
+/// `parse_size`: `^(\d+(\.\d+)?)([KMGT])?$`.
+fn disk_size_ok(v: &str) -> bool {
+    let number = v.strip_suffix(['K', 'M', 'G', 'T']).unwrap_or(v);
+    match number.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(number),
+    }
+}
+
+/// `pve_parse_startup_order`: comma-separated `[order=]N`, `up=N`, `down=N`; a value Perl
+/// takes as false (empty, `0`) is refused.
+fn startup_order_ok(v: &str) -> bool {
+    !v.is_empty()
+        && v != "0"
+        && v.split(',').filter(|p| !p.trim().is_empty()).all(|p| {
+            let n = p.strip_prefix("order=").or_else(|| p.strip_prefix("up=")).or_else(|| p.strip_prefix("down="));
+            digits(n.unwrap_or(p))
+        })
+}
+
 /// Check a task's option against `format` before any call: an `Args` error naming the option
 /// and quoting (at most `QUOTE_MAX` characters of) the value.
 pub fn check_option(option: &str, format: PveFormat, value: &str) -> Result<()> {
