@@ -99,8 +99,7 @@ def main():
         for name, schema in sorted(params.get('properties', {}).items()):
             entry = keep(schema, KEPT)
             if name.endswith('[n]'):
-                name = name[:-3]
-                entry['count'] = count_of(name, schema)
+                entry['count'] = count_of(name[:-3], schema)
             props[name] = entry
         endpoints[f'{method} {path}'] = {
             'additional': 1 if params.get('additionalProperties', 1) else 0,

@@ -105,21 +105,22 @@ impl Endpoint {
         Endpoint { name, params, additional, bindings }
     }
 
-    /// The schema of parameter `key`: its own entry, or for `net3` the entry `net` that stands
-    /// for `net0` ... `net31` (`count` of them; no leading zero, as PVE spells the keys).
+    /// The schema of parameter `key`: its own entry, or for `net3` the entry `net[n]` that
+    /// stands for `net0` ... `net31` (`count` of them; no leading zero, as PVE spells the keys).
+    /// `net[n]` itself names that entry.
     pub fn param(&self, key: &str) -> Option<&'static Value> {
-        if let Some(schema) = self.params.get(key).filter(|s| s.get("count").is_none()) {
+        if let Some(schema) = self.params.get(key) {
             return Some(schema);
         }
         let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
         let index = &key[base.len()..];
-        let schema = self.params.get(base)?;
+        let schema = self.params.get(&format!("{base}[n]"))?;
         let count = schema.get("count")?.as_u64()?;
         let ok = !index.is_empty() && (index == "0" || !index.starts_with('0'));
         index.parse::<u64>().ok().filter(|i| ok && *i < count).map(|_| schema)
     }
 
-    /// Every parameter name of the table (`net` for `net[n]`).
+    /// Every parameter name of the table (`net[n]` for the numbered ones).
     pub fn param_names(&self) -> impl Iterator<Item = &'static str> {
         self.params.keys().map(String::as_str)
     }

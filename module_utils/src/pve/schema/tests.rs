@@ -58,6 +58,9 @@ fn paths_match_their_templates() {
     assert!(endpoint.param("net01").is_none());
     assert!(endpoint.param("scsi30").is_some() && endpoint.param("scsi31").is_none());
     assert!(endpoint.param("cores").is_some() && endpoint.param("cores1").is_none());
+    // numa (a boolean) and numa0 ... numa7 (the topology) are different parameters.
+    assert_eq!(endpoint.param("numa").and_then(|s| s.get("type")), Some(&Value::from("boolean")));
+    assert!(endpoint.param("numa0").and_then(|s| s.get("keys")).is_some());
 }
 
 #[test]
