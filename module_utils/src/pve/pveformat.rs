@@ -7,7 +7,8 @@
 //! Sources: pve-common `src/PVE/JSONSchema.pm` (`pve_verify_node_name`, `parse_id`,
 //! `parse_bridge_id`, `pve_verify_vmid`, `pve_verify_urlencoded`), pve-storage
 //! `src/PVE/Storage/Plugin.pm` (`parse_volume_id`), qemu-server `src/PVE/QemuServer.pm`
-//! (`verify_volume_id_or_qm_path`, `verify_volume_id_or_absolute_path`).
+//! (`verify_volume_id_or_qm_path`, `verify_volume_id_or_absolute_path`). `verify_named` answers
+//! for a format by the name the API schema gives it, for `pve::schema`.
 
 use crate::error::{clip, Error, Result};
 
@@ -306,6 +307,49 @@ mod tests {
         ];
         for (format, value, ok) in table {
             assert_eq!(verify(*format, value).is_ok(), *ok, "{format:?} {value:?}");
+        }
+    }
+
+    #[test]
+    fn named_formats_accept_what_pve_accepts() {
+        let table: &[(&str, &str, Option<bool>)] = &[
+            ("mac-addr", "BC:24:11:00:00:01", Some(true)),
+            ("mac-addr", "bc:24:11:00:00:01", Some(true)),
+            ("mac-addr", "01:24:11:00:00:01", Some(false)),
+            ("mac-addr", "BC:24:11:00:00", Some(false)),
+            ("pve-configid", "net0", Some(true)),
+            ("pve-configid", "n", Some(false)),
+            ("pve-configid-list", "net0,scsi1;ide2 virtio3", Some(true)),
+            ("pve-configid-list", "", Some(true)),
+            ("pve-configid-list", "net0,0net", Some(false)),
+            ("dns-name", "web01.example.com", Some(true)),
+            ("dns-name", "web_01", Some(false)),
+            ("address-list", "1.1.1.1 2001:db8::1 dns.example", Some(true)),
+            ("address-list", "1.1.1.1,bad_name", Some(false)),
+            ("pve-ipv4-config", "dhcp", Some(true)),
+            ("pve-ipv4-config", "10.0.0.5/24", Some(true)),
+            ("pve-ipv4-config", "10.0.0.5/7", Some(false)),
+            ("pve-ipv4-config", "10.0.0.5", Some(false)),
+            ("pve-ipv6-config", "auto", Some(true)),
+            ("pve-ipv6-config", "2001:db8::5/64", Some(true)),
+            ("ipv4", "10.0.0.256", Some(false)),
+            ("CIDR", "2001:db8::/32", Some(true)),
+            ("pve-tag-list", "web;db;a+b.c", Some(true)),
+            ("pve-tag-list", "web;-db", Some(false)),
+            ("disk-size", "10G", Some(true)),
+            ("disk-size", "1.5T", Some(true)),
+            ("disk-size", "10GB", Some(false)),
+            ("pve-startup-order", "order=1,up=30,down=60", Some(true)),
+            ("pve-startup-order", "2", Some(true)),
+            ("pve-startup-order", "0", Some(false)),
+            ("pve-startup-order", "up=x", Some(false)),
+            ("pve-node", "pve1", Some(true)),
+            ("pve-qm-boot", "order=scsi0", None),
+            ("no-such-format", "x", None),
+            ("no-such-format-list", "x", None),
+        ];
+        for (name, value, want) in table {
+            assert_eq!(verify_named(name, value).map(|r| r.is_ok()), *want, "{name} {value:?}");
         }
     }
 
