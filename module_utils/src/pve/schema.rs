@@ -126,7 +126,7 @@ impl Endpoint {
     }
 
     /// PVE's check of one request: the path's variables, every key and value, the parameters
-    /// PVE requires, and the rules it applies in code. `Err((parameter, PVE's message))`.
+    /// a given one `requires`, the parameters PVE requires, and the rules it applies in code. `Err((parameter, PVE's message))`.
     pub fn check(&self, form: &Form) -> std::result::Result<(), (String, String)> {
         for (var, value) in &self.bindings {
             if let Some(schema) = self.params.get(var) {
@@ -140,8 +140,15 @@ impl Endpoint {
                 None => {}
             }
         }
+        let given = |name: &str| self.bindings.iter().any(|(v, _)| v == name) || form.iter().any(|(k, _)| k == name);
+        for (key, _) in form {
+            let required = self.param(key).and_then(|s| str_field(s, "requires"));
+            if let Some(required) = required.filter(|r| !given(r)) {
+                return Err((required.to_string(), format!("missing property - '{key}' requires this property")));
+            }
+        }
         for (name, schema) in self.params {
-            let given = self.bindings.iter().any(|(v, _)| v == name) || form.iter().any(|(k, _)| k == name);
+            let given = given(name);
             if !given && !is_optional(schema) && schema.get("count").is_none() {
                 return Err((name.clone(), "property is missing and it is not optional".into()));
             }

@@ -194,6 +194,13 @@ fn required_parameters_and_path_variables_are_checked() {
 }
 
 #[test]
+fn a_parameter_that_requires_another() {
+    let login = ApiPath::new(["access", "ticket"]);
+    let e = check(Method::Post, &login, &[("username", "root@pam"), ("password", "x"), ("path", "/vms")]).unwrap_err();
+    assert!(e.starts_with("privs: missing property - 'path' requires this property"), "{e}");
+}
+
+#[test]
 fn a_secret_is_never_quoted() {
     let login = ApiPath::new(["access", "ticket"]);
     let e =
