@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{clip, Error, Result};
 use crate::pve::client::{ApiPath, Form, Method};
-use crate::pve::propstring::parse_boolean;
+use crate::pve::propstring::{is_integer, is_number, parse_boolean};
 use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
 
 const TABLE_JSON: &str = include_str!("schema/params.json");
@@ -201,28 +201,6 @@ fn limit(schema: &Value, field: &str) -> Option<(String, f64)> {
         Value::String(s) => Some((s.clone(), s.parse().ok()?)),
         _ => None,
     }
-}
-
-/// `^[+-]?\d+$` (JSONSchema.pm `is_integer`).
-fn is_integer(v: &str) -> bool {
-    let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
-    !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
-}
-
-/// `^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$` (JSONSchema.pm `is_number`).
-fn is_number(v: &str) -> bool {
-    let v = v.strip_prefix(['+', '-']).unwrap_or(v);
-    let (mantissa, exponent) = match v.find(['e', 'E']) {
-        Some(i) => (&v[..i], Some(&v[i + 1..])),
-        None => (v, None),
-    };
-    let all_digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
-    let mantissa_ok = match mantissa.split_once('.') {
-        Some((a, b)) => (!a.is_empty() || !b.is_empty()) && all_digits(a) && all_digits(b),
-        None => !mantissa.is_empty() && all_digits(mantissa),
-    };
-    let exponent_ok = exponent.is_none_or(is_integer);
-    mantissa_ok && exponent_ok
 }
 
 /// A schema pattern as PVE applies it (`m/^$pattern$/`), in the regex crate's syntax: a Perl
