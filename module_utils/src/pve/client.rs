@@ -3,7 +3,8 @@
 //! `Api` is the seam: modules and the task waiter talk to `&dyn Api`, `PveClient` implements it
 //! over HTTPS (ureq + rustls), and tests implement it with scripted answers. A request path is an
 //! `ApiPath` (its segments, each percent-encoded when sent), so no value can add a segment, a
-//! query or a fragment, and no module formats a URL. Retry policy lives
+//! query or a fragment, and no module formats a URL. Every write is checked against PVE's API
+//! schema (`pve::schema::check_write`) before it is sent. Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 
@@ -16,6 +17,7 @@ use crate::error::{clip, Error, Result};
 use crate::pve::auth::{tfa_response, Connection, Credentials};
 use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
+use crate::pve::schema::check_write;
 
 /// HTTP methods the PVE API uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,6 +221,9 @@ impl PveClient {
 
     fn send(&self, method: Method, api_path: &ApiPath, params: &Form) -> Result<Value> {
         api_path.check()?;
+        // Every write, the login included, is checked against PVE's API schema first: a value
+        // PVE would refuse is never sent (docs/pve-semantics.md §28).
+        check_write(method, api_path, params)?;
         let path = api_path.encoded();
         let path = path.as_str();
         let url = format!("{}{}", self.base, path);

@@ -1,5 +1,6 @@
 //! Proxmox VE: the HTTP client (the only network I/O), login, tasks, cluster resources, VM
-//! configs with their pending section, devices, property strings and the hot-plug rule.
+//! configs with their pending section, devices, property strings, the hot-plug rule and PVE's
+//! API schema for the writes we make.
 
 pub mod auth;
 pub mod client;
@@ -12,5 +13,6 @@ pub mod preflight;
 pub mod propstring;
 pub mod pveformat;
 pub mod resources;
+pub mod schema;
 pub mod tasks;
 pub mod volume;

@@ -529,13 +529,13 @@ fn check_bounds(n: f64, min: Option<i64>, max: Option<i64>) -> std::result::Resu
 }
 
 /// Perl `m/^[+-]?\d+$/` (ASCII digits).
-fn is_integer(s: &str) -> bool {
+pub(crate) fn is_integer(s: &str) -> bool {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// pve-common `is_number`: `^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$`.
-fn is_number(s: &str) -> bool {
+pub(crate) fn is_number(s: &str) -> bool {
     let s = s.strip_prefix(['+', '-']).unwrap_or(s);
     let (mantissa, exponent) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
