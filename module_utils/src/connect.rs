@@ -1,7 +1,7 @@
 //! From a module's connection options to an authenticated PVE client: the one place where the
 //! Ansible side (the options, the run's context) meets the PVE side (`Connection`, `PveClient`).
 
-use crate::ansible::spec::Params;
+use crate::ansible::spec::Args;
 use crate::error::{clip, Error, Result};
 use crate::protocol::Context;
 use crate::pve::auth::{Connection, Credentials};
@@ -18,7 +18,7 @@ pub fn connect(ctx: &mut Context) -> Result<PveClient> {
 }
 
 /// The typed connection from the options (`api_host`, `api_user`, ...), checked before any call.
-pub fn connection(p: &Params) -> Result<Connection> {
+pub fn connection(p: &Args) -> Result<Connection> {
     let host_opt = p.str("api_host").unwrap_or_default().trim().to_string();
     if host_opt.is_empty() {
         return Err(Error::args("api_host must not be empty"));
@@ -174,8 +174,8 @@ mod tests {
         assert!(e.len() < 300, "{}", e.len());
     }
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::from_values(
+    fn params(pairs: &[(&str, &str)]) -> Args {
+        Args::from_values(
             pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect(),
         )
     }

@@ -21,7 +21,7 @@ use crate::pve::journal::WriteJournal;
 use serde_json::{json, Map, Value};
 
 use crate::ansible::diff::Diff;
-use crate::ansible::spec::{ModuleSpec, Params};
+use crate::ansible::spec::{Args, ModuleSpec};
 use crate::ansible::validate;
 use crate::check::predictions::Predictions;
 use crate::error::{Error, Result};
@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 /// What a module sees of its run: validated options and Ansible's flags.
 #[derive(Debug)]
 pub struct Context {
-    pub params: Params,
+    pub params: Args,
     pub check_mode: bool,
     /// In check mode, the predictions of the run's earlier tasks (`check::predictions`).
     pub predictions: Option<Predictions>,
@@ -46,7 +46,7 @@ pub struct Context {
 
 impl Context {
     /// A context for tests and for callers that validated elsewhere.
-    pub fn new(params: Params, check_mode: bool, diff_mode: bool) -> Self {
+    pub fn new(params: Args, check_mode: bool, diff_mode: bool) -> Self {
         let warnings = params.warnings().to_vec();
         Context {
             params,
@@ -63,7 +63,7 @@ impl Context {
 
     /// The context of a run that failed before its options were validated.
     fn bare() -> Self {
-        Context::new(Params::default(), false, false)
+        Context::new(Args::default(), false, false)
     }
 
     /// Record a key that identifies what the run acts on (`vmid`); a failure returns it too.
@@ -95,7 +95,7 @@ impl Context {
 
     /// Build a module's typed params from the validated options; the warnings the conversion
     /// raises (an ignored option, say) go into the result.
-    pub fn parse<T>(&mut self, from_spec: impl FnOnce(&Params, &mut dyn FnMut(String)) -> Result<T>) -> Result<T> {
+    pub fn parse<T>(&mut self, from_spec: impl FnOnce(&Args, &mut dyn FnMut(String)) -> Result<T>) -> Result<T> {
         let mut raised = Vec::new();
         let parsed = from_spec(&self.params, &mut |w| raised.push(w));
         for w in raised {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use module_utils::ansible::spec::Params as SpecParams;
+use module_utils::ansible::spec::Args;
 use module_utils::ansible::validate::validate;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::propstring::{parse_size, PropertyString, DRIVE, NET};
@@ -145,7 +145,7 @@ fn main() {
     bench("proxmox_nic::plan no-op (same NIC)", || proxmox_nic::plan(black_box(&nic_same), false, &nic_params));
     let nic_other = config(&[("net0", "e1000=BC:24:11:BE:03:E9,bridge=vmbr1")]);
     bench("proxmox_nic::plan change (model, bridge)", || proxmox_nic::plan(black_box(&nic_other), true, &nic_params));
-    let full_nic = || -> SpecParams { validate(&proxmox_nic::SPEC, &nic_args, &no_env).expect("valid") };
+    let full_nic = || -> Args { validate(&proxmox_nic::SPEC, &nic_args, &no_env).expect("valid") };
     bench("proxmox_nic validate + Params + plan (a task's pure work)", || {
         let p = full_nic();
         let params = proxmox_nic::Params::from_spec(&p, &mut |_| {}).expect("nic params");

@@ -1,10 +1,10 @@
-//! Argument specs declared in Rust (`ModuleSpec`, `OptionSpec`) and the typed `Params` they validate
+//! Argument specs declared in Rust (`ModuleSpec`, `OptionSpec`) and the typed `Args` they validate
 //! into; the validation itself is in `validate.rs`.
 //!
 //! A module declares its options once, as a `ModuleSpec` of `const` data. The same value drives
 //! three things: validation here (so a binary called directly is as strict as one called through
 //! the action plugin), the generated `plugins/modules/<name>.py` stub (docs and the spec that the
-//! action plugin hands to ansible-core's own validator, see `docs.rs`), and the typed `Params` of
+//! action plugin hands to ansible-core's own validator, see `docs.rs`), and the typed `Args` of
 //! each module. The order of checks and every message follow ansible-core's
 //! `ArgumentSpecValidator.validate` (module_utils/common/arg_spec.py, 2.19), so a user sees the
 //! same error whichever validator caught it first.
@@ -214,17 +214,17 @@ impl ModuleSpec {
 
 /// Validated, coerced and defaulted options. Unset options without a default are absent.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Params {
+pub struct Args {
     pub(crate) values: BTreeMap<String, Value>,
     pub(crate) no_log_values: Vec<String>,
     pub(crate) warnings: Vec<String>,
 }
 
-impl Params {
-    /// Params with these values, as validation would leave them (for unit tests of their users).
+impl Args {
+    /// Args with these values, as validation would leave them (for unit tests of their users).
     #[cfg(test)]
-    pub(crate) fn from_values(values: BTreeMap<String, Value>) -> Params {
-        Params { values, no_log_values: Vec::new(), warnings: Vec::new() }
+    pub(crate) fn from_values(values: BTreeMap<String, Value>) -> Args {
+        Args { values, no_log_values: Vec::new(), warnings: Vec::new() }
     }
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name).filter(|v| !v.is_null())

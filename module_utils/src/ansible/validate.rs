@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 ///
 /// `env` looks up environment variables; it is a parameter so tests need not touch the process
 /// environment. Returns the first error, as AnsibleModule's `fail_json` does.
-pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Result<Args> {
     let options = spec.all_options();
     let mut values: BTreeMap<String, Value> =
         raw.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -116,7 +116,7 @@ pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) 
         )));
     }
 
-    Ok(Params { values, no_log_values, warnings })
+    Ok(Args { values, no_log_values, warnings })
 }
 
 /// `names (aliases)`, sorted, as ansible-core lists the supported parameters.

@@ -129,7 +129,7 @@ fn parse_size_option(text: &str, state: State) -> Result<SizeRequest> {
 }
 
 impl Params {
-    pub fn from_spec(p: &module_utils::ansible::spec::Params) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Args) -> Result<Params> {
         let disk = p.str("disk").unwrap_or_default().to_string();
         let bus = check_disk_key(&disk)?;
         let state = match p.str("state") {

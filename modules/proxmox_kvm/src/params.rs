@@ -199,7 +199,7 @@ fn split_list(text: &str) -> Vec<String> {
 
 impl Params {
     /// Check and convert the spec-validated options. `warn` receives warnings.
-    pub fn from_spec(p: &module_utils::ansible::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Args, warn: &mut dyn FnMut(String)) -> Result<Params> {
         // Upstream treats vmid 0 as unset.
         let vmid = match p.int("vmid") {
             Some(0) | None => None,

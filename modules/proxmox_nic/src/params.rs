@@ -34,7 +34,7 @@ pub struct Params {
 
 impl Params {
     /// Check what upstream leaves to PVE, before any call. `warn` receives warnings.
-    pub fn from_spec(p: &module_utils::ansible::spec::Params, warn: &mut dyn FnMut(String)) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Args, warn: &mut dyn FnMut(String)) -> Result<Params> {
         let interface = p.str("interface").unwrap_or_default().to_string();
         let index_ok = interface
             .strip_prefix("net")

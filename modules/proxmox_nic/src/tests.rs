@@ -235,7 +235,7 @@ fn a_change_already_pending_is_unchanged_but_reported_pending() {
     assert!(plan.pending);
 }
 
-fn spec_params(args: Value) -> module_utils::ansible::spec::Params {
+fn spec_params(args: Value) -> module_utils::ansible::spec::Args {
     let mut map: Map<String, Value> = serde_json::from_value(args).unwrap();
     for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
         map.insert(k.into(), json!(v));

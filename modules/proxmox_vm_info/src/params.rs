@@ -25,7 +25,7 @@ pub struct Params {
 
 impl Params {
     /// Check what upstream leaves to PVE, before any call.
-    pub fn from_spec(p: &module_utils::ansible::spec::Params) -> Result<Params> {
+    pub fn from_spec(p: &module_utils::ansible::spec::Args) -> Result<Params> {
         let vmid = match p.int("vmid") {
             Some(v) if v < 0 => return Err(Error::args(format!("vmid must be a positive integer, got {v}"))),
             Some(v) => Some(v as u64),

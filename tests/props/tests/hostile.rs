@@ -151,7 +151,7 @@ fn args(base: Value, option: &str, value: &str) -> Map<String, Value> {
 fn validate(
     spec: &module_utils::ansible::spec::ModuleSpec,
     m: &Map<String, Value>,
-) -> Option<module_utils::ansible::spec::Params> {
+) -> Option<module_utils::ansible::spec::Args> {
     module_utils::ansible::validate::validate(spec, m, &|_| None).ok()
 }
 

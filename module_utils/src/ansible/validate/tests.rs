@@ -43,11 +43,11 @@ const SPEC: ModuleSpec = ModuleSpec {
     returns: "",
 };
 
-fn run(args: Value) -> Result<Params> {
+fn run(args: Value) -> Result<Args> {
     run_env(args, &|_| None)
 }
 
-fn run_env(args: Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+fn run_env(args: Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Args> {
     let Value::Object(map) = args else { panic!("test args must be an object") };
     validate(&SPEC, &map, env)
 }
