@@ -74,9 +74,10 @@ class DiskCallsMixin:
             if newsize == size:
                 return None
             if vol is not None:
-                store = self.storages.get(sid, {})
-                if 'avail' in store:
-                    store['avail'] -= newsize - size
+                try:
+                    self._check_grow(sid, volume_ref(volume)[1], newsize - size)
+                except PveError as e:
+                    raise TaskError(e.message) from e
                 vol['size'] = newsize
             props['size'] = d.format_size(newsize)
             vm.config[disk] = d.print_drive(volume, props)

@@ -125,11 +125,12 @@ class TasksMixin:
 
     def _after_task(self, ttype, vm):
         if ttype == 'qmclone' and vm is not None:
-            # The clone gets its own cloud-init drive (Qemu.pm clone_vm → clone_disk).
+            # The clone gets its own cloud-init drive, on the clone's `storage` if given, else beside the
+            # source's (Qemu.pm clone_vm → QemuServer.pm clone_disk).
             for key in sorted(vm.config):
                 if d.is_drive(key) and d.is_cloudinit(vm.config[key]):
                     volume, props = d.parse_drive(vm.config[key])
-                    sid = volume_ref(volume)[0]
+                    sid = self.clone_storage.get(vm.vmid) or volume_ref(volume)[0]
                     volid = self._alloc_cloudinit(sid, vm.vmid)
                     props['size'] = props.get('size', '4M')
                     vm.config[key] = d.print_drive(volid, props)
