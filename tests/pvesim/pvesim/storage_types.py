@@ -157,6 +157,16 @@ class StorageTypesMixin:
                 raise die("zfs error: cannot create '{0}/{1}': out of space".format(store.get('pool', 'rpool'),
                                                                                      volname))
 
+    def _renamed_volname(self, store, volname, target, name):
+        """Each plugin's rename_volume (a disk moved to VM `target` as `name`): a linked clone keeps its base
+        part (Plugin.pm `<basevmid>/<basename>/<target>/<name>`, RBDPlugin.pm and ZFSPoolPlugin.pm
+        `<basename>/<name>`)."""
+        if store.get('type') in FILE_TYPES:
+            found = FILE_LINKED.match(volname)
+            base = '{0}/{1}/'.format(found.group(1), found.group(2)) if found else ''
+            return '{0}{1}/{2}'.format(base, target, name)
+        return volname.rsplit('/', 1)[0] + '/' + name if '/' in volname else name
+
     def _check_grow(self, sid, volname, delta):
         """A resize growing a volume by `delta` bytes, where the storage reserves space: LVMPlugin.pm
         volume_resize (`lvextend`, 4 MiB extents) and ZFSPoolPlugin.pm volume_resize (`zfs set volsize`,

@@ -173,3 +173,17 @@ def test_the_ceph_seed_clones_its_template_to_both_nodes_and_blocks_live_migrati
     assert any("can't migrate local disk 'local-zfs:vm-120-disk-0': can't live migrate attached local disks" in line
                for line in log)
     assert not any('truenas' in line for line in log)
+
+
+@pytest.mark.pvesim_seed('ceph')
+def test_a_linked_clones_disk_moved_to_another_vm_keeps_its_base_and_moved_to_a_storage_is_copied(sim):
+    # Qemu.pm move_vm_disk: with target-vmid, RBDPlugin.pm rename_volume keeps the `base-.../` part; to a
+    # storage, a full copy named as that storage names a new disk (docs/pve-semantics.md §12, §22.3)
+    ok(run(sim, 'POST', Q + '/9000/clone', {'newid': 140, 'name': 'linked'}))
+    create(sim, 141, name='receiver')
+    ok(run(sim, 'POST', Q + '/140/move_disk', {'disk': 'scsi0', 'target-vmid': 141, 'target-disk': 'scsi1'}))
+    assert disk(config(sim, 141), 'scsi1') == 'ceph:base-9000-disk-1/vm-141-disk-0'
+    assert volumes(sim, 'ceph')['ceph:base-9000-disk-1/vm-141-disk-0']['vmid'] == 141
+    ok(run(sim, 'POST', Q + '/140/move_disk', {'disk': 'efidisk0', 'storage': 'local-lvm', 'delete': 1}))
+    assert disk(config(sim, 140), 'efidisk0') == 'local-lvm:vm-140-disk-0'
+    assert 'ceph:base-9000-disk-0/vm-140-disk-0' not in volumes(sim, 'ceph')
