@@ -73,6 +73,8 @@ class AdminMixin(object):
         self.bridges = ['vmbr0']
         self.datacenter = {}
         self.task_secs = {}
+        # the `storage` of each clone asked for, by new vmid (clone_migrate.py, tasks.py)
+        self.clone_storage = {}
         self.repoid = '14a22df35955'
         self._fault_ids = 0
         self._permissions_init()
@@ -108,8 +110,11 @@ class AdminMixin(object):
             store['volumes'] = {}
             for volname, size in (spec.get('files') or {}).items():
                 content = volname.split('/', 1)[0]
-                store['volumes'][volname] = {'content': content, 'format': 'iso' if content == 'iso' else 'raw',
-                                             'size': int(size), 'ctime': 1767225600}
+                ext = volname.rsplit('.', 1)[-1]
+                fmt = 'iso' if content == 'iso' else ext if ext in ('qcow2', 'vmdk', 'raw') else 'raw'
+                store['volumes'][volname] = {'content': content, 'format': fmt, 'size': int(size),
+                                             'ctime': 1767225600}
+            self._storage_defaults(store)
             self.storages[name] = store
         for userid, info in seed.get('users', {}).items():
             self.add_user(userid, info)

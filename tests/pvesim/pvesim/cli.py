@@ -45,7 +45,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog='pvesim', description='A simulated Proxmox VE 9.2 API for tests.')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=8006, help='0 picks a free port (default 8006)')
-    parser.add_argument('--seed', default=DEFAULT_SEED, help='seed JSON file (default: seeds/default.json)')
+    parser.add_argument('--seed', default=DEFAULT_SEED,
+                        help='a name in seeds/ (default, ceph) or a seed JSON file (default: seeds/default.json)')
     parser.add_argument('--time-scale', type=float, default=DEFAULT_TIME_SCALE,
                         help='real seconds per simulated PVE second; 0 ends tasks before the call returns '
                              '(default {0})'.format(DEFAULT_TIME_SCALE))

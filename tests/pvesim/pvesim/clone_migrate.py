@@ -31,6 +31,8 @@ class CloneMigrateMixin:
                 sid = volume_ref(volume or 'none')[0]
                 if sid is not None and not str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True'):
                     raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+        # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
+        self.clone_storage[int(v['newid'])] = storage
         return await super()._qm_clone(v, user)
 
     def _migrate_local_volumes(self, vm):

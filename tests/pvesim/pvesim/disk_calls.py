@@ -9,10 +9,10 @@ import re
 from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
-from fakepve.storage import _is_file, spec_of
 
 from . import drives as d, options as o
 from .config_state import CHECKSUM_MISMATCH
+from .storage_types import formats_of
 
 
 class DiskCallsMixin:
@@ -74,9 +74,10 @@ class DiskCallsMixin:
             if newsize == size:
                 return None
             if vol is not None:
-                store = self.storages.get(sid, {})
-                if 'avail' in store:
-                    store['avail'] -= newsize - size
+                try:
+                    self._check_grow(sid, volume_ref(volume)[1], newsize - size)
+                except PveError as e:
+                    raise TaskError(e.message) from e
                 vol['size'] = newsize
             props['size'] = d.format_size(newsize)
             vm.config[disk] = d.print_drive(volume, props)
@@ -84,10 +85,7 @@ class DiskCallsMixin:
         return await self.task(node, 'resize', vmid, user, body, vm=self._vm_on(node, vmid))
 
     def _target_format(self, sid, want, current):
-        store = self.storages[sid]
-        spec = spec_of(store) or {}
-        supported = spec.get('formats') or ['raw']
-        default = store.get('format') or spec.get('format') or 'raw'
+        supported, default = formats_of(self.storages[sid])
         # QemuServer.pm resolve_dst_disk_format: "test if requested format is supported - else use default"
         if want:
             return want if want in supported else default
@@ -229,9 +227,7 @@ class DiskCallsMixin:
             store = self.storages[sid_]
             vol = store.setdefault('volumes', {}).pop(name, None) or {}
             fmt = vol.get('format') or 'raw'
-            newname = self._qm_free_name(sid_, target, fmt)
-            if _is_file(store):
-                newname = '{0}/{1}'.format(target, newname)
+            newname = self._renamed_volname(store, name, target, self._qm_free_name(sid_, target, fmt))
             vol['vmid'] = target
             store['volumes'][newname] = vol
             newvol = '{0}:{1}'.format(sid_, newname)

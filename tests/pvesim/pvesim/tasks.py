@@ -9,7 +9,7 @@ import asyncio
 import re
 
 from aiohttp import web
-from fakepve.model import PveError, TaskError
+from fakepve.model import PveError, TaskError, lock_timeout
 from fakepve.qemu import volume_ref
 from fakepve.routing import param_error
 from fakepve.server import USER, params
@@ -30,9 +30,11 @@ class TasksMixin:
     async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
         """fakepve's task, made to take visible time and to honour the task faults of the admin API.
 
-        A task runs TASK_SECS[type] PVE seconds before its effect lands. A clone also holds the
-        source's config lock while it runs and shows only `lock: clone` on the target until its disks
-        are copied (Qemu.pm clone_vm; §15).
+        A task runs TASK_SECS[type] PVE seconds before its effect lands. A clone shows only `lock: clone` on
+        the target until its disks are copied, and holds two config-file locks for its whole run (Qemu.pm
+        clone_vm `$lock_source_vm`, `$lock_target_vm`; §15, §23): the source's, shared if the source was
+        stopped when the clone was asked for (a template, so many clones of it run at once) and exclusive if
+        it was running, then the target's, exclusive; each waited for 1 PVE second at most.
         """
         fault = self.take_task_fault(ttype)
         slow = self.take_slow_fault(ttype)
@@ -43,14 +45,18 @@ class TasksMixin:
             source = self.vm(int(tid)) if str(tid).isdigit() else None
             saved = dict(vm.config)
             vm.config = {'lock': 'clone'}
+        # clone_vm reads `$running` once, before the worker starts
+        source_running = source is not None and source.status == 'running'
 
         async def wrapped():
             holder = ('clone', id(vm))
-            held = False
+            held = []
             try:
                 if source is not None:
-                    await self.acquire(source, holder)
-                    held = True
+                    await self.acquire(source, holder, wait=1, shared=not source_running)
+                    held.append(source)
+                    await self.acquire(vm, holder, wait=1)
+                    held.append(vm)
                 if slow is not None:
                     await asyncio.sleep(slow)
                 else:
@@ -74,17 +80,57 @@ class TasksMixin:
                     self.vms.remove(vm)
                 raise
             finally:
-                if held:
-                    self.release(source, holder)
+                for item in held:
+                    self.release(item, holder)
         return await super().task(node, ttype, tid, user, wrapped, vm=vm, lock=lock, log=log)
+
+    async def acquire(self, vm, holder, wait=None, shared=False):
+        """AbstractConfig.pm lock_config_full / lock_config_shared over pve-common Tools.pm lock_file_full
+        (a flock): any number of shared holders, or one exclusive holder; a waiter gives up after `wait` PVE
+        seconds (fakepve's lock_wait, 10, by default) with `can't lock file ... - got timeout` (§17, §23)."""
+        wait = self.lock_wait if wait is None else wait
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait * (self.time_scale or 0)
+
+        def busy():
+            return vm.lock_holder is not None or (not shared and bool(getattr(vm, 'lock_sharers', None)))
+        while busy() and self.time_scale and wait:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            vm.lock_released = vm.lock_released or asyncio.Event()
+            try:
+                await asyncio.wait_for(vm.lock_released.wait(), remaining)
+            except asyncio.TimeoutError:
+                break
+        if busy():
+            raise TaskError(getattr(vm, 'lock_error', None) or lock_timeout(vm.vmid))
+        if shared:
+            vm.lock_sharers = set(getattr(vm, 'lock_sharers', None) or ()) | {holder}
+        else:
+            vm.lock_holder = holder
+
+    def release(self, vm, holder):
+        """Release a shared or exclusive hold; waiters wake when nobody holds the lock any more."""
+        sharers = getattr(vm, 'lock_sharers', None) or set()
+        if holder in sharers:
+            sharers.discard(holder)
+        elif vm.lock_holder == holder:
+            vm.lock_holder = None
+        else:
+            return
+        if not sharers and vm.lock_holder is None and vm.lock_released:
+            vm.lock_released.set()
+            vm.lock_released = None
 
     def _after_task(self, ttype, vm):
         if ttype == 'qmclone' and vm is not None:
-            # The clone gets its own cloud-init drive (Qemu.pm clone_vm → clone_disk).
+            # The clone gets its own cloud-init drive, on the clone's `storage` if given, else beside the
+            # source's (Qemu.pm clone_vm → QemuServer.pm clone_disk).
             for key in sorted(vm.config):
                 if d.is_drive(key) and d.is_cloudinit(vm.config[key]):
                     volume, props = d.parse_drive(vm.config[key])
-                    sid = volume_ref(volume)[0]
+                    sid = self.clone_storage.get(vm.vmid) or volume_ref(volume)[0]
                     volid = self._alloc_cloudinit(sid, vm.vmid)
                     props['size'] = props.get('size', '4M')
                     vm.config[key] = d.print_drive(volid, props)

@@ -19,15 +19,6 @@ from . import drives as d, options as o
 class VolumesMixin:
     """Allocation and freeing of drive volumes."""
 
-    def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
-        """fakepve's allocation; a linked clone also remembers its base volume (on every storage type)."""
-        volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from=linked_from)
-        if linked_from:
-            vol = self._qm_volume(volid)
-            if vol is not None:
-                vol['linked_from'] = linked_from
-        return volid, fmt
-
     def _check_base_unused(self, vm):
         """QemuServer.pm destroy_vm: a template whose base volume a linked clone uses is not destroyed (§14)."""
         for key in sorted(vm.config, key=o.natural):

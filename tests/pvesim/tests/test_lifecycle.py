@@ -75,26 +75,38 @@ def test_delete_is_a_qmdestroy_task_that_frees_every_owned_volume(sim):
 
 
 def test_clone_holds_the_clone_lock_on_the_target_while_it_runs(sim):
-    # Qemu.pm clone_vm: target config with only 'lock: clone' written at once, source held under
-    # its config lock (9.2.6); docs/pve-semantics.md §15
+    # Qemu.pm clone_vm: target config with only 'lock: clone' written at once; the worker holds the
+    # target's config-file lock (`$lock_target_vm`) for the whole copy, so a POST config is refused at
+    # once by its check_lock before the fork and a PUT config waits for the lock (update_vm_api
+    # lock_config), then finds the lock gone (9.2.6); docs/pve-semantics.md §15, §23
     sim.time_scale(0.05)
     upid = sim.api('POST', Q + '/9000/clone', {'newid': 300, 'name': 'web-2'})
     assert upid.split(':')[5:7] == ['qmclone', '9000']
     assert config(sim, 300) == {'lock': 'clone'}
-    err = error_of(sim.api, 'PUT', Q + '/300/config', {'cores': 2})
+    err = error_of(sim.api, 'POST', Q + '/300/config', {'cores': 2})
     assert (err.status, err.message) == (500, 'VM is locked (clone)')
     resources = dict((r['vmid'], r) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}))
     assert resources[300]['lock'] == 'clone'
-    ok(sim.wait_task(upid))
-    assert 'lock' not in config(sim, 300)
+    sim.api('PUT', Q + '/300/config', {'cores': 3})
+    assert sim.wait_task(upid)['exitstatus'] == 'OK'
+    cfg = config(sim, 300)
+    assert 'lock' not in cfg and cfg['cores'] == 3
 
 
-def test_delete_during_a_clone_fails_in_the_task_with_vm_is_locked_clone(sim):
-    # Qemu.pm destroy_vm: check_lock inside the qmdestroy worker (9.2.6); §14, §15
+def test_delete_during_a_clone_waits_for_it_then_destroys_or_times_out(sim):
+    # Qemu.pm destroy_vm: the qmdestroy worker takes lock_config (10 s) before its checks; the clone
+    # holds the target's lock for its copy (8 PVE s here), so the destroy waits and then removes the
+    # finished clone; a copy longer than the wait ends the destroy with the lock timeout (9.2.6); §14, §23
     sim.time_scale(0.05)
     clone = sim.api('POST', Q + '/9000/clone', {'newid': 300, 'name': 'web-2'})
     status = run(sim, 'DELETE', Q + '/300')
-    assert (status['type'], status['exitstatus']) == ('qmdestroy', 'VM is locked (clone)')
+    assert (status['type'], status['exitstatus']) == ('qmdestroy', 'OK')
+    ok(sim.wait_task(clone))
+    assert 300 not in [r['vmid'] for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
+    sim.fault(kind='task-slow', type='qmclone', seconds=2)
+    clone = sim.api('POST', Q + '/9000/clone', {'newid': 301, 'name': 'web-3'})
+    status = run(sim, 'DELETE', Q + '/301')
+    assert status['exitstatus'] == "can't lock file '/var/lock/qemu-server/lock-301.conf' - got timeout"
     ok(sim.wait_task(clone))
 
 

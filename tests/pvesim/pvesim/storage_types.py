@@ -1,0 +1,214 @@
+"""Storage types as pve-storage's plugins have them: volume names (new disks, linked clones), formats, what
+is shared, capacity, and which volumes can be templates.
+
+Sources: pve-storage 9.1.7 src/PVE/Storage.pm (`vdisk_alloc`, `storage_default_format`) and
+src/PVE/Storage/Plugin.pm (`@SHARED_STORAGE`, `parse_config`, `get_formats`, `find_free_diskname`,
+`$get_vm_disk_number`, `parse_volname`, `clone_image`), DirPlugin.pm, NFSPlugin.pm, CIFSPlugin.pm, RBDPlugin.pm,
+ZFSPoolPlugin.pm, LVMPlugin.pm, LvmThinPlugin.pm (each one's `plugindata`, `alloc_image`, `clone_image`,
+`parse_volname`, `volume_has_feature`); qemu-server 9.2.6 QemuServer.pm `template_create`;
+docs/pve-semantics.md §8, §22.
+"""
+
+import math
+import re
+import time
+
+from fakepve.qemu import volume_ref
+from fakepve.routing import die
+from fakepve.storage import parse_name_dir
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+# Plugin.pm @SHARED_STORAGE: parse_config sets `shared` on these types, whatever storage.cfg says.
+SHARED_TYPES = ('iscsi', 'nfs', 'cifs', 'rbd', 'cephfs', 'iscsidirect', 'zfs', 'drbd', 'pbs')
+FILE_TYPES = ('dir', 'nfs', 'cifs', 'btrfs', 'cephfs')
+# Each plugin's plugindata `format` ([valid], default); a type without one is raw only (Plugin.pm get_formats).
+FORMATS = {'dir': ('raw qcow2 vmdk subvol', 'raw'), 'nfs': ('raw qcow2 vmdk', 'raw'),
+           'cifs': ('raw qcow2 vmdk', 'raw'), 'btrfs': ('raw subvol', 'raw'), 'zfspool': ('raw subvol', 'raw'),
+           'lvm': ('raw qcow2', 'raw')}
+# Plugin.pm $get_vm_disk_number: the prefixes that take a disk number, by type (docs/pve-semantics.md §22.2).
+NUMBERED = {'dir': 'vm|base|subvol|basevol', 'zfspool': 'vm|base|subvol|basevol', 'btrfs': 'vm|base|subvol|basevol'}
+# parse_volname of the linked-clone forms, one group for the owner: RBDPlugin.pm, ZFSPoolPlugin.pm, Plugin.pm.
+LINKED_NAME = {'rbd': re.compile(r'^(?:base-\d+-\S+/)?(?:base|vm)-(\d+)-\S+$'),
+               'zfspool': re.compile(r'^(?:(?:base|basevol)-\d+-\S+/)?(?:base|basevol|vm|subvol)-(\d+)-\S+$')}
+FILE_LINKED = re.compile(r'^(\d+)/(\S+)/(\d+)/(\S+)$')
+LVM_EXTENT = 4 * MIB
+
+
+def is_shared(store):
+    """Plugin.pm parse_config: a type of @SHARED_STORAGE is shared; dir and lvm when the admin says so."""
+    return store.get('type') in SHARED_TYPES or str(store.get('shared', 0)) in ('1', 'True', 'true')
+
+
+def formats_of(store):
+    """Plugin.pm get_formats: (valid formats, default) of a storage; the `format` option sets the default."""
+    valid, default = FORMATS.get(store.get('type'), ('raw', 'raw'))
+    if store.get('type') == 'lvm' and str(store.get('snapshot-as-volume-chain', 0)) == '1':
+        # LVMPlugin.pm get_formats: qcow2 is the default with volume chains
+        default = 'qcow2'
+    elif store.get('type') in FORMATS and store.get('format'):
+        default = store['format']
+    return valid.split(), default
+
+
+class StorageTypesMixin:
+    """Allocation, naming and capacity by storage type."""
+
+    def _storage_defaults(self, store):
+        """Plugin.pm parse_config: `shared 1` on the types of @SHARED_STORAGE, as the API shows them."""
+        if store.get('type') in SHARED_TYPES:
+            store['shared'] = 1
+
+    async def _sc_create(self, v, user):
+        out = await super()._sc_create(v, user)
+        self._storage_defaults(self.storages[v['storage']])
+        return out
+
+    def _space(self, store):
+        """(total, used, avail) in bytes, used + avail = total: `total` from the seed (100 GiB if unset); `used`
+        adds up the volumes as if full, a linked clone counting nothing (it shares its base's blocks), and
+        stops at `total` on the storages that over-provision (what a full thin pool reports)."""
+        total = int(store.get('total', 100 * GIB))
+        used = sum(int(vol.get('size') or 0) for vol in store.get('volumes', {}).values()
+                   if not vol.get('linked_from'))
+        used = min(used, total)
+        return total, used, total - used
+
+    def _qm_free_name(self, sid, vmid, fmt):
+        """Plugin.pm find_free_diskname: the lowest free vm-<vmid>-disk-<n> (with `.<fmt>` on file storages)."""
+        store = self.storages[sid]
+        kind = store.get('type', 'dir')
+        # the last part of a name is the disk itself (a linked clone's path starts with its base)
+        pattern = re.compile(r'^(?:{0})-{1}-disk-(\d+)(\.\w+)?$'.format(NUMBERED.get(kind, 'vm|base'), vmid))
+        # nfs and cifs only count names of the requested format (§22.2); so does lvm for qcow2
+        by_format = kind in ('nfs', 'cifs') or (kind == 'lvm' and fmt == 'qcow2')
+        taken = set()
+        for volname in self._volumes(sid):
+            found = pattern.match(volname.rsplit('/', 1)[-1])
+            if found and not (by_format and found.group(2) != '.' + fmt):
+                taken.add(int(found.group(1)))
+        n = next(i for i in range(1025) if i not in taken)
+        if n >= 1024:
+            raise die("unable to allocate an image name for VM {0} in storage '{1}'".format(vmid, sid))
+        name = 'vm-{0}-disk-{1}'.format(vmid, n)
+        return '{0}.{1}'.format(name, fmt) if kind in FILE_TYPES or (kind == 'lvm' and fmt == 'qcow2') else name
+
+    def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
+        """Storage.pm vdisk_alloc (a new volume) or the plugin's clone_image (a linked clone of the base
+        `linked_from`, '<base vmid>/<base volname>'): returns (volume id, format), PVE's error otherwise."""
+        store = self.storages[sid]
+        if not store.get('active', 1):
+            raise die("storage '{0}' is not online".format(sid))
+        kind = store.get('type', 'dir')
+        valid, default = formats_of(store)
+        if linked_from:
+            volname, fmt = self._clone_image_name(sid, store, vmid, linked_from)
+        else:
+            fmt = fmt or default
+            if kind == 'rbd':
+                # RBDPlugin.pm alloc_image takes no format: an RBD image is raw
+                fmt = 'raw'
+            elif kind == 'lvm' and fmt == 'qcow2' and str(store.get('snapshot-as-volume-chain', 0)) != '1':
+                raise die('snapshot-as-volume-chain option need to be enabled to use qcow2 format')
+            elif fmt not in valid:
+                raise die("unsupported format '{0}'".format(fmt))
+            name = self._qm_free_name(sid, vmid, fmt)
+            volname = '{0}/{1}'.format(vmid, name) if kind in FILE_TYPES else name
+            self._check_capacity(sid, store, volname, size)
+        vol = {'content': 'images', 'format': fmt, 'size': size, 'vmid': vmid, 'ctime': int(time.time())}
+        if linked_from:
+            vol['linked_from'] = linked_from
+        store.setdefault('volumes', {})[volname] = vol
+        return '{0}:{1}'.format(sid, volname), fmt
+
+    def _clone_image_name(self, sid, store, vmid, linked_from):
+        """clone_image of each plugin (docs/pve-semantics.md §22.3): the name records the base, except on
+        lvmthin (a thin snapshot); lvm has no linked clones."""
+        kind = store.get('type', 'dir')
+        base = linked_from.split('/', 1)[1]
+        if kind == 'lvm':
+            raise die("can't clone images in lvm storage")
+        if kind in FILE_TYPES:
+            # Plugin.pm clone_image: always a qcow2 overlay, numbered among the qcow2 names
+            return '{0}/{1}/{2}'.format(linked_from, vmid, self._qm_free_name(sid, vmid, 'qcow2')), 'qcow2'
+        name = self._qm_free_name(sid, vmid, 'raw')
+        if kind in ('rbd', 'zfspool'):
+            return '{0}/{1}'.format(base.rsplit('/', 1)[-1], name), 'raw'
+        return name, 'raw'
+
+    def _check_capacity(self, sid, store, volname, size):
+        """Where allocation itself needs the space (§22.4): thick LVM (LVMPlugin.pm alloc_lvm_image, which
+        compares free bytes with the size in KiB, then lvcreate) and non-sparse zvols (ZFSPoolPlugin.pm
+        zfs_create_zvol, whole MiB). Thin storages (lvmthin, rbd, sparse zfs) and file storages (sparse
+        files, qcow2 metadata) over-provision: their allocation does not fail for space."""
+        kind = store.get('type')
+        _total, _used, free = self._space(store)
+        if kind == 'lvm':
+            kib = int(math.ceil(size / 1024.0))
+            if free < kib:
+                raise die('not enough free space ({0} < {1})'.format(free, kib))
+            need, have = int(math.ceil(size / float(LVM_EXTENT))), free // LVM_EXTENT
+            if need > have:
+                vg = store.get('vgname', 'pve')
+                raise die('lvcreate \'{0}/{1}\' error:   Volume group "{0}" has insufficient free space '
+                          '({2} extents): {3} required.'.format(vg, volname, have, need))
+        elif kind == 'zfspool' and str(store.get('sparse', 0)) != '1':
+            if int(math.ceil(size / float(MIB))) * MIB > free:
+                raise die("zfs error: cannot create '{0}/{1}': out of space".format(store.get('pool', 'rpool'),
+                                                                                     volname))
+
+    def _renamed_volname(self, store, volname, target, name):
+        """Each plugin's rename_volume (a disk moved to VM `target` as `name`): a linked clone keeps its base
+        part (Plugin.pm `<basevmid>/<basename>/<target>/<name>`, RBDPlugin.pm and ZFSPoolPlugin.pm
+        `<basename>/<name>`)."""
+        if store.get('type') in FILE_TYPES:
+            found = FILE_LINKED.match(volname)
+            base = '{0}/{1}/'.format(found.group(1), found.group(2)) if found else ''
+            return '{0}{1}/{2}'.format(base, target, name)
+        return volname.rsplit('/', 1)[0] + '/' + name if '/' in volname else name
+
+    def _check_grow(self, sid, volname, delta):
+        """A resize growing a volume by `delta` bytes, where the storage reserves space: LVMPlugin.pm
+        volume_resize (`lvextend`, 4 MiB extents) and ZFSPoolPlugin.pm volume_resize (`zfs set volsize`,
+        refused beyond the pool's free space unless sparse); thin and file storages grow without a check."""
+        store = self.storages[sid]
+        kind = store.get('type')
+        free = self._space(store)[2]
+        if kind == 'lvm':
+            need, have = int(math.ceil(delta / float(LVM_EXTENT))), free // LVM_EXTENT
+            if need > have:
+                raise die("error resizing volume '/dev/{0}/{1}':   Insufficient free space: {2} extents needed, "
+                          "but only {3} available".format(store.get('vgname', 'pve'), volname, need, have))
+        elif kind == 'zfspool' and str(store.get('sparse', 0)) != '1' and delta > free:
+            raise die("zfs error: cannot set property for '{0}/{1}': size is greater than available space".format(
+                store.get('pool', 'rpool'), volname))
+
+    def _storage_resource(self, node, name):
+        """The storage's /cluster/resources entry with the same figures as its status (disk = used,
+        maxdisk = total; pve-manager PVE/API2Tools.pm extract_storage_stats)."""
+        item = super()._storage_resource(node, name)
+        if item is not None:
+            total, used, _avail = self._space(self.storages[name])
+            item.update(disk=used, maxdisk=total)
+        return item
+
+    def _parse_volname(self, store, volname):
+        """parse_volname of the linked-clone forms, whose owner is the clone, not the base (§22.1, §22.3)."""
+        kind = store.get('type', 'dir')
+        if kind in LINKED_NAME:
+            found = LINKED_NAME[kind].match(volname)
+            if not found:
+                raise die("unable to parse {0} volume name '{1}'".format('rbd' if kind == 'rbd' else 'zfs', volname))
+            return 'images', int(found.group(1)), 'raw'
+        found = FILE_LINKED.match(volname) if kind in FILE_TYPES else None
+        if found:
+            return 'images', int(found.group(3)), parse_name_dir(found.group(4))[1]
+        return super()._parse_volname(store, volname)
+
+    def _qm_rename_volume(self, volid):
+        """QemuServer.pm template_create: a volume whose storage lacks the 'template' feature stays as it is
+        (LVMPlugin.pm volume_has_feature offers none; create_base would die)."""
+        sid = volume_ref(volid)[0]
+        if sid in self.storages and self.storages[sid].get('type') == 'lvm':
+            return volid
+        return super()._qm_rename_volume(volid)
