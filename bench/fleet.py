@@ -113,9 +113,9 @@ def run_fleet(n, venv, collections_path, community_version, workdir):
 
 
 def fleet_line(v, n):
-    return '%-17s %-26s %6.1f s  failed hosts %d/%d  duplicate vmids %d  VM missing or not running %d/%d' % (
-        FQCN[v['collection']], v['how'], v['wall'], len(v['failed_hosts']), n, len(v['shared_vmids']),
-        len(v['not_built']), n)
+    return ('%-17s %-26s %6.1f s (play %5.1f s)  failed hosts %d/%d  duplicate vmids %d  VM missing or not '
+            'running %d/%d' % (FQCN[v['collection']], v['how'], v['wall'], v['elapsed'], len(v['failed_hosts']), n,
+                               len(v['shared_vmids']), len(v['not_built']), n))
 
 
 def built(v):
