@@ -1,4 +1,5 @@
-"""Write the benchmark's pvesim seed: the default world plus N stopped VMs with one disk and one NIC.
+"""Write the benchmark's pvesim seed: the default world plus N stopped VMs with one disk and one NIC;
+and name the default world's template, which the fleet clones.
 
     seed.py OUT.json [--vms 50] [--first-vmid 1001]
 
@@ -35,6 +36,16 @@ def bench_vm(i, vmid):
             'scsihw': 'virtio-scsi-single',
         },
     }
+
+
+def template():
+    """The default seed's template, which the fleet clones: its name, vmid, node, and its first
+    disk's key and size (e.g. `scsi0`, `8G`)."""
+    with open(DEFAULT_SEED, encoding='utf-8') as f:
+        vm = next(v for v in json.load(f)['vms'] if v.get('template'))
+    disk = next(k for k in sorted(vm['config']) if k.startswith(('scsi', 'virtio', 'sata')) and k[-1].isdigit())
+    size = dict(kv.split('=', 1) for kv in vm['config'][disk].split(',')[1:] if '=' in kv)['size']
+    return {'name': vm['name'], 'vmid': vm['vmid'], 'node': vm['node'], 'disk': disk, 'size': size}
 
 
 def make_seed(vms, first_vmid):

@@ -1,9 +1,11 @@
-# The benchmark against community.proxmox (issue 8): `make bench`, `make bench-micro`. Not part of `make test`.
+# The benchmark against community.proxmox (issues 8 and 18): `make bench`, `make bench-micro`. Not part of `make test`.
 #
 #   make bench         bench-micro, then bench/run.py: one pvesim seeded with BENCH_VMS VMs, the same
 #                      workloads with ferro.proxmox (from $(TARBALL)) and community.proxmox (from the
 #                      `ansible` package, in its own virtualenv under build/bench), BENCH_ROUNDS rounds
-#                      alternating the two; prints the table and writes build/bench/results.json
+#                      alternating the two; then the fleet: BENCH_FLEET VMs cloned from one template,
+#                      grown and started, by each collection, each on a fresh pvesim; prints the table
+#                      and the fleet's lines and writes build/bench/results.json
 #   make bench-micro   the Rust micro-benchmarks of the hot pure functions (ns/iter)
 #
 # See bench/README.md for how to read the output.
@@ -12,6 +14,7 @@ BENCH_DIR := build/bench
 BENCH_VMS ?= 50
 BENCH_ROUNDS ?= 3
 BENCH_BUILD_ROUNDS ?= 1
+BENCH_FLEET ?= 12
 BENCH_SKIP ?=
 
 .PHONY: bench bench-micro
@@ -24,5 +27,5 @@ bench-micro:
 bench: collection bench-micro
 	@venv=$$(PYTHON=$(PYTHON) bench/venv.sh $(BENCH_DIR)) && \
 	  $(VENV)/bin/python bench/run.py --ferro-tarball $(TARBALL) --ansible-venv "$$venv" \
-	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) \
+	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet $(BENCH_FLEET) \
 	    --workdir $(BENCH_DIR)/run --json $(BENCH_DIR)/results.json --skip "$(BENCH_SKIP)"

@@ -1,0 +1,152 @@
+"""The fleet (issue 18): N VMs cloned from one template, a disk grown and started, end to end, by
+ferro.proxmox and by community.proxmox the two ways its users can run it, each on a fresh pvesim at
+its default time scale; per variant the wall time, the failed hosts, and what pvesim holds at the end.
+
+Each collection runs its own idiomatic playbook, one play on an inventory of N hosts (fleet-01 ...,
+local connection), three tasks per host: proxmox_kvm `clone` (with `timeout`, `register`), then
+proxmox_disk `state: resized` and proxmox_kvm `state: started` on the registered `vmid`.
+"""
+
+import collections
+import os
+import re
+
+import seed as bench_seed
+from harness import FQCN, connection, log, play, run_playbook, write_playbook
+from pvesim.testing import PvesimProcess
+
+# The vmids community.proxmox's explicit-vmid variant gives its hosts (fleet-01 gets the first).
+EXPLICIT_FIRST_VMID = 2001
+# Seconds each task may wait for its PVE task. community.proxmox's proxmox_kvm waits 30 by default,
+# tight for 12 clones queued on a loaded 2-core machine; and its waiter polls a failed task until the
+# timeout runs out (it only ever looks for a task that ended OK), so a longer one would hold
+# `make bench` for minutes whenever clones fail.
+TASK_TIMEOUT = 60
+# The variants, in the order they run: (key, collection, how it is run, explicit vmids, serial 1).
+VARIANTS = (
+    ('ferro', 'ferro', 'automatic vmids, forks N', False, False),
+    ('community-serial', 'community', 'automatic vmids, serial 1', False, True),
+    ('community-explicit', 'community', 'explicit vmids, forks N', True, False),
+)
+SIZE = re.compile(r'(?:^|,)size=([^,]+)')
+
+
+def grown_size(size):
+    """The template's disk size plus 2 GiB, written as PVE writes a size (the largest unit that divides
+    it: `8G` -> `10G`): what every VM's disk must show at the end."""
+    units = 'KMGT'
+    number, unit = re.fullmatch(r'(\d+)([KMGT]?)', size).groups()
+    total = int(number) * 1024 ** (units.index(unit) + 1 if unit else 0) + 2 * 1024 ** 3
+    for power in range(len(units), 0, -1):
+        if total % 1024 ** power == 0:
+            return '%d%s' % (total // 1024 ** power, units[power - 1])
+    return str(total)
+
+
+def fleet_tasks(coll, template, grown, explicit):
+    fq = FQCN[coll]
+    clone = {'node': template['node'], 'clone': template['name'], 'name': '{{ inventory_hostname }}',
+             'timeout': TASK_TIMEOUT}
+    if explicit:
+        clone['newid'] = '{{ fleet_vmid }}'
+    return [
+        {'name': 'clone the template', fq + '.proxmox_kvm': clone, 'register': 'fleet_vm'},
+        {'name': 'grow its disk', fq + '.proxmox_disk': {
+            'vmid': '{{ fleet_vm.vmid }}', 'disk': template['disk'], 'state': 'resized', 'size': grown,
+            'timeout': TASK_TIMEOUT}},
+        {'name': 'start it', fq + '.proxmox_kvm': {'vmid': '{{ fleet_vm.vmid }}', 'state': 'started',
+                                                   'timeout': TASK_TIMEOUT}},
+    ]
+
+
+def end_state(sim, hosts, disk, grown):
+    """Hosts whose VM (by name) is not there exactly once, running, with its disk grown: read from
+    pvesim after the run."""
+    vms = sim.api('GET', '/cluster/resources', {'type': 'vm'})
+    not_built = []
+    for host in hosts:
+        mine = [v for v in vms if v.get('name') == host]
+        if len(mine) != 1 or mine[0].get('status') != 'running':
+            not_built.append(host)
+            continue
+        config = sim.api('GET', '/nodes/%s/qemu/%d/config' % (mine[0]['node'], int(mine[0]['vmid'])))
+        size = SIZE.search(config.get(disk, ''))
+        if not size or size.group(1) != grown:
+            not_built.append(host)
+    return not_built
+
+
+def shared_vmids(vmids):
+    """Hosts that were told the same vmid as another host (each host's first task result's `vmid`)."""
+    counts = collections.Counter(vmids.values())
+    return sorted(h for h, vmid in vmids.items() if counts[vmid] > 1)
+
+
+def run_fleet(n, venv, collections_path, community_version, workdir):
+    template = bench_seed.template()
+    grown = grown_size(template['size'])
+    hosts = ['fleet-%02d' % (i + 1) for i in range(n)]
+    inventory = os.path.join(workdir, 'fleet_hosts.ini')
+    with open(inventory, 'w', encoding='utf-8') as f:
+        f.write('[fleet]\n' + ''.join('%s ansible_connection=local fleet_vmid=%d\n' % (h, EXPLICIT_FIRST_VMID + i)
+                                      for i, h in enumerate(hosts)))
+    log('fleet: %d VMs cloned from %s (vmid %d), %s grown to %s, started; a fresh pvesim per variant' % (
+        n, template['name'], template['vmid'], template['disk'], grown))
+    out = {'vms': n, 'template': template, 'grown': grown, 'variants': {}}
+    for key, coll, how, explicit, serial in VARIANTS:
+        with PvesimProcess(seed=bench_seed.DEFAULT_SEED) as sim:
+            plays = play(coll, connection(coll, sim, community_version), fleet_tasks(coll, template, grown, explicit),
+                         hosts='fleet', **({'serial': 1} if serial else {}))
+            r = run_playbook(venv, collections_path, workdir, write_playbook(workdir, 'fleet_' + key, plays),
+                             inventory, forks=n)
+            not_built = end_state(sim, hosts, template['disk'], grown)
+        failed = sorted(h for h in hosts if h not in r['hosts'] or r['hosts'][h]['failed'] or r['hosts'][h]['unreachable'])
+        # Each host's first `vmid`: the clone task's (a failed clone returns none).
+        vmids = {h: v[0] for h, v in r['vmids'].items() if v}
+        shared = shared_vmids(vmids)
+        v = out['variants'][key] = {
+            'collection': coll, 'how': how.replace('N', str(n)), 'wall': r['wall'], 'elapsed': r['elapsed'],
+            'cpu': r['cpu'], 'rc': r['rc'], 'failed_hosts': failed, 'shared_vmids': shared, 'not_built': not_built,
+            'vmids': vmids}
+        log('  %s' % fleet_line(v, n))
+    return out
+
+
+def fleet_line(v, n):
+    return ('%-17s %-26s %6.1f s (play %5.1f s)  failed hosts %d/%d  duplicate vmids %d  VM missing or not '
+            'running %d/%d' % (FQCN[v['collection']], v['how'], v['wall'], v['elapsed'], len(v['failed_hosts']), n,
+                               len(v['shared_vmids']), len(v['not_built']), n))
+
+
+def built(v):
+    return not (v['failed_hosts'] or v['shared_vmids'] or v['not_built'] or v['rc'])
+
+
+def fleet_report(fleet):
+    """The fleet's lines and its ratio: ferro.proxmox's wall time over community.proxmox's better way
+    (the fastest community.proxmox variant that built the whole fleet: no failed host, every VM there,
+    running and grown). Returns (lines, ratio or None, ferro's variant)."""
+    n = fleet['vms']
+    t = fleet['template']
+    lines = ['fleet: %d VMs cloned from %s, %s grown to %s, started (wall time of ansible-playbook; a fresh pvesim '
+             'at its default time scale per variant)' % (n, t['name'], t['disk'], fleet['grown'])]
+    variants = fleet['variants']
+    lines += ['  ' + fleet_line(v, n) for v in variants.values()]
+    ferro = variants.get('ferro')
+    community = [v for v in variants.values() if v['collection'] == 'community']
+    better = min((v for v in community if built(v)), key=lambda v: v['wall'], default=None)
+    ratio = None
+    if ferro and better:
+        ratio = ferro['wall'] / better['wall']
+        lines.append('  ferro / community.proxmox\'s better way (%s, %.1f s): %.2f' % (better['how'], better['wall'], ratio))
+    elif ferro and community:
+        fastest = min(community, key=lambda v: v['wall'])
+        lines.append('  neither community.proxmox way built the fleet; against its fastest (%s, %.1f s, unfinished) '
+                     'ferro takes %.2f' % (fastest['how'], fastest['wall'], ferro['wall'] / fastest['wall']))
+    for v in variants.values():
+        others = [h for h in v['not_built'] if h not in v['failed_hosts']]
+        if v['failed_hosts'] or others:
+            lines.append('  %s %s: failed %s%s' % (
+                FQCN[v['collection']], v['how'], ', '.join(v['failed_hosts']) or '-',
+                '; not failed, but VM missing or not running: ' + ', '.join(others) if others else ''))
+    return lines, ratio, ferro
