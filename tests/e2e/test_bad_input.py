@@ -37,6 +37,7 @@ def bad_bool(option, value):
                   "boolean. Valid booleans include: " % (option, value))
 
 
+SCHEMA = "Unable to update vm existing-web with vmid 100: %s (Proxmox VE's API schema for PUT /nodes/{node}/qemu/{vmid}/config; nothing was sent)"
 DISK_KEY = "disk must be a drive key such as scsi1, virtio0, sata2, ide2, unused0, efidisk0 or tpmstate0, got '%s'"
 BAD_SIZE = "size: invalid size '%s': expected a number of GiB or a number with a K, M, G or T suffix"
 
@@ -172,6 +173,13 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'timeout': 0}, 'timeout must be a number of seconds above 0, got 0'),
     ({'name': 'web_01'}, "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got 'web_01'"),
     ({'bogus_option': 1}, unsupported('proxmox_kvm', 'bogus_option')),
+    # Issue 17: values the module passes on are checked against PVE's API schema by the client,
+    # with PVE's words, before the write is sent (docs/pve-semantics.md §26).
+    ({'update': True, 'cores': 0}, SCHEMA % 'cores: value must have a minimum value of 1'),
+    ({'update': True, 'memory': 1}, SCHEMA % 'memory: invalid format - format error memory.current: value must have a minimum value of 16'),
+    ({'update': True, 'memory': 1024, 'balloon': 2048}, SCHEMA % 'balloon: balloon value too large (must be smaller than assigned memory)'),
+    ({'update': True, 'ipconfig': {'ipconfig0': 'ip=10.0.0.300/24'}},
+     SCHEMA % 'ipconfig0: invalid format - format error ipconfig0.ip: invalid format - value does not look like a valid ipv4 network configuration'),
     ({'node': None}, 'state is present but all of the following are missing: node'),
     ({'ca_path': '/nonexistent/ca.pem'}, 'ca_path: unable to read the CA file /nonexistent/ca.pem: No such file or directory (os error 2)'),
 ]]
