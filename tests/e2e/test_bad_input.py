@@ -174,7 +174,7 @@ KVM = [({**{'vmid': 100, 'name': 'existing-web', 'node': 'pve1'}, **opts}, msg) 
     ({'name': 'web_01'}, "name must be a valid DNS name (letters, digits, inner hyphens, dot-separated labels), got 'web_01'"),
     ({'bogus_option': 1}, unsupported('proxmox_kvm', 'bogus_option')),
     # Issue 17: values the module passes on are checked against PVE's API schema by the client,
-    # with PVE's words, before the write is sent (docs/pve-semantics.md §26).
+    # with PVE's words, before the write is sent (docs/pve-semantics.md §28).
     ({'update': True, 'cores': 0}, SCHEMA % 'cores: value must have a minimum value of 1'),
     ({'update': True, 'memory': 1}, SCHEMA % 'memory: invalid format - format error memory.current: value must have a minimum value of 16'),
     ({'update': True, 'memory': 1024, 'balloon': 2048}, SCHEMA % 'balloon: balloon value too large (must be smaller than assigned memory)'),
