@@ -38,7 +38,8 @@ pub enum PveFormat {
 /// How much of a rejected value a message quotes.
 pub const QUOTE_MAX: usize = 120;
 
-fn storage_id_ok(id: &str) -> bool {
+/// PVE's `pve-storage-id`: `[a-z][a-z0-9\-\_\.]*[a-z0-9]`, case-insensitive.
+pub(crate) fn storage_id_ok(id: &str) -> bool {
     let b = id.as_bytes();
     b.len() >= 2
         && b[0].is_ascii_alphabetic()

@@ -10,6 +10,8 @@
 //! A cloud-init volume is qemu-server `QemuServer/Drive.pm` `drive_is_cloudinit`'s
 //! `[vm-<vmid>-]cloudinit[.<format>]`.
 
+use crate::pve::pveformat::storage_id_ok;
+
 /// What a volume holds, as far as its name says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VolumeKind {
@@ -53,7 +55,7 @@ impl<'a> Volume<'a> {
     /// a bare size, a storage id PVE would refuse).
     pub fn parse(volid: &'a str) -> Option<Volume<'a>> {
         let (storage, volname) = volid.split_once(':')?;
-        if !is_storage_id(storage) || volname.is_empty() {
+        if !storage_id_ok(storage) || volname.is_empty() {
             return None;
         }
         let mut v = Volume {
@@ -126,15 +128,6 @@ impl<'a> Volume<'a> {
 pub fn path_format(path: &str) -> Option<&str> {
     let ext = path.strip_prefix('/')?.rsplit_once('.')?.1;
     ["raw", "qcow2", "vmdk"].into_iter().find(|f| *f == ext)
-}
-
-/// PVE's `pve-storage-id`: `[a-z][a-z0-9\-\_\.]*[a-z0-9]`, case-insensitive.
-fn is_storage_id(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 2
-        && b[0].is_ascii_alphabetic()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 /// `parse_name_dir`: (is base, format) of `[base-]<name>.<format>`.
