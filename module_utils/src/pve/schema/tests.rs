@@ -214,3 +214,17 @@ fn a_secret_is_never_quoted() {
         assert!(!e.contains("pppp"), "{e}");
     }
 }
+
+/// Every parameter of every endpoint is a definition once the table is loaded: a name of the
+/// `shared` section that does not resolve would leave a parameter that checks nothing.
+#[test]
+fn every_shared_definition_resolves() {
+    let table = endpoints();
+    assert!(table.len() >= 18, "the table has {} endpoints", table.len());
+    for (name, schema) in table {
+        let params = schema.get("params").and_then(Value::as_object).expect("params");
+        for (param, entry) in params {
+            assert!(entry.is_object(), "{name} {param}: {entry}");
+        }
+    }
+}
