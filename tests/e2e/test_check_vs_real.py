@@ -58,17 +58,19 @@ def _vm(vmid, name, status='stopped', template=False, **config):
 
 # The VMs the rows act on, next to the default seed's 100 and 9000 (one VM per row).
 ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
+    _vm(122, 'row-122', unused0='local-lvm:vm-122-disk-1', scsi2='local-lvm:vm-122-disk-3,size=1G'),
     _vm(123, 'row-123', scsi1='local-lvm:vm-123-disk-1,size=2G', unused0='local-lvm:vm-123-disk-2'),
     _vm(124, 'row-124'),
     _vm(9001, 'lvm-template', template=True),
 ]
 
 
-def write_seed(tmp_path, vms):
+def write_seed(tmp_path, name, extra_vms=(), default_vms=True):
+    """A seed file: the default seed, with or without its VMs, plus `extra_vms`."""
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         seed = json.load(f)
-    seed['vms'] = copy.deepcopy(vms)
-    path = tmp_path / ('seed-%d.json' % len(vms))
+    seed['vms'] = (seed['vms'] if default_vms else []) + copy.deepcopy(list(extra_vms))
+    path = tmp_path / (name + '.json')
     path.write_text(json.dumps(seed))
     return str(path)
 
@@ -79,7 +81,7 @@ def reset(sim, seed):
     sim.clear_requests()
 
 
-def state(sim):
+def vm_configs(sim):
     """Every VM with its config (pending included): what a write would change."""
     found = {}
     for res in sim.api('GET', '/cluster/resources', {'type': 'vm'}):
@@ -226,6 +228,8 @@ UNKNOWN_AND_PREDICTED = [
                        scsi={'scsi0': 'local-lvm:4'})),
         ('data disk', disk(vmid=211, disk='scsi1', storage='local-lvm', size='2')),
     ], real_changed=True, exact=('volume', 'config'), unmarked=True, expect=_volume_is('local-lvm:vm-211-disk-2')),
+    one('data disk takes the lowest free name', disk(vmid=122, disk='scsi1', storage='local-lvm', size='1'),
+        real_changed=True, exact=('volume', 'config'), unmarked=True, expect=_volume_is('local-lvm:vm-122-disk-2')),
     one('full clone volumes', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=212, name='row-full',
                                   full=True, storage='local-lvm'),
         real_changed=True, exact=('devices',), unmarked=True,
@@ -348,7 +352,7 @@ def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
     book = [{'name': 'check versus real', 'hosts': 'localhost', 'gather_facts': False,
              'tasks': [task for row in rows for task in row.tasks]}]
     reset(sim, seed)
-    before = state(sim)
+    before = vm_configs(sim)
     check = ansible.run_playbook(book, check=True, diff=True, env=env)
     problems = {}
     sent = writes(sim)
@@ -358,8 +362,9 @@ def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
             problems.setdefault(row.name, []).append('the check run wrote: %s' % sent)
     reset(sim, seed)
     real = ansible.run_playbook(book, diff=True, env=env)
-    if writes_nothing and state(sim) != before:
-        changed = sorted(vmid for vmid in set(before) | set(state(sim)) if before.get(vmid) != state(sim).get(vmid))
+    after = vm_configs(sim) if writes_nothing else before
+    if after != before:
+        changed = sorted(vmid for vmid in set(before) | set(after) if before.get(vmid) != after.get(vmid))
         for row in rows:
             problems.setdefault(row.name, []).append('the real run changed VMs %s' % changed)
     for row in rows:
@@ -368,8 +373,7 @@ def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
 
 
 def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, capsys):
-    seed = write_seed(tmp_path, json.load(open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8'))['vms']
-                      + ROW_VMS)
+    seed = write_seed(tmp_path, 'rows', ROW_VMS)
     problems = {}
     problems.update(run_batch(ansible, sim, seed, PREFLIGHT, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, UNKNOWN_AND_PREDICTED))
@@ -396,7 +400,7 @@ def test_first_seed_build_playbook_check_predicts_the_real_run(ansible, sim, tmp
     """The first seed's build playbook on an empty cluster: `--check --diff` runs cleanly (the
     MAC-parsing task reads `(known after apply)`), writes nothing, and predicts the real run task by
     task; the MAC is a real one only in the real run, the data disk's volume is known in both."""
-    seed = write_seed(tmp_path, [])
+    seed = write_seed(tmp_path, 'empty', default_vms=False)
     book = os.path.join(PLAYBOOKS, 'first_seed_build.yml')
     inventory = os.path.join(PLAYBOOKS, 'first_seed_inventory.yml')
     reset(sim, seed)
