@@ -16,7 +16,7 @@ mod spec;
 use std::collections::BTreeMap;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::predictions::{self, Predictions};
+use module_utils::check::world::World;
 use module_utils::connect::connect;
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::Api;
@@ -45,16 +45,18 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let predictions = ctx.predictions.clone();
-    let mut run = Run { ctx, api: &api, p: &params, predictions: predictions.as_ref() };
+    let world = World::new(&api, ctx.predictions.clone());
+    let mut run = Run { ctx, api: &api, world: &world, p: &params };
     run.dispatch()
 }
 
 struct Run<'a> {
     ctx: &'a mut Context,
+    /// The client, for `apply` and the reads only a real run makes (`status/current`).
     api: &'a dyn Api,
+    /// What the task reads VMs and configs through (the run's predictions in check mode).
+    world: &'a World<'a>,
     p: &'a Params,
-    predictions: Option<&'a Predictions>,
 }
 
 /// What a task left: the VM and its config (predicted in check mode, read back otherwise).
@@ -181,9 +183,7 @@ impl Run<'_> {
                 let vmid = self.predicted_nextid(&taken)?;
                 plan.set_vmid(vmid);
             }
-            if let Some(predictions) = self.predictions {
-                predictions.record(&plan.prediction)?;
-            }
+            self.world.record(plan.prediction.clone())?;
             return Ok(Done { vm: plan.vm, after: plan.after });
         }
         let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p }.run(&plan.write)?;
@@ -204,17 +204,17 @@ impl Run<'_> {
     }
 
     fn vms(&self) -> Result<Vec<VmResource>> {
-        predictions::cluster_vms(self.api, self.predictions)
+        self.world.vms()
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
-        predictions::read_config(self.api, vm, self.predictions)
+        self.world.config(vm)
     }
 
     /// The power state: from the check-mode predictions when an earlier task predicted it, else
     /// from `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if predictions::is_predicted(vm) || self.predictions.and_then(|p| p.get(vm.vmid)).is_some() {
+        if self.world.is_predicted(vm) {
             return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
         }
         let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
@@ -537,7 +537,7 @@ impl Run<'_> {
     }
 
     fn migrate(&mut self) -> Result<Outcome> {
-        let (vms, storages) = predictions::cluster_vms_and_storages(self.api, self.predictions)?;
+        let (vms, storages) = self.world.vms_and_storages()?;
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;

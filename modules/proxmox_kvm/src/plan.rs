@@ -9,7 +9,6 @@ mod power;
 use std::collections::BTreeMap;
 
 use module_utils::check::predictions::PredictedVm;
-use module_utils::pve::client::{form, Form};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
 use module_utils::pve::propstring::{PropertyString, NET};
@@ -22,7 +21,7 @@ pub use compare::{
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
 
-use crate::params::{is_drive_key, CloneOpts, Params};
+use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
 
 /// What PVE shows instead of the cloud-init password.
 pub const MASKED: &str = "**********";
