@@ -7,13 +7,15 @@
 //! are schema-checked by the client itself; `schema` runs the same check on the requests a check
 //! run plans, with the context the real run's failure carries.
 
+use std::collections::BTreeMap;
+
 use module_utils::pve::client::{Api, ApiPath, Form, Method};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
-use module_utils::pve::resources::{node_bridges, require_bridge};
+use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::check_write;
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::Result;
@@ -101,10 +103,11 @@ impl<'a> Guard<'a> {
                 self.config_values(node, form, p.storage.as_deref())?;
                 permissions::create(vmid, p.pool.as_deref(), p.storage.as_deref(), false, form)
             }
-            Write::Config { vm, body, .. } => {
+            Write::Config { vm, body, context, .. } => {
                 let current = before.map(VmConfig::effective).unwrap_or_default();
                 let (set, delete) = split_config_body(body);
                 self.config_values(&vm.node, &set, None)?;
+                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))?;
                 permissions::update(vm.vmid, &current, &set, &delete)
             }
             Write::Clone { source, body, .. } => {
@@ -143,6 +146,17 @@ impl<'a> Guard<'a> {
         }
         Ok(())
     }
+}
+
+/// qemu-server `update_vm_api` refuses a `balloon` above the memory the VM will have, the
+/// memory it sends or, when it sends none, the one it has (docs/pve-semantics.md §28.4): the
+/// schema's own rule, given that memory, so a balloon alone is checked as PVE checks it.
+fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String, String>) -> Result<()> {
+    let has = |k: &str| body.iter().any(|(key, _)| key == k);
+    let Some(memory) = current.get("memory").filter(|_| has("balloon") && !has("memory")) else { return Ok(()) };
+    let mut form: Form = body.iter().filter(|(k, _)| k == "balloon").cloned().collect();
+    form.push(("memory".into(), memory.clone()));
+    check_write(Method::Put, &vm.path().join(["config"]), &form)
 }
 
 /// A config write's body as what it sets and what it deletes (`delete` and `revert` keys), its

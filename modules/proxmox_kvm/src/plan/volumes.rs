@@ -11,7 +11,7 @@ use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
-use module_utils::pve::volume::Volume;
+use module_utils::pve::volume::{Volume, VolumeKind};
 
 /// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
 const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
@@ -132,14 +132,22 @@ impl<'s> Allocator<'s> {
         join_drive(&volume, &props)
     }
 
-    /// A drive of a clone's source as the clone gets it (`clone_disk`): CD-ROMs and drives
-    /// without a volume as they are; a full copy as a new disk on `storage` (else the same
+    /// A drive of a clone's source as the clone gets it (`clone_disk`): a cloud-init drive as
+    /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
+    /// they are; a full copy as a new disk on `storage` (else the same
     /// storage) in `format` (else the source's format on the same storage, the target's default
     /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
     pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
         let (file, props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
-        let Some(source) = Volume::parse(&file).filter(|_| !cdrom) else { return value.to_string() };
+        let Some(source) = Volume::parse(&file) else { return value.to_string() };
+        if source.kind == VolumeKind::CloudInit {
+            // always copied, as the clone's own cloud-init volume on the same storage
+            return join_drive(&self.cloudinit(source.storage), &props);
+        }
+        if cdrom {
+            return value.to_string();
+        }
         let dest = storage.unwrap_or(source.storage);
         let volume = if full {
             let format = match format {
