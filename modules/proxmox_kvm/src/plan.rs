@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use module_utils::check::predictions::PredictedVm;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
-use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::preflight::StorageConfig;
+use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{StorageResource, VmResource};
 use module_utils::{Error, Result};
 use serde_json::Map;
@@ -84,8 +84,18 @@ impl Plan {
 /// The inputs of a new VM's predicted config: a create's task config, or a clone's source.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NewConfig {
-    Create { desired: BTreeMap<String, String>, default_storage: Option<String>, storages: Vec<StorageConfig> },
-    Clone { source: VmConfig, name: String, opts: CloneOpts, changes: Vec<Change>, storages: Vec<StorageConfig> },
+    Create {
+        desired: BTreeMap<String, String>,
+        default_storage: Option<String>,
+        storages: Vec<StorageConfig>,
+    },
+    Clone {
+        source: Box<VmConfig>,
+        name: String,
+        opts: Box<CloneOpts>,
+        changes: Vec<Change>,
+        storages: Vec<StorageConfig>,
+    },
 }
 
 impl NewConfig {
@@ -162,17 +172,12 @@ pub fn listed_power(vm: &VmResource) -> Power {
 
 /// Write `changes` to an existing VM in one digest-guarded `PUT .../config`. `storages`: the
 /// cluster's, to name the volumes of new disks as PVE will (unknown storages: left as sent).
-pub fn update(
-    vm: &VmResource,
-    config: &VmConfig,
-    changes: &[Change],
-    p: &Params,
-    storages: &[StorageConfig],
-) -> Plan {
+pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params, storages: &[StorageConfig]) -> Plan {
     let mut predicted = predict(config, changes, vm.status == "running");
     let mut alloc = Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()));
     for c in changes {
-        let value = if is_drive_key(&c.key) { alloc.allocate(&c.key, &c.after, None) } else { mark_new_mac(&c.key, &c.after) };
+        let value =
+            if is_drive_key(&c.key) { alloc.allocate(&c.key, &c.after, None) } else { mark_new_mac(&c.key, &c.after) };
         for side in [&mut predicted.current, &mut predicted.pending] {
             if side.get(&c.key) == Some(&c.after) {
                 side.insert(c.key.clone(), value.clone());
@@ -356,9 +361,9 @@ pub fn clone(
     let prediction =
         PredictedVm { template: false, ..PredictedVm::created(newid, Some(name.to_string()), &node, &planned) };
     let new_config = NewConfig::Clone {
-        source: source_config.clone(),
+        source: Box::new(source_config.clone()),
         name: name.to_string(),
-        opts: c.clone(),
+        opts: Box::new(c.clone()),
         changes: conv.changes,
         storages: storages.to_vec(),
     };

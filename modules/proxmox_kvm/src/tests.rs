@@ -374,7 +374,10 @@ fn clone_names_volumes_by_storage_and_kind() {
     ]);
     let linked = CloneOpts { full: false, ..CloneOpts::default() };
     let base = clone_base(&source, "c", 213, &linked, &storages());
-    assert_eq!(base.get("scsi0"), Some("vmdata:9000/base-9000-disk-0.qcow2/213/vm-213-disk-0.qcow2,discard=on,size=8G"));
+    assert_eq!(
+        base.get("scsi0"),
+        Some("vmdata:9000/base-9000-disk-0.qcow2/213/vm-213-disk-0.qcow2,discard=on,size=8G")
+    );
     assert_eq!(base.get("scsi1"), Some("local-lvm:vm-213-disk-0,size=2G"));
     assert_eq!(base.get("ide2"), Some("vmdata:213/vm-213-cloudinit.qcow2,media=cdrom,size=4M"));
     let full = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };

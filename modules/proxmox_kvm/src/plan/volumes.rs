@@ -184,7 +184,10 @@ fn split_drive(value: &str) -> (String, BTreeMap<String, String>) {
 
 /// A drive as PVE prints it here: the volume, then the options in alphabetical order.
 fn join_drive(volume: &str, props: &BTreeMap<String, String>) -> String {
-    std::iter::once(volume.to_string()).chain(props.iter().map(|(k, v)| format!("{k}={v}"))).collect::<Vec<_>>().join(",")
+    std::iter::once(volume.to_string())
+        .chain(props.iter().map(|(k, v)| format!("{k}={v}")))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A `netN` value as the real run will hold it: without a MAC, PVE draws one (§9), so the
@@ -204,8 +207,12 @@ pub fn mark_new_mac(key: &str, value: &str) -> String {
 
 /// A clone's `smbios1`: PVE gives every clone a new uuid (Qemu.pm `clone_vm`), known after apply.
 pub fn clone_smbios1(source: Option<&str>) -> String {
-    let mut parts: Vec<String> =
-        source.unwrap_or("").split(',').filter(|p| !p.is_empty() && !p.starts_with("uuid=")).map(str::to_string).collect();
+    let mut parts: Vec<String> = source
+        .unwrap_or("")
+        .split(',')
+        .filter(|p| !p.is_empty() && !p.starts_with("uuid="))
+        .map(str::to_string)
+        .collect();
     parts.push(format!("uuid={KNOWN_AFTER_APPLY}"));
     parts.sort();
     parts.join(",")
