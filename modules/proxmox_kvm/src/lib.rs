@@ -22,6 +22,7 @@ use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{require, resolve, VmResource};
 use module_utils::{Error, Result};
@@ -201,6 +202,16 @@ impl Run<'_> {
         })
     }
 
+    /// The storages, read only when a key the task writes is a drive (their volume names
+    /// depend on them).
+    fn storages_for<'k>(&self, mut keys: impl Iterator<Item = &'k str>) -> Result<Vec<StorageConfig>> {
+        if keys.any(is_drive_key) {
+            self.guard.storages()
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
     /// The vmid a check-mode create or clone would get: PVE's next free id, skipping ids that
     /// earlier tasks of this check run predicted for their VMs (`taken`).
     fn predicted_nextid(&mut self, taken: &[u64]) -> Result<u64> {
@@ -317,7 +328,7 @@ impl Run<'_> {
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
-            let storages = self.guard.storages()?;
+            let storages = self.storages_for(conv.changes.iter().map(|c| c.key.as_str()))?;
             let plan = plan::update(vm, config, &conv.changes, self.p, &storages);
             let predicted = plan.after.clone();
             let done = self.execute(plan, Some(config))?;
@@ -366,7 +377,7 @@ impl Run<'_> {
 
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
-        let storages = self.guard.storages()?;
+        let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
         let done = self.execute(plan, None)?;
         let planned = resolved(&done.planned, &done.after);
