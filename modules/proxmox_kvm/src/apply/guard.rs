@@ -75,7 +75,8 @@ impl<'a> Guard<'a> {
     }
 
     /// The drives and NICs a create or config write sets: each new disk's storage holds images
-    /// (a cloud-init drive's too), each volume it names exists, each bridge is on the node.
+    /// (a cloud-init drive's too), each ISO or import source it names exists, each bridge is on
+    /// the node.
     fn config_values(&self, node: &str, values: &Form, default_storage: Option<&str>) -> Result<()> {
         for (key, value) in values.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
             let Some(disk) = Disk::parse(key, value) else { continue };
@@ -87,7 +88,11 @@ impl<'a> Guard<'a> {
                 }
             } else if let Some(sid) = file.strip_suffix(":cloudinit") {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
-            } else if Volume::parse(file).is_some_and(|v| v.kind != VolumeKind::CloudInit) {
+            } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
+            {
+                // an ISO or import source: PVE takes the reference and fails in its task. A VM's
+                // own images are not listed here: a user may change a drive's options without
+                // the right to list the storage (`check_volume_access` asks nothing for them).
                 self.preflight.volume(node, file, &option)?;
             }
         }
