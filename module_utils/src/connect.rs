@@ -186,6 +186,7 @@ mod tests {
         let c = connection(&params(&[base[0], base[1], ("api_password", "pw"), ("api_otp", " 123456 ")])).unwrap();
         assert_eq!(c.credentials, Credentials::Password { password: "pw".into(), otp: Some("123456".into()) });
         assert_eq!(c.principal(), "u@pve (password and one-time password)");
+        assert_eq!(c.authid(), "u@pve");
         let c = connection(&params(&[base[0], base[1], ("api_password", "pw"), ("api_otp", "")])).unwrap();
         assert_eq!(c.credentials, Credentials::Password { password: "pw".into(), otp: None });
         let c = connection(&params(&[
@@ -197,5 +198,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.credentials, Credentials::Token { token_id: "t".into(), secret: "s".into() });
+        // What PVE's ACLs (and `GET /access/permissions`) see: the token, not its user.
+        assert_eq!(c.authid(), "u@pve!t");
     }
 }

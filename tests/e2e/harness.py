@@ -169,10 +169,11 @@ CANARY_PRIVILEGES = [
 
 def _normalize(value, patterns):
     """Replace each unpredictable part: a regex (by `<unpredictable>`) or a (regex, replacement)
-    pair, e.g. (',size=\\w+', '') for a size PVE fills in from the storage."""
+    pair, e.g. (',size=\\w+', '') for a size PVE fills in from the storage. A check run shows such
+    a part as `(known after apply)` (README, check mode), which stands for it too."""
     if value is None or not patterns:
         return value
-    text = json.dumps(value, sort_keys=True)
+    text = json.dumps(value, sort_keys=True).replace('(known after apply)', '<unpredictable>')
     for p in patterns:
         pattern, replacement = p if isinstance(p, tuple) else (p, '<unpredictable>')
         text = re.sub(pattern, replacement, text)

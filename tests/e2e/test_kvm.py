@@ -11,6 +11,8 @@ import os
 import re
 
 MAC_RE = r'[0-9A-F]{2}(?::[0-9A-F]{2}){5}'
+# A clone's new smbios1 uuid and vmgenid (Qemu.pm clone_vm): known only after apply.
+UUID_RE = r'[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}'
 
 
 def kvm(_task='kvm', **options):
@@ -81,8 +83,8 @@ def test_create_by_name_with_auto_vmid_disks_nics_cloud_init(ansible, sim):
     assert result['mac'] == {'net0': cfg['net0'][7:24], 'net1': 'BC:24:11:00:00:42'}
     assert result['devices']['scsi0'] == 'local-lvm:vm-101-disk-1'
     assert result['devices']['ide2'] == 'local-lvm:vm-101-cloudinit'
-    # In check mode only the given MAC is known.
-    assert check.task('kvm')['result']['mac'] == {'net1': 'BC:24:11:00:00:42'}
+    # In check mode only the given MAC is known; the one PVE draws is known after apply.
+    assert check.task('kvm')['result']['mac'] == {'net0': '(known after apply)', 'net1': 'BC:24:11:00:00:42'}
     again_result = again.task('kvm')['result']
     assert again_result['vmid'] == vmid and again_result['drift'] == {}
     assert again_result['mac'] == result['mac']
@@ -163,7 +165,7 @@ def test_clone_template_with_cloud_init_and_cores_in_one_task(ansible, sim):
     task = kvm(node='pve1', clone='debian-13-template', name='app01', newid=120, cores=4, memory=1024,
                ciuser='admin', ipconfig={'ipconfig0': 'ip=192.0.2.10/24,gw=192.0.2.1'},
                net={'net0': 'virtio,bridge=vmbr0,tag=7'}, tags=['app'])
-    check, real, again = ansible.converge(play(task))
+    check, real, again = ansible.converge(play(task), unpredictable=[MAC_RE, UUID_RE])
     result = real.task('kvm')['result']
     assert result['vmid'] == 120 and check.task('kvm')['result']['vmid'] == 120
     assert result['msg'] == 'VM app01 with newid 120 cloned from vm with vmid 9000'
@@ -190,7 +192,7 @@ def test_clone_onto_an_existing_target_returns_the_target(ansible, sim):
 
 def test_clone_without_newid_finds_its_target_by_name(ansible, sim):
     task = kvm(node='pve1', clone='debian-13-template', name='app03', cores=2)
-    check, real, again = ansible.converge(play(task))
+    check, real, again = ansible.converge(play(task), unpredictable=[MAC_RE, UUID_RE])
     assert real.task('kvm')['result']['vmid'] == 101 == again.task('kvm')['result']['vmid']
     assert vmids(sim) == [100, 101, 9000]
 

@@ -36,6 +36,15 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Who PVE's ACLs see: `user@realm`, or `user@realm!tokenid` for an API token (pve-access-control
+    /// `PVE::AccessControl` `split_tokenid`); what `GET /access/permissions` answers for.
+    pub fn authid(&self) -> String {
+        match &self.credentials {
+            Credentials::Token { token_id, .. } => format!("{}!{}", self.user, token_id),
+            Credentials::Password { .. } => self.user.clone(),
+        }
+    }
+
     /// Who we authenticate as, for messages: the user, and the token id when a token is used.
     pub fn principal(&self) -> String {
         match &self.credentials {

@@ -67,6 +67,8 @@ pub struct StorageConfig {
     pub disabled: bool,
     /// The nodes it is restricted to; `None`: every node.
     pub nodes: Option<BTreeSet<String>>,
+    /// Its `format` option (the default format of new disks on dir, nfs and cifs), if set.
+    pub format: Option<String>,
 }
 
 impl StorageConfig {
@@ -86,6 +88,7 @@ impl StorageConfig {
             content: list("content"),
             disabled: lenient_bool(v.get("disable")),
             nodes: (!nodes.is_empty()).then_some(nodes),
+            format: v.get("format").and_then(Value::as_str).map(str::to_string),
         })
     }
 }

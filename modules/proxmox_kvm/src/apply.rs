@@ -11,6 +11,9 @@ use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
+mod guard;
+pub(crate) use guard::Guard;
+
 use crate::params::Params;
 use crate::plan::{self, Write};
 
@@ -196,8 +199,8 @@ impl Apply<'_> {
         if conv.changes.is_empty() {
             return Ok(config);
         }
-        crate::require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
-        let update = plan::update(vm, &config, &conv.changes, self.p);
+        guard::require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
+        let update = plan::update(vm, &config, &conv.changes, self.p, &[]);
         let after = self.run(&update.write)?.after.unwrap_or(update.after);
         if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &after) {
             self.ctx.warn(w);

@@ -16,12 +16,13 @@ mod spec;
 use std::collections::BTreeMap;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::predictions::{self, Predictions};
-use module_utils::connect::connect;
+use module_utils::check::world::World;
+use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{require, resolve, VmResource};
 use module_utils::{Error, Result};
@@ -34,7 +35,7 @@ pub use plan::{
 };
 pub use spec::SPEC;
 
-use apply::Apply;
+use apply::{Apply, Guard};
 use params::is_drive_key;
 use plan::{listed_power, Plan, MASKED};
 
@@ -44,23 +45,47 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     if let Some(id) = params.vmid {
         ctx.identify("vmid", id);
     }
+    let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
-    let predictions = ctx.predictions.clone();
-    let mut run = Run { ctx, api: &api, p: &params, predictions: predictions.as_ref() };
+    let world = World::new(&api, ctx.predictions.clone());
+    let guard = Guard::new(&api, &authid);
+    let mut run = Run { ctx, api: &api, world: &world, guard: &guard, p: &params };
     run.dispatch()
 }
 
 struct Run<'a> {
     ctx: &'a mut Context,
+    /// The client, for `apply` and the reads only a real run makes (`status/current`).
     api: &'a dyn Api,
+    /// What the task reads VMs and configs through (the run's predictions in check mode).
+    world: &'a World<'a>,
+    /// The checks before any write (preflight, privileges; the schema in check mode).
+    guard: &'a Guard<'a>,
     p: &'a Params,
-    predictions: Option<&'a Predictions>,
 }
 
-/// What a task left: the VM and its config (predicted in check mode, read back otherwise).
+/// What a task left: the VM and its config (predicted in check mode, read back otherwise), and
+/// the config the plan predicted (for a new VM, with the vmid it took).
 struct Done {
     vm: VmResource,
     after: VmConfig,
+    planned: VmConfig,
+}
+
+/// The planned config the diff shows: in a real run, each value the plan could only mark
+/// `(known after apply)` is the value PVE gave it (`after`, as read back); in a check run
+/// `after` is the plan itself, and the marks stay.
+fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
+    let real = after.effective();
+    let mut out = planned.clone();
+    for side in [&mut out.current, &mut out.pending] {
+        for (key, value) in side.iter_mut() {
+            if let (true, Some(v)) = (plan::is_marked(value), real.get(key)) {
+                *value = v.clone();
+            }
+        }
+    }
+    out
 }
 
 fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
@@ -144,50 +169,47 @@ fn require_qemu(vm: &VmResource) -> Result<()> {
     Ok(())
 }
 
-/// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
-/// `node` lacks (`resources::require_bridge`); the node's bridges are read once, only when needed.
-pub(crate) fn require_bridges<'k>(
-    api: &dyn Api,
-    node: &str,
-    values: impl IntoIterator<Item = (&'k str, &'k str)>,
-) -> Result<()> {
-    let mut bridges: Option<Vec<String>> = None;
-    for (key, value) in values {
-        if !is_nic_key(key) {
-            continue;
-        }
-        let nic = PropertyString::parse_lenient(&NET, value).ok();
-        let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
-        if bridges.is_none() {
-            bridges = Some(module_utils::pve::resources::node_bridges(api, node)?);
-        }
-        module_utils::pve::resources::require_bridge(
-            bridges.as_deref().unwrap_or_default(),
-            bridge,
-            node,
-            &format!("net.{key}"),
-        )?;
-    }
-    Ok(())
-}
-
 impl Run<'_> {
-    /// The one place check mode is decided. In check mode: record the plan's prediction for the
-    /// later tasks of the run (a new VM without a vmid gets the predicted next free one) and
-    /// return it; otherwise make the plan's writes and return what PVE holds after them.
-    fn execute(&mut self, mut plan: Plan) -> Result<Done> {
+    /// The one place check mode is decided. In both modes the guard first checks what PVE would
+    /// refuse (preflight, privileges), with the same message. Then in check mode: the schema of
+    /// each planned request, and the plan's prediction recorded for the later tasks of the run (a
+    /// new VM without a vmid gets the predicted next free one) and returned; otherwise the plan's
+    /// writes made and what PVE holds after them returned. `before`: the config the plan was made
+    /// from (the source's, for a clone).
+    fn execute(&mut self, mut plan: Plan, before: Option<&VmConfig>) -> Result<Done> {
         if self.ctx.check_mode {
             if let Some(taken) = plan.auto_vmid.take() {
                 let vmid = self.predicted_nextid(&taken)?;
                 plan.set_vmid(vmid);
             }
-            if let Some(predictions) = self.predictions {
-                predictions.record(&plan.prediction)?;
-            }
-            return Ok(Done { vm: plan.vm, after: plan.after });
+        }
+        // A real create or clone without a vmid: the privileges of the id PVE offers now.
+        let vmid = match plan.vm.vmid {
+            0 => apply::nextid(self.api)?,
+            id => id,
+        };
+        self.guard.before_write(&plan.write, before, vmid, self.p)?;
+        if self.ctx.check_mode {
+            self.guard.schema(&plan.write, vmid)?;
+            self.world.record(plan.prediction.clone())?;
+            return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }
         let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p }.run(&plan.write)?;
-        Ok(Done { vm: applied.vm.unwrap_or(plan.vm), after: applied.after.unwrap_or(plan.after) })
+        Ok(Done {
+            vm: applied.vm.unwrap_or(plan.vm),
+            after: applied.after.unwrap_or_else(|| plan.after.clone()),
+            planned: plan.after,
+        })
+    }
+
+    /// The storages, read only when a key the task writes is a drive (their volume names
+    /// depend on them).
+    fn storages_for<'k>(&self, mut keys: impl Iterator<Item = &'k str>) -> Result<Vec<StorageConfig>> {
+        if keys.any(is_drive_key) {
+            self.guard.storages()
+        } else {
+            Ok(Vec::new())
+        }
     }
 
     /// The vmid a check-mode create or clone would get: PVE's next free id, skipping ids that
@@ -204,17 +226,17 @@ impl Run<'_> {
     }
 
     fn vms(&self) -> Result<Vec<VmResource>> {
-        predictions::cluster_vms(self.api, self.predictions)
+        self.world.vms()
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
-        predictions::read_config(self.api, vm, self.predictions)
+        self.world.config(vm)
     }
 
     /// The power state: from the check-mode predictions when an earlier task predicted it, else
     /// from `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if predictions::is_predicted(vm) || self.predictions.and_then(|p| p.get(vm.vmid)).is_some() {
+        if self.world.is_predicted(vm) {
             return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
         }
         let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
@@ -306,10 +328,11 @@ impl Run<'_> {
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
-            require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
-            let plan = plan::update(vm, config, &conv.changes, self.p);
+            let storages = self.storages_for(conv.changes.iter().map(|c| c.key.as_str()))?;
+            let plan = plan::update(vm, config, &conv.changes, self.p, &storages);
             let predicted = plan.after.clone();
-            let done = self.execute(plan)?;
+            let done = self.execute(plan, Some(config))?;
+            let predicted = resolved(&predicted, &done.after);
             if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &done.after) {
                 self.ctx.warn(w);
             }
@@ -354,10 +377,10 @@ impl Run<'_> {
 
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
-        require_bridges(self.api, &node, self.p.desired.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-        let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect());
-        let planned = plan.after.clone();
-        let done = self.execute(plan)?;
+        let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
+        let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
+        let done = self.execute(plan, None)?;
+        let planned = resolved(&done.planned, &done.after);
         let vmid = done.vm.vmid;
         let label = self.p.label();
         let label = if label.is_empty() { vmid.to_string() } else { label };
@@ -402,9 +425,11 @@ impl Run<'_> {
         let name = self.p.name.clone().unwrap_or_else(|| {
             format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
         });
-        let plan = plan::clone(&source, &source_config, &c, &name, self.p, vms.iter().map(|v| v.vmid).collect())?;
-        let planned = plan.after.clone();
-        let done = self.execute(plan)?;
+        let storages = self.guard.storages()?;
+        let taken = vms.iter().map(|v| v.vmid).collect();
+        let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
+        let done = self.execute(plan, Some(&source_config))?;
+        let planned = resolved(&done.planned, &done.after);
         let newid = done.vm.vmid;
         Ok(outcome(
             true,
@@ -433,7 +458,7 @@ impl Run<'_> {
         let config = self.read_config(&vm)?;
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
-        self.execute(plan::remove(&vm, &config, now, self.p)?)?;
+        self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
         let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
             .with("vmid", vm.vmid)
             .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
@@ -465,7 +490,7 @@ impl Run<'_> {
                 Some(now),
             ));
         };
-        let done = self.execute(plan::power(&vm, &config, call, next, self.p))?;
+        let done = self.execute(plan::power(&vm, &config, call, next, self.p), Some(&config))?;
         Ok(outcome(true, step.message(vm.vmid), &vm, Some(&done.after), Some(now.resource_status()), Some(next)))
     }
 
@@ -503,7 +528,7 @@ impl Run<'_> {
         let now = self.power(&vm)?;
         let plan = plan::template(&vm, &config, now, self.p)?;
         let planned = plan.after.clone();
-        let done = self.execute(plan)?;
+        let done = self.execute(plan, Some(&config))?;
         Ok(outcome(
             true,
             format!("VM {} converted to template", vm.vmid),
@@ -531,13 +556,13 @@ impl Run<'_> {
                 .with_diff(Some(diff(vm.vmid, Some(config), Some(config)))));
         };
         let predicted = plan.after.clone();
-        let done = self.execute(plan)?;
+        let done = self.execute(plan, Some(config))?;
         Ok(outcome(true, step.msg, vm, Some(&done.after), Some(&vm.status), Some(listed_power(vm)))
             .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
     fn migrate(&mut self) -> Result<Outcome> {
-        let (vms, storages) = predictions::cluster_vms_and_storages(self.api, self.predictions)?;
+        let (vms, storages) = self.world.vms_and_storages()?;
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
@@ -547,7 +572,7 @@ impl Run<'_> {
             let msg = format!("VM {} is already on {node}", vm.vmid);
             return Ok(outcome(false, msg, &vm, Some(&config), before.0, before.1));
         };
-        let done = self.execute(plan)?;
+        let done = self.execute(plan, Some(&config))?;
         let msg = format!("VM {} has been migrated from {} to {node}", vm.vmid, vm.node);
         Ok(outcome(true, msg, &done.vm, Some(&done.after), before.0, before.1))
     }

@@ -5,13 +5,14 @@
 
 mod compare;
 mod power;
+mod volumes;
 
 use std::collections::BTreeMap;
 
 use module_utils::check::predictions::PredictedVm;
-use module_utils::pve::client::{form, Form};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{StorageResource, VmResource};
 use module_utils::{Error, Result};
@@ -21,8 +22,10 @@ pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
+pub use volumes::is_marked;
+use volumes::{clone_smbios1, mark_new_mac, Allocator};
 
-use crate::params::{is_drive_key, CloneOpts, Params};
+use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
 
 /// What PVE shows instead of the cloud-init password.
 pub const MASKED: &str = "**********";
@@ -61,14 +64,74 @@ pub struct Plan {
     /// A new VM without a vmid: the ids the cluster (with this run's predictions) holds, so check
     /// mode predicts the next free one that is not among them.
     pub auto_vmid: Option<Vec<u64>>,
+    /// A new VM's config as a function of its vmid (its volume names hold it), to plan again
+    /// once a check run has predicted the vmid.
+    pub new_config: Option<NewConfig>,
 }
 
 impl Plan {
-    /// Set the vmid of a new VM, once known.
+    /// Set the vmid of a new VM, once known, and name its volumes with it.
     pub fn set_vmid(&mut self, vmid: u64) {
         self.vm.vmid = vmid;
         self.prediction.vmid = vmid;
+        if let Some(new) = &self.new_config {
+            self.after = new.config(vmid);
+            self.prediction.current = masked_map(self.after.current.clone());
+        }
     }
+}
+
+/// The inputs of a new VM's predicted config: a create's task config, or a clone's source.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewConfig {
+    Create {
+        desired: BTreeMap<String, String>,
+        default_storage: Option<String>,
+        storages: Vec<StorageConfig>,
+    },
+    Clone {
+        source: Box<VmConfig>,
+        name: String,
+        opts: Box<CloneOpts>,
+        changes: Vec<Change>,
+        storages: Vec<StorageConfig>,
+    },
+}
+
+impl NewConfig {
+    /// The config PVE will hold for new VM `vmid` (0: not known, its volume names then known
+    /// only after apply).
+    pub fn config(&self, vmid: u64) -> VmConfig {
+        match self {
+            NewConfig::Create { desired, default_storage, storages } => {
+                let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
+                VmConfig::from_current(
+                    desired
+                        .iter()
+                        .map(|(k, v)| {
+                            let value = if is_drive_key(k) {
+                                alloc.allocate(k, v, default_storage.as_deref())
+                            } else {
+                                mark_new_mac(k, v)
+                            };
+                            (k.clone(), value)
+                        })
+                        .collect(),
+                )
+            }
+            NewConfig::Clone { source, name, opts, changes, storages } => {
+                let base = clone_base(source, name, vmid, opts, storages);
+                predict(&base, changes, false)
+            }
+        }
+    }
+}
+
+fn masked_map(mut current: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    if current.contains_key("cipassword") {
+        current.insert("cipassword".into(), MASKED.into());
+    }
+    current
 }
 
 /// A prediction with the cloud-init password masked, as PVE shows it.
@@ -107,9 +170,20 @@ pub fn listed_power(vm: &VmResource) -> Power {
 
 // ------------------------------------------------------------------- changes
 
-/// Write `changes` to an existing VM in one digest-guarded `PUT .../config`.
-pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params) -> Plan {
-    let predicted = predict(config, changes, vm.status == "running");
+/// Write `changes` to an existing VM in one digest-guarded `PUT .../config`. `storages`: the
+/// cluster's, to name the volumes of new disks as PVE will (unknown storages: left as sent).
+pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params, storages: &[StorageConfig]) -> Plan {
+    let mut predicted = predict(config, changes, vm.status == "running");
+    let mut alloc = Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()));
+    for c in changes {
+        let value =
+            if is_drive_key(&c.key) { alloc.allocate(&c.key, &c.after, None) } else { mark_new_mac(&c.key, &c.after) };
+        for side in [&mut predicted.current, &mut predicted.pending] {
+            if side.get(&c.key) == Some(&c.after) {
+                side.insert(c.key.clone(), value.clone());
+            }
+        }
+    }
     let mut body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
     skiplock(p, &mut body);
     let digest = p.digest.clone().or_else(|| config.digest.clone());
@@ -120,6 +194,7 @@ pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params
         vm: vm.clone(),
         after: predicted,
         auto_vmid: None,
+        new_config: None,
     }
 }
 
@@ -175,15 +250,23 @@ pub fn delete_or_revert(vm: &VmResource, config: &VmConfig, p: &Params) -> Delet
         vm: vm.clone(),
         after: predicted,
         auto_vmid: None,
+        new_config: None,
     };
     DeleteOrRevert { msg, plan: Some(plan) }
 }
 
 // ------------------------------------------------------------ create, clone
 
-/// Create a VM on `node` with the task's config; `taken`: the vmids in the cluster now.
-pub fn create(node: &str, p: &Params, taken: Vec<u64>) -> Plan {
-    let planned = VmConfig::from_current(p.desired.clone());
+/// Create a VM on `node` with the task's config; `taken`: the vmids in the cluster now;
+/// `storages`: the cluster's, to name the new volumes as PVE will.
+pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig]) -> Plan {
+    let new_config = NewConfig::Create {
+        desired: p.desired.clone(),
+        default_storage: p.storage.clone(),
+        storages: storages.to_vec(),
+    };
+    let vmid = p.vmid.unwrap_or(0);
+    let planned = new_config.config(vmid);
     let mut f: Form = p.desired.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for (k, v) in [("pool", &p.pool), ("storage", &p.storage), ("archive", &p.archive)] {
         if let Some(v) = v {
@@ -193,21 +276,23 @@ pub fn create(node: &str, p: &Params, taken: Vec<u64>) -> Plan {
     if p.archive.is_some() && p.force {
         f.push(("force".into(), "1".into()));
     }
-    let vmid = p.vmid.unwrap_or(0);
     Plan {
         write: Write::Create { node: node.to_string(), vmid: p.vmid, name: p.name.clone(), label: p.label(), form: f },
         prediction: masked(PredictedVm::created(vmid, p.name.clone(), node, &planned)),
         vm: resource(vmid, p.name.as_deref(), node, "stopped"),
         after: planned,
         auto_vmid: p.vmid.is_none().then_some(taken),
+        new_config: Some(new_config),
     }
 }
 
-/// The config a new clone starts from, as far as it can be known before the clone: the source's
-/// effective config without what PVE does not copy (docs/pve-semantics.md §15), NICs without their MAC (the clone
-/// draws new ones), and its name.
-pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
+/// The config a new clone `vmid` (0: not known yet) of `source` gets from PVE's clone
+/// (docs/pve-semantics.md §15): the source's effective config without what PVE does not copy,
+/// each disk as the clone's own volume (`volumes::Allocator::clone_drive`), a new MAC on every
+/// NIC and a new `smbios1` uuid and `vmgenid` (known after apply), and its name.
+pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, storages: &[StorageConfig]) -> VmConfig {
     let mut base = BTreeMap::new();
+    let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
     for (k, v) in source.effective() {
         if matches!(
             k.as_str(),
@@ -220,21 +305,27 @@ pub fn clone_base(source: &VmConfig, name: &str) -> VmConfig {
             match PropertyString::parse_lenient(&NET, &v) {
                 Ok(mut nic) => {
                     nic.remove("macaddr");
-                    nic.to_string()
+                    mark_new_mac(&k, &nic.to_string())
                 }
                 Err(_) => v,
             }
+        } else if is_drive_key(&k) {
+            alloc.clone_drive(&v, c.full, c.storage.as_deref(), c.format.as_deref())
+        } else if k == "vmgenid" {
+            module_utils::check::unknown::KNOWN_AFTER_APPLY.to_string()
         } else {
             v
         };
         base.insert(k, value);
     }
+    base.insert("smbios1".into(), clone_smbios1(source.effective().get("smbios1").map(String::as_str)));
     base.insert("name".into(), name.to_string());
     VmConfig::from_current(base)
 }
 
 /// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
-/// before any write when the task asks what only proxmox_disk may do. `taken`: as `create`.
+/// before any write when the task asks what only proxmox_disk may do. `taken`, `storages`: as
+/// `create`.
 pub fn clone(
     source: &VmResource,
     source_config: &VmConfig,
@@ -242,8 +333,10 @@ pub fn clone(
     name: &str,
     p: &Params,
     taken: Vec<u64>,
+    storages: &[StorageConfig],
 ) -> Result<Plan> {
-    let base = clone_base(source_config, name);
+    let newid = c.newid.unwrap_or(0);
+    let base = clone_base(source_config, name, newid, c, storages);
     let conv = converge(&base, &p.desired);
     conv.check_refusals(&format!(
         "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
@@ -264,16 +357,23 @@ pub fn clone(
             body.push((k.into(), v.clone()));
         }
     }
-    let newid = c.newid.unwrap_or(0);
     // A clone is predicted as a plain VM (PVE's clone drops `template`), whatever the task sets.
     let prediction =
         PredictedVm { template: false, ..PredictedVm::created(newid, Some(name.to_string()), &node, &planned) };
+    let new_config = NewConfig::Clone {
+        source: Box::new(source_config.clone()),
+        name: name.to_string(),
+        opts: Box::new(c.clone()),
+        changes: conv.changes,
+        storages: storages.to_vec(),
+    };
     Ok(Plan {
         write: Write::Clone { source: source.clone(), newid: c.newid, name: name.to_string(), body },
         prediction: masked(prediction),
         vm: resource(newid, Some(name), &node, "stopped"),
         after: planned,
         auto_vmid: c.newid.is_none().then_some(taken),
+        new_config: Some(new_config),
     })
 }
 
@@ -308,6 +408,7 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
         vm: vm.clone(),
         after,
         auto_vmid: None,
+        new_config: None,
     }
 }
 
@@ -350,6 +451,7 @@ pub fn template(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> R
         vm: vm.clone(),
         after: planned,
         auto_vmid: None,
+        new_config: None,
     })
 }
 
@@ -395,6 +497,7 @@ pub fn remove(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> Res
         vm: vm.clone(),
         after: config.clone(),
         auto_vmid: None,
+        new_config: None,
     })
 }
 
@@ -436,6 +539,7 @@ pub fn migrate(
         vm: moved,
         after: config.clone(),
         auto_vmid: None,
+        new_config: None,
     }))
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use module_utils::pve::hotplug::stays_pending;
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::resources::StorageResource;
 
 use super::*;
@@ -310,9 +311,79 @@ fn clone_base_drops_what_pve_does_not_copy() {
         ("unused0", "vmdata:9000/vm-9000-disk-1.qcow2"),
         ("cores", "1"),
     ]);
-    let base = clone_base(&source, "app01");
-    let want: BTreeMap<String, String> = desired(&[("name", "app01"), ("net0", "virtio,bridge=vmbr0"), ("cores", "1")]);
+    let opts = CloneOpts { full: true, ..CloneOpts::default() };
+    let base = clone_base(&source, "app01", 120, &opts, &storages());
+    // PVE draws a new MAC and smbios1 uuid for every clone (Qemu.pm clone_vm): known after apply.
+    let want: BTreeMap<String, String> = desired(&[
+        ("name", "app01"),
+        ("net0", "virtio=(known after apply),bridge=vmbr0"),
+        ("cores", "1"),
+        ("smbios1", "uuid=(known after apply)"),
+    ]);
     assert_eq!(base.current, want);
+}
+
+fn storages() -> Vec<StorageConfig> {
+    [
+        json!({"storage": "local-lvm", "type": "lvmthin", "content": "images"}),
+        json!({"storage": "vmdata", "type": "dir", "content": "images", "format": "qcow2"}),
+        json!({"storage": "isos", "type": "dir", "content": "iso"}),
+    ]
+    .iter()
+    .filter_map(StorageConfig::from_json)
+    .collect()
+}
+
+/// docs/pve-semantics.md §8.4-8.6: drives in sorted key order, the lowest free number per
+/// storage, fixed sizes for EFI vars and cloud-init, options sorted; a NIC's MAC known after apply.
+#[test]
+fn create_names_volumes_as_pve_allocates_them() {
+    let p = params_from(json!({
+        "node": "pve1", "vmid": 211, "bios": "ovmf", "efidisk0": {"storage": "local-lvm", "efitype": "4m"},
+        "scsi": {"scsi0": "local-lvm:4,iothread=1,discard=on", "scsi1": "vmdata:0.5"},
+        "ide": {"ide2": "vmdata:cloudinit"}, "net": {"net0": "virtio,bridge=vmbr0"},
+    }))
+    .unwrap();
+    let plan = plan::create("pve1", &p, vec![], &storages());
+    let got = |k: &str| plan.after.get(k).unwrap_or_default().to_string();
+    assert_eq!(got("efidisk0"), "local-lvm:vm-211-disk-0,efitype=4m,size=4M");
+    assert_eq!(got("scsi0"), "local-lvm:vm-211-disk-1,discard=on,iothread=1,size=4G");
+    assert_eq!(got("scsi1"), "vmdata:211/vm-211-disk-0.qcow2,size=512M");
+    assert_eq!(got("ide2"), "vmdata:211/vm-211-cloudinit.qcow2,media=cdrom,size=4M");
+    assert_eq!(got("net0"), "virtio=(known after apply),bridge=vmbr0");
+    // What is sent is the task's value: PVE allocates.
+    let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
+    assert!(form.contains(&("scsi0".to_string(), "local-lvm:4,iothread=1,discard=on".to_string())), "{form:?}");
+    // Without a vmid the names wait for it: known after apply, then named once it is predicted.
+    let p = params_from(json!({"node": "pve1", "name": "n", "scsi": {"scsi0": "local-lvm:4"}})).unwrap();
+    let mut plan = plan::create("pve1", &p, vec![], &storages());
+    assert_eq!(plan.after.get("scsi0"), Some("local-lvm:(known after apply),size=4G"));
+    plan.set_vmid(130);
+    assert_eq!(plan.after.get("scsi0"), Some("local-lvm:vm-130-disk-0,size=4G"));
+    assert_eq!(plan.prediction.current.get("scsi0").map(String::as_str), Some("local-lvm:vm-130-disk-0,size=4G"));
+}
+
+/// docs/pve-semantics.md §22.3: a full clone's disks are new volumes of the clone, a linked
+/// clone's name its base on a file storage and not on LVM-thin.
+#[test]
+fn clone_names_volumes_by_storage_and_kind() {
+    let source = config(&[
+        ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,discard=on,size=8G"),
+        ("scsi1", "local-lvm:base-9000-disk-0,size=2G"),
+        ("ide2", "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom,size=4M"),
+    ]);
+    let linked = CloneOpts { full: false, ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 213, &linked, &storages());
+    assert_eq!(
+        base.get("scsi0"),
+        Some("vmdata:9000/base-9000-disk-0.qcow2/213/vm-213-disk-0.qcow2,discard=on,size=8G")
+    );
+    assert_eq!(base.get("scsi1"), Some("local-lvm:vm-213-disk-0,size=2G"));
+    assert_eq!(base.get("ide2"), Some("vmdata:213/vm-213-cloudinit.qcow2,media=cdrom,size=4M"));
+    let full = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 212, &full, &storages());
+    assert_eq!(base.get("scsi0"), Some("local-lvm:vm-212-disk-0,discard=on,size=8G"));
+    assert_eq!(base.get("scsi1"), Some("local-lvm:vm-212-disk-1,size=2G"));
 }
 
 #[test]
@@ -662,7 +733,7 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
 
     // A create without vmid: PVE picks it; check mode predicts it past the ids taken.
     let p = params_from(json!({"node": "pve1", "name": "web02", "cores": 2})).unwrap();
-    let plan = plan::create("pve1", &p, vec![100, 101]);
+    let plan = plan::create("pve1", &p, vec![100, 101], &[]);
     assert_eq!(plan.auto_vmid, Some(vec![100, 101]));
     let Write::Create { vmid, form, .. } = &plan.write else { panic!("a create") };
     assert_eq!(
@@ -673,7 +744,7 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     // The cloud-init password is sent as given, and predicted masked, as PVE shows it.
     let p = params_from(json!({"vmid": 100, "node": "pve1", "cipassword": "s3cret", "update": true})).unwrap();
     let conv = converge(&config(&[("name", "web")]), &p.desired);
-    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p);
+    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p, &[]);
     let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
     assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
     assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));

@@ -100,6 +100,14 @@ fn shared_comes_from_the_flag_or_the_storage_type() {
 }
 
 #[test]
+fn the_format_option_is_kept_for_naming_new_volumes() {
+    let with = StorageConfig::from_json(&json!({"storage": "d", "type": "dir", "format": "qcow2"}));
+    let without = StorageConfig::from_json(&json!({"storage": "l", "type": "lvmthin"}));
+    assert_eq!(with.and_then(|s| s.format).as_deref(), Some("qcow2"));
+    assert_eq!(without.and_then(|s| s.format), None);
+}
+
+#[test]
 fn volumes_are_looked_up_once_per_storage_and_missing_ones_refused() {
     let api = ScriptedApi::default();
     api.answer(

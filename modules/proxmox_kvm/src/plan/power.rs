@@ -1,7 +1,7 @@
 //! A VM's power state and the one table of power transitions: from the state a VM is in and the
 //! state a task asks for, the one call PVE gets (or none, or a refusal). Pure.
 
-use module_utils::pve::client::{form, Form};
+use crate::params::{form, Form};
 
 use crate::params::State;
 

@@ -1,0 +1,232 @@
+//! What proxmox_kvm checks before any write, in check and real runs alike (the node, storages, volumes, bridges and targets the write needs; the privileges it needs), and in check mode the schema of each request it plans.
+//!
+//! PVE accepts some of these writes and fails later, or refuses them only once sent; a check
+//! run sends nothing. Running the same checks here, before the first write of either kind of
+//! run, makes `--check` fail where the real run fails, with the same message
+//! (docs/pve-semantics.md §26 preflight, §27 privileges, §28 schema). The real run's requests
+//! are schema-checked by the client itself; `schema` runs the same check on the requests a check
+//! run plans, with the context the real run's failure carries.
+
+use std::collections::BTreeMap;
+
+use module_utils::pve::client::{Api, ApiPath, Form, Method};
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk, Disk};
+use module_utils::pve::permissions::{self, Need, Privileges};
+use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
+use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
+use module_utils::pve::schema::check_write;
+use module_utils::pve::volume::{Volume, VolumeKind};
+use module_utils::Result;
+
+use crate::params::Params;
+use crate::plan::Write;
+
+/// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
+fn option_of(key: &str) -> String {
+    if is_nic_key(key) {
+        return format!("net.{key}");
+    }
+    match disk_bus(key) {
+        Some(bus) if bus != "efidisk" && bus != "tpmstate" => format!("{bus}.{key}"),
+        _ => key.to_string(),
+    }
+}
+
+/// Refuse, before any write and in check mode alike, a `netN` the task sets on a bridge that
+/// `node` lacks (`resources::require_bridge`); the node's bridges are read once, only when needed.
+pub(crate) fn require_bridges<'k>(
+    api: &dyn Api,
+    node: &str,
+    values: impl IntoIterator<Item = (&'k str, &'k str)>,
+) -> Result<()> {
+    let mut bridges: Option<Vec<String>> = None;
+    for (key, value) in values {
+        if !is_nic_key(key) {
+            continue;
+        }
+        let nic = PropertyString::parse_lenient(&NET, value).ok();
+        let Some(bridge) = nic.as_ref().and_then(|n| n.get("bridge")) else { continue };
+        if bridges.is_none() {
+            bridges = Some(node_bridges(api, node)?);
+        }
+        require_bridge(bridges.as_deref().unwrap_or_default(), bridge, node, &option_of(key))?;
+    }
+    Ok(())
+}
+
+/// The checks of one task, with the reads they share.
+pub(crate) struct Guard<'a> {
+    api: &'a dyn Api,
+    preflight: Preflight<'a>,
+    privileges: Privileges<'a>,
+}
+
+impl<'a> Guard<'a> {
+    /// `authid`: who the run authenticates as (`Connection::authid`).
+    pub(crate) fn new(api: &'a dyn Api, authid: &str) -> Guard<'a> {
+        Guard { api, preflight: Preflight::new(api), privileges: Privileges::new(api, authid) }
+    }
+
+    /// storage.cfg as this user sees it (read once per task): what volume names depend on.
+    pub(crate) fn storages(&self) -> Result<Vec<StorageConfig>> {
+        Ok(self.preflight.storages()?.as_ref().clone())
+    }
+
+    /// The drives and NICs a create or config write sets: each new disk's storage holds images
+    /// (a cloud-init drive's too), each ISO or import source it names exists, each bridge is on
+    /// the node.
+    fn config_values(&self, node: &str, values: &Form, default_storage: Option<&str>) -> Result<()> {
+        for (key, value) in values.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
+            let Some(disk) = Disk::parse(key, value) else { continue };
+            let Some(file) = disk.volume.as_deref() else { continue };
+            let option = option_of(key);
+            if let Some((storage, _)) = parse_new_disk(file) {
+                if let Some(sid) = storage.or(default_storage) {
+                    self.preflight.storage(node, sid, Content::Images, &option)?;
+                }
+            } else if let Some(sid) = file.strip_suffix(":cloudinit") {
+                self.preflight.storage(node, sid, Content::Images, &option)?;
+            } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
+            {
+                // an ISO or import source: PVE takes the reference and fails in its task. A VM's
+                // own images are not listed here: a user may change a drive's options without
+                // the right to list the storage (`check_volume_access` asks nothing for them).
+                self.preflight.volume(node, file, &option)?;
+            }
+        }
+        require_bridges(self.api, node, values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
+    /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
+    /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
+    pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
+        let needs: Vec<Need> = match write {
+            Write::Create { node, form, .. } => {
+                self.preflight.node(node, "node")?;
+                self.config_values(node, form, p.storage.as_deref())?;
+                permissions::create(vmid, p.pool.as_deref(), p.storage.as_deref(), false, form)
+            }
+            Write::Config { vm, body, context, .. } => {
+                let current = before.map(VmConfig::effective).unwrap_or_default();
+                let (set, delete) = split_config_body(body);
+                self.config_values(&vm.node, &set, None)?;
+                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))?;
+                permissions::update(vm.vmid, &current, &set, &delete)
+            }
+            Write::Clone { source, body, .. } => {
+                let source_config = before.map(VmConfig::effective).unwrap_or_default();
+                let value = |k: &str| body.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+                self.preflight.clone_target(&source.node, value("target"), value("storage"), &source_config)?;
+                permissions::clone(source.vmid, vmid, p.pool.as_deref(), value("storage"), &source_config)
+            }
+            Write::Power { vm, .. } => permissions::power(vm.vmid),
+            Write::Remove { vm, stop, .. } => {
+                let mut needs = if stop.is_some() { permissions::power(vm.vmid) } else { Vec::new() };
+                needs.extend(permissions::destroy(vm.vmid));
+                needs
+            }
+            Write::Template { vm, stop_first } => {
+                let mut needs = if *stop_first { permissions::power(vm.vmid) } else { Vec::new() };
+                needs.extend(permissions::template(vm.vmid));
+                needs
+            }
+            Write::Migrate { vm, body, .. } => {
+                let target = body.iter().find(|(k, _)| k == "target").map_or("", |(_, v)| v.as_str());
+                let config = before.map(VmConfig::effective).unwrap_or_default();
+                self.preflight.migrate_target(&vm.node, target, &config, None)?;
+                permissions::migrate(vm.vmid, None)
+            }
+        };
+        self.privileges.require(&needs)
+    }
+
+    /// In a check run: each request the real run would send for `write`, checked against PVE's
+    /// API schema as the client checks it before sending, failing with the context the real
+    /// run's failure has. `vmid`: a new VM's id.
+    pub(crate) fn schema(&self, write: &Write, vmid: u64) -> Result<()> {
+        for (method, path, form, context) in requests(write, vmid) {
+            check_write(method, &path, &form).map_err(|e| e.context(&context))?;
+        }
+        Ok(())
+    }
+}
+
+/// qemu-server `update_vm_api` refuses a `balloon` above the memory the VM will have, the
+/// memory it sends or, when it sends none, the one it has (docs/pve-semantics.md §28.4): the
+/// schema's own rule, given that memory, so a balloon alone is checked as PVE checks it.
+fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String, String>) -> Result<()> {
+    let has = |k: &str| body.iter().any(|(key, _)| key == k);
+    let Some(memory) = current.get("memory").filter(|_| has("balloon") && !has("memory")) else { return Ok(()) };
+    let mut form: Form = body.iter().filter(|(k, _)| k == "balloon").cloned().collect();
+    form.push(("memory".into(), memory.clone()));
+    check_write(Method::Put, &vm.path().join(["config"]), &form)
+}
+
+/// A config write's body as what it sets and what it deletes (`delete` and `revert` keys), its
+/// other parameters (`digest`, `skiplock`) left out.
+fn split_config_body(body: &Form) -> (Form, Vec<String>) {
+    let mut set = Form::new();
+    let mut delete = Vec::new();
+    for (k, v) in body {
+        match k.as_str() {
+            "delete" | "revert" => delete.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string)),
+            "digest" | "skiplock" => {}
+            _ => set.push((k.clone(), v.clone())),
+        }
+    }
+    (set, delete)
+}
+
+/// The requests `apply` sends for `write`, with the context it gives their failures (for a
+/// new VM, `vmid` is the id it takes). A clone's configuring write is planned only from the clone
+/// as PVE made it, so it is not among them.
+fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
+    match write {
+        Write::Config { vm, body, digest, context } => {
+            let mut form = body.clone();
+            if let Some(d) = digest {
+                form.push(("digest".into(), d.clone()));
+            }
+            vec![(Method::Put, vm.path().join(["config"]), form, context.clone())]
+        }
+        Write::Create { node, label, form, .. } => {
+            let mut body: Form = vec![("vmid".into(), vmid.to_string())];
+            body.extend(form.iter().cloned());
+            let context = format!("creation of qemu VM {label} with vmid {vmid} failed");
+            vec![(Method::Post, ApiPath::new(["nodes", node, "qemu"]), body, context)]
+        }
+        Write::Clone { source, name, body, .. } => {
+            let mut form: Form = vec![("newid".into(), vmid.to_string())];
+            form.extend(body.iter().cloned());
+            let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
+            vec![(Method::Post, source.path().join(["clone"]), form, context)]
+        }
+        Write::Power { vm, call, body } => {
+            vec![(Method::Post, vm.path().join(["status", call.verb()]), body.clone(), call.failure(vm.vmid))]
+        }
+        Write::Remove { vm, stop, query } => {
+            let mut out = Vec::new();
+            if let Some(body) = stop {
+                let context = format!("stopping of VM {} before its removal failed", vm.vmid);
+                out.push((Method::Post, vm.path().join(["status", "stop"]), body.clone(), context));
+            }
+            out.push((Method::Delete, vm.path(), query.clone(), format!("deletion of VM {} failed", vm.vmid)));
+            out
+        }
+        Write::Template { vm, stop_first } => {
+            let mut out = Vec::new();
+            if *stop_first {
+                let context = format!("stopping of VM {} failed", vm.vmid);
+                out.push((Method::Post, vm.path().join(["status", "stop"]), Form::new(), context));
+            }
+            let context = format!("conversion of VM {} to template failed", vm.vmid);
+            out.push((Method::Post, vm.path().join(["template"]), Form::new(), context));
+            out
+        }
+        Write::Migrate { vm, body, context } => {
+            vec![(Method::Post, vm.path().join(["migrate"]), body.clone(), context.clone())]
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The values of a planned config that PVE decides only when it applies it: the volumes it allocates, named as PVE will name them, and what nobody can know beforehand (a new NIC's MAC, a clone's new uuid), marked `(known after apply)`.
+//!
+//! Naming follows docs/pve-semantics.md §8 (create_disks: drives in sorted key order, the lowest
+//! free `vm-<vmid>-disk-<n>` per storage, the drive printed with its options sorted and `size=`),
+//! §8.5 (EFI, TPM and cloud-init volumes), §9 (MACs), §15 and §22.3 (a clone's volumes: full
+//! copies named as new disks, linked clones by the storage's `clone_image`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk};
+use module_utils::pve::preflight::StorageConfig;
+use module_utils::pve::propstring::{format_size, PropertyString, NET};
+use module_utils::pve::volume::{Volume, VolumeKind};
+
+/// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
+const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
+
+/// The storages of the cluster as naming needs them, and the disk numbers a VM already uses on
+/// each (`find_free_diskname` takes the lowest free one).
+pub struct Allocator<'s> {
+    vmid: u64,
+    storages: &'s [StorageConfig],
+    taken: BTreeMap<String, BTreeSet<u32>>,
+}
+
+impl<'s> Allocator<'s> {
+    /// For VM `vmid`, whose config (applied and pending values) is `config`: the numbers its
+    /// volumes there already hold count as taken.
+    pub fn new<'c>(
+        vmid: u64,
+        storages: &'s [StorageConfig],
+        config: impl IntoIterator<Item = (&'c String, &'c String)>,
+    ) -> Allocator<'s> {
+        let mut taken: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+        for (key, value) in config {
+            if !is_disk_key(key) {
+                continue;
+            }
+            let (file, _) = split_drive(value);
+            if let Some(n) = Volume::parse(&file).and_then(|v| v.disk_number(vmid).map(|n| (v.storage.to_string(), n)))
+            {
+                taken.entry(n.0).or_default().insert(n.1);
+            }
+        }
+        Allocator { vmid, storages, taken }
+    }
+
+    fn storage(&self, sid: &str) -> Option<&'s StorageConfig> {
+        self.storages.iter().find(|s| s.storage == sid)
+    }
+
+    fn is_file(&self, sid: &str) -> bool {
+        self.storage(sid).is_some_and(|s| FILE_TYPES.contains(&s.plugintype.as_str()))
+    }
+
+    /// The format of a new disk on `sid` without `format=`: the storage's `format` option, else raw.
+    fn default_format(&self, sid: &str) -> String {
+        self.storage(sid).and_then(|s| s.format.clone()).unwrap_or_else(|| "raw".into())
+    }
+
+    /// The next volume name of this VM on `sid` (`None`: a storage we do not know, left to PVE).
+    /// `linked`: a linked clone's base (`<vmid>/<file>`), which a file storage's name records.
+    fn next(&mut self, sid: &str, format: &str, linked: Option<&str>) -> Option<String> {
+        self.storage(sid)?;
+        if self.vmid == 0 {
+            // the vmid PVE will give the VM is not known: nor is the name
+            return Some(format!("{sid}:{KNOWN_AFTER_APPLY}"));
+        }
+        let used = self.taken.entry(sid.to_string()).or_default();
+        let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
+        used.insert(n);
+        let vmid = self.vmid;
+        Some(if self.is_file(sid) {
+            let name = format!("{vmid}/vm-{vmid}-disk-{n}.{format}");
+            match linked {
+                Some(base) => format!("{sid}:{base}/{name}"),
+                None => format!("{sid}:{name}"),
+            }
+        } else {
+            format!("{sid}:vm-{vmid}-disk-{n}")
+        })
+    }
+
+    /// The cloud-init volume of this VM on `sid`.
+    fn cloudinit(&self, sid: &str) -> String {
+        let vmid = self.vmid;
+        if vmid == 0 {
+            format!("{sid}:{KNOWN_AFTER_APPLY}")
+        } else if self.is_file(sid) {
+            format!("{sid}:{vmid}/vm-{vmid}-cloudinit.qcow2")
+        } else {
+            format!("{sid}:vm-{vmid}-cloudinit")
+        }
+    }
+
+    /// The size PVE records for a new `key` of `size` on `sid`: EFI vars and TPM state have a
+    /// fixed size (§8.5), a disk the GiB asked for.
+    fn new_size(&self, key: &str, sid: &str, size: &str, props: &BTreeMap<String, String>) -> Option<String> {
+        let block_lvm = self.storage(sid).is_some_and(|s| matches!(s.plugintype.as_str(), "lvm" | "lvmthin"));
+        Some(match disk_bus(key) {
+            Some("efidisk") if block_lvm => "4M".into(),
+            Some("efidisk") if props.get("efitype").map(String::as_str) == Some("4m") => "528K".into(),
+            Some("efidisk") => "128K".into(),
+            Some("tpmstate") => "4M".into(),
+            _ => format_size((size.parse::<f64>().ok()? * (1u64 << 30) as f64).round() as u64),
+        })
+    }
+
+    /// A drive value as PVE writes it once create_disks has run on it: a new disk
+    /// (`STORAGE:N`, or `N` on `default_storage`) or cloud-init drive (`STORAGE:cloudinit`)
+    /// gets its volume; anything else is kept.
+    pub fn allocate(&mut self, key: &str, value: &str, default_storage: Option<&str>) -> String {
+        let (file, mut props) = split_drive(value);
+        if let Some(sid) = file.strip_suffix(":cloudinit") {
+            if self.storage(sid).is_none() {
+                return value.to_string();
+            }
+            props.remove("format");
+            props.insert("media".into(), "cdrom".into());
+            props.insert("size".into(), "4M".into());
+            return join_drive(&self.cloudinit(sid), &props);
+        }
+        let cdrom = props.get("media").is_some_and(|m| m == "cdrom");
+        let Some((storage, size)) = parse_new_disk(&file).filter(|_| !cdrom) else { return value.to_string() };
+        let Some(sid) = storage.or(default_storage) else { return value.to_string() };
+        let format = props.remove("format").unwrap_or_else(|| self.default_format(sid));
+        let (Some(volume), Some(size)) = (self.next(sid, &format, None), self.new_size(key, sid, size, &props)) else {
+            return value.to_string();
+        };
+        props.insert("size".into(), size);
+        join_drive(&volume, &props)
+    }
+
+    /// A drive of a clone's source as the clone gets it (`clone_disk`): a cloud-init drive as
+    /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
+    /// they are; a full copy as a new disk on `storage` (else the same
+    /// storage) in `format` (else the source's format on the same storage, the target's default
+    /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
+    pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
+        let (file, props) = split_drive(value);
+        let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
+        let Some(source) = Volume::parse(&file) else { return value.to_string() };
+        if source.kind == VolumeKind::CloudInit {
+            // always copied, as the clone's own cloud-init volume on the same storage
+            return join_drive(&self.cloudinit(source.storage), &props);
+        }
+        if cdrom {
+            return value.to_string();
+        }
+        let dest = storage.unwrap_or(source.storage);
+        let volume = if full {
+            let format = match format {
+                Some(f) => f.to_string(),
+                None if dest == source.storage => source.format().to_string(),
+                None => self.default_format(dest),
+            };
+            self.next(dest, &format, None)
+        } else {
+            let owner = source.owner.map(|o| o.to_string()).unwrap_or_default();
+            let base = format!("{owner}/{}", source.file);
+            self.next(dest, source.format(), Some(&base))
+        };
+        volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
+    }
+}
+
+/// A drive value as its volume (the first, or `file=`) and its options.
+fn split_drive(value: &str) -> (String, BTreeMap<String, String>) {
+    let mut file = String::new();
+    let mut props = BTreeMap::new();
+    for (i, part) in value.split(',').enumerate() {
+        match part.split_once('=') {
+            Some(("file", v)) => file = v.to_string(),
+            Some((k, v)) => {
+                props.insert(k.to_string(), v.to_string());
+            }
+            None if i == 0 => file = part.to_string(),
+            None => {}
+        }
+    }
+    (file, props)
+}
+
+/// A drive as PVE prints it here: the volume, then the options in alphabetical order.
+fn join_drive(volume: &str, props: &BTreeMap<String, String>) -> String {
+    std::iter::once(volume.to_string())
+        .chain(props.iter().map(|(k, v)| format!("{k}={v}")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A `netN` value as the real run will hold it: without a MAC, PVE draws one (§9), so the
+/// MAC is marked known after apply where PVE prints it (`virtio=<MAC>,...`).
+pub fn mark_new_mac(key: &str, value: &str) -> String {
+    if !is_nic_key(key) {
+        return value.to_string();
+    }
+    match PropertyString::parse_lenient(&NET, value) {
+        Ok(mut nic) if nic.get("macaddr").is_none() => {
+            nic.set("macaddr", KNOWN_AFTER_APPLY);
+            nic.to_string()
+        }
+        _ => value.to_string(),
+    }
+}
+
+/// A clone's `smbios1`: PVE gives every clone a new uuid (Qemu.pm `clone_vm`), known after apply.
+pub fn clone_smbios1(source: Option<&str>) -> String {
+    let mut parts: Vec<String> = source
+        .unwrap_or("")
+        .split(',')
+        .filter(|p| !p.is_empty() && !p.starts_with("uuid="))
+        .map(str::to_string)
+        .collect();
+    parts.push(format!("uuid={KNOWN_AFTER_APPLY}"));
+    parts.sort();
+    parts.join(",")
+}
+
+/// Whether a planned value holds a part known only after apply.
+pub fn is_marked(value: &str) -> bool {
+    value.contains(KNOWN_AFTER_APPLY)
+}

@@ -1,0 +1,442 @@
+"""The check-versus-real table (issue 17): `--check --diff` must predict the real run, row by row.
+
+Each row is one or a few tasks. From the same pvesim state (a seed written from the default one
+plus the VMs the rows need), the rows' playbook runs once with `--check --diff`, pvesim is reset
+to that state, and it runs again for real with `--diff`. For every task of every row the two runs
+must agree: the same outcome (ok / changed / failed), the same `msg`, and the same diff line by
+line, where a line of the check run that holds `(known after apply)` is read as a pattern in which
+the marker stands for one value (a MAC, a volume id); everything else is compared exactly (MACs
+and volume names too, no masking). A row may also name what the real run must show (the failure
+PVE gives, a volume name), so that a row cannot agree for the wrong reason.
+
+Independent rows share a playbook (one task per row, `ignore_errors`, each row on a VM of its
+own, so that no row's prediction feeds another's): three batches, six playbook runs. The
+summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
+
+PVE behaviour behind the expected failures, as pvesim follows it (tests/pvesim/tests/test_refusals.py,
+test_permissions.py): pve-manager HTTPServer.pm `rest_handler` (unknown node), pve-storage
+Storage.pm `storage_config` and qemu-server Qemu.pm `$check_storage_access` (storage missing,
+without `images`, ISO missing), Qemu.pm `clone_vm` (target node), `move_vm_disk` (target storage),
+`update_vm_api` (balloon above memory), pve-common JSONSchema.pm `check_prop` (cores, memory,
+ipconfig0, a drive value `5`), pve-access-control RPCEnvironment.pm `check` (the 403 of the
+read-only token). Volume names: Qemu.pm `create_disks`, Plugin.pm `find_free_diskname`
+(lowest free `vm-<id>-disk-<n>`), `clone_image` (`base-<tid>-disk-N/<id>/vm-<id>-disk-M` on a
+directory storage; LVM-thin names the clone `vm-<id>-disk-M`, LvmThinPlugin.pm), QemuServer.pm `vmconfig_register_unused_drive` (lowest free `unusedN`).
+"""
+
+import copy
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from harness import add_canary_user
+
+MARKER = '(known after apply)'
+# What the marker may stand for: one value of a property string or of a `key: value` line.
+ONE_VALUE = r'[^,\s"]+'
+MAC_RE = r'[0-9A-F]{2}(?::[0-9A-F]{2}){5}'
+
+SEED_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pvesim', 'seeds')
+READ_ONLY = {'PROXMOX_USER': 'auditor@pve', 'PROXMOX_TOKEN_ID': 'readonly',
+             'PROXMOX_TOKEN_SECRET': '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0'}
+# The 403 of a missing privilege. Its `(<path>, <privilege>)` is there where PVE names them
+# (RPCEnvironment.pm `check`), not for a create without VM.Allocate (Qemu.pm create_vm, `raise_perm_exc()`).
+FORBIDDEN = 'Permission check failed'
+
+
+# ----------------------------------------------------------------------------- the world
+
+def _vm(vmid, name, status='stopped', template=False, **config):
+    base = {'cores': 1, 'memory': '1024', 'ostype': 'l26', 'scsihw': 'virtio-scsi-single',
+            'net0': 'virtio=BC:24:11:00:%02X:%02X,bridge=vmbr0' % (vmid // 256, vmid % 256),
+            'scsi0': 'local-lvm:%s-%d-disk-0,size=4G' % ('base' if template else 'vm', vmid),
+            'boot': 'order=scsi0;net0'}
+    base.update(config)
+    return {'vmid': vmid, 'name': name, 'node': 'pve1', 'status': status, 'template': template, 'config': base}
+
+
+# The VMs the rows act on, next to the default seed's 100 and 9000 (one VM per row).
+ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
+    _vm(122, 'row-122', unused0='local-lvm:vm-122-disk-1', scsi2='local-lvm:vm-122-disk-3,size=1G'),
+    _vm(123, 'row-123', scsi1='local-lvm:vm-123-disk-1,size=2G', unused0='local-lvm:vm-123-disk-2'),
+    _vm(124, 'row-124'),
+    _vm(9001, 'lvm-template', template=True),
+]
+
+
+def write_seed(tmp_path, name, extra_vms=(), default_vms=True):
+    """A seed file: the default seed, with or without its VMs, plus `extra_vms`."""
+    with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
+        seed = json.load(f)
+    seed['vms'] = (seed['vms'] if default_vms else []) + copy.deepcopy(list(extra_vms))
+    path = tmp_path / (name + '.json')
+    path.write_text(json.dumps(seed))
+    return str(path)
+
+
+def reset(sim, seed):
+    sim.reset(seed)
+    add_canary_user(sim)
+    sim.clear_requests()
+
+
+def vm_configs(sim):
+    """Every VM with its config (pending included): what a write would change."""
+    found = {}
+    for res in sim.api('GET', '/cluster/resources', {'type': 'vm'}):
+        found[int(res['vmid'])] = sim.api('GET', '/nodes/%s/qemu/%d/pending' % (res['node'], int(res['vmid'])))
+    return found
+
+
+def writes(sim):
+    return [(r['method'], r['path'].replace('/api2/json', '')) for r in sim.requests()
+            if r['method'] != 'GET' and not r['path'].endswith('/access/ticket')]
+
+
+# ----------------------------------------------------------------------------- the rows
+
+def _task(module, row, step, options):
+    name = '%s: %s' % (row, step) if step else row
+    return {'name': name, 'ferro.proxmox.' + module: options, 'delegate_to': 'localhost', 'ignore_errors': True}
+
+
+def kvm(**options):
+    return ('proxmox_kvm', options)
+
+
+def disk(**options):
+    return ('proxmox_disk', options)
+
+
+def nic(**options):
+    return ('proxmox_nic', options)
+
+
+@dataclass
+class Row:
+    name: str
+    steps: list                    # [(step name or '', (module, options))], run in order
+    real_failure: str = None       # the real run's last step must fail with a msg holding this
+    real_changed: bool = None      # the real run's last step must (not) change
+    exact: tuple = ()              # result keys of the last step that check and real must hold alike (as `matches`)
+    unmarked: bool = False         # every value is knowable: the check run may not mark any
+    expect: object = None          # fn(check_result, real_result) -> list of problems, for what the issue names
+    tasks: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.tasks = [_task(module, self.name, step, options) for step, (module, options) in self.steps]
+
+
+def one(name, step, **kw):
+    return Row(name, [('', step)], **kw)
+
+
+def _mac_marked(check, real):
+    problems = []
+    if check.get('mac') != {'net0': MARKER}:
+        problems.append('check mac is %r, want {"net0": "%s"}' % (check.get('mac'), MARKER))
+    if not re.fullmatch(MAC_RE, str((real.get('mac') or {}).get('net0'))):
+        problems.append('real mac is %r, want a MAC for net0' % real.get('mac'))
+    problems += _net0_lines(check.get('diff'), real.get('diff'))
+    return problems
+
+
+def _net0_lines(check_diff, real_diff):
+    """The new NIC's line: marked in the check run's diff, with the MAC PVE drew in the real run's."""
+    problems = []
+    if 'net0: virtio=%s,bridge=vmbr0' % MARKER not in _after_lines(check_diff):
+        problems.append('check diff has no line "net0: virtio=%s,bridge=vmbr0"' % MARKER)
+    if not any(re.fullmatch('net0: virtio=%s,bridge=vmbr0' % MAC_RE, line) for line in _after_lines(real_diff)):
+        problems.append('real diff has no line "net0: virtio=<MAC>,bridge=vmbr0"')
+    return problems
+
+
+def _nic_mac_marked(check, real):
+    problems = []
+    if check.get('mac') != MARKER:
+        problems.append('check mac is %r, want %r' % (check.get('mac'), MARKER))
+    if not re.fullmatch(MAC_RE, str(real.get('mac'))):
+        problems.append('real mac is %r, want a MAC' % real.get('mac'))
+    return problems
+
+
+def _volume_is(volume):
+    def expect(check, real):
+        return ['real volume is %r, want %r' % (real.get('volume'), volume)] if real.get('volume') != volume else []
+    return expect
+
+
+def _devices_hold(key, pattern):
+    def expect(check, real):
+        got = (real.get('devices') or {}).get(key)
+        return [] if re.fullmatch(pattern, str(got)) else ['real devices.%s is %r, want %s' % (key, got, pattern)]
+    return expect
+
+
+def _unused_is(key):
+    def expect(check, real):
+        return [] if real.get('unused') == key else ['real unused is %r, want %r' % (real.get('unused'), key)]
+    return expect
+
+
+PREFLIGHT = [
+    one('node missing', kvm(node='pve9', vmid=201, name='row-node', cores=1),
+        real_failure="hostname lookup 'pve9' failed"),
+    one('storage missing', disk(vmid=111, disk='scsi1', storage='nosuch', size='4'),
+        real_failure="storage 'nosuch' does not exist"),
+    one('storage without images (disk)', disk(vmid=112, disk='scsi1', storage='isos', size='4'),
+        real_failure="storage 'isos' does not support vm images"),
+    one('storage without images (create)', kvm(node='pve1', vmid=202, name='row-isos', scsi={'scsi0': 'isos:4'}),
+        real_failure="storage 'isos' does not support vm images"),
+    one('ISO missing (create)', kvm(node='pve1', vmid=203, name='row-iso',
+                                    ide={'ide2': 'isos:iso/nope.iso,media=cdrom'}),
+        real_failure='volume isos:iso/nope.iso does not exist'),
+    one('ISO missing (disk)', disk(vmid=113, disk='ide2', iso_image='isos:iso/nope.iso', media='cdrom'),
+        real_failure='volume isos:iso/nope.iso does not exist'),
+    one('move to a missing storage', disk(vmid=114, disk='scsi0', state='moved', target_storage='nosuch'),
+        real_failure="storage 'nosuch' does not exist"),
+    one('bridge the node lacks', nic(vmid=115, interface='net1', bridge='vmbr9'),
+        real_failure='vmbr9'),
+    one('bridge given as a dict', nic(vmid=121, interface='net1', bridge={'name': 'vmbr0'}),
+        real_failure=''),
+    one('cores 0', kvm(node='pve1', vmid=116, update=True, cores=0),
+        real_failure='value must have a minimum value of 1'),
+    one('memory 1', kvm(node='pve1', vmid=117, update=True, memory=1),
+        real_failure='value must have a minimum value of 16'),
+    one('balloon above memory', kvm(node='pve1', vmid=118, update=True, memory=1024, balloon=2048),
+        real_failure='balloon value too large (must be smaller than assigned memory)'),
+    one('ipconfig0 malformed', kvm(node='pve1', vmid=119, update=True, ipconfig={'ipconfig0': 'ip=10.0.0.300/24'}),
+        real_failure='value does not look like a valid ipv4 network configuration'),
+    one('scsi0 given as 5', kvm(node='pve1', vmid=204, name='row-scsi5', scsi={'scsi0': 5}),
+        real_failure="unable to parse volume ID '5'"),
+    one('clone to a missing node', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=205,
+                                       name='row-clone-node', target='pve9'),
+        real_failure="no such cluster node 'pve9'"),
+    one('clone to a missing storage', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=206,
+                                          name='row-clone-storage', full=True, storage='nosuch'),
+        real_failure="storage 'nosuch' does not exist"),
+]
+
+UNKNOWN_AND_PREDICTED = [
+    one('new NIC MAC (create)', kvm(node='pve1', vmid=210, name='row-mac', net={'net0': 'virtio,bridge=vmbr0'}),
+        real_changed=True, exact=('mac', 'devices'), expect=_mac_marked),
+    one('new NIC MAC (nic)', nic(vmid=120, interface='net1', bridge='vmbr0'),
+        real_changed=True, exact=('mac', 'config'), expect=_nic_mac_marked),
+    Row('data disk on a VM created in the same run', [
+        ('create', kvm(node='pve1', vmid=211, name='row-disk2', bios='ovmf', efidisk0={'storage': 'local-lvm'},
+                       scsi={'scsi0': 'local-lvm:4'})),
+        ('data disk', disk(vmid=211, disk='scsi1', storage='local-lvm', size='2')),
+    ], real_changed=True, exact=('volume', 'config'), unmarked=True, expect=_volume_is('local-lvm:vm-211-disk-2')),
+    one('data disk takes the lowest free name', disk(vmid=122, disk='scsi1', storage='local-lvm', size='1'),
+        real_changed=True, exact=('volume', 'config'), unmarked=True, expect=_volume_is('local-lvm:vm-122-disk-2')),
+    one('full clone volumes', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=212, name='row-full',
+                                  full=True, storage='local-lvm'),
+        real_changed=True, exact=('devices',), unmarked=True,
+        expect=_devices_hold('scsi0', r'local-lvm:vm-212-disk-\d+')),
+    one('linked clone volumes (dir, qcow2)', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=213,
+                                                 name='row-linked-dir', full=False),
+        real_changed=True, exact=('devices',), unmarked=True,
+        expect=_devices_hold('scsi0', r'vmdata:9000/base-9000-disk-0\.qcow2/213/vm-213-disk-\d+\.qcow2')),
+    one('linked clone volumes (lvmthin)', kvm(node='pve1', vmid=9001, clone='lvm-template', newid=214,
+                                              name='row-linked-lvm', full=False),
+        real_changed=True, exact=('devices',), unmarked=True,
+        # LVM-thin links a clone without naming its base in the volume id (LvmThinPlugin.pm clone_image).
+        expect=_devices_hold('scsi0', r'local-lvm:vm-214-disk-\d+')),
+    one('cloud-init volume (dir)', kvm(node='pve1', vmid=215, name='row-ci', scsi={'scsi0': 'vmdata:4'},
+                                       ide={'ide2': 'vmdata:cloudinit'}),
+        real_changed=True, exact=('devices',), unmarked=True,
+        expect=_devices_hold('ide2', r'vmdata:215/vm-215-cloudinit\.qcow2')),
+    one('cloud-init volume (lvmthin)', kvm(node='pve1', vmid=216, name='row-ci-lvm', scsi={'scsi0': 'local-lvm:4'},
+                                           ide={'ide2': 'local-lvm:cloudinit'}),
+        real_changed=True, exact=('devices',), unmarked=True,
+        expect=_devices_hold('ide2', r'local-lvm:vm-216-cloudinit')),
+    one('unusedN after a detach', disk(vmid=123, disk='scsi1', state='detached'),
+        real_changed=True, exact=('unused',), unmarked=True, expect=_unused_is('unused1')),
+]
+
+READ_ONLY_TOKEN = [
+    one('read-only: kvm create', kvm(node='pve1', vmid=230, name='ro-create', cores=1), real_failure=FORBIDDEN),
+    one('read-only: kvm update', kvm(node='pve1', vmid=100, update=True, cores=4), real_failure=FORBIDDEN),
+    one('read-only: disk add', disk(vmid=100, disk='scsi1', storage='local-lvm', size='4'), real_failure=FORBIDDEN),
+    one('read-only: nic add', nic(vmid=100, interface='net1', bridge='vmbr1'), real_failure=FORBIDDEN),
+    one('read-only: power start', kvm(node='pve1', vmid=124, state='started'), real_failure=FORBIDDEN),
+]
+
+
+# ----------------------------------------------------------------------------- comparing
+
+def outcome(result_row):
+    if result_row['status'] == 'failed':
+        return 'failed'
+    return 'changed' if result_row['changed'] else 'ok'
+
+
+def _diff_lines(diff):
+    """A diff (one dict or a list of them) as lines: the headers, `-` before lines, `+` after lines."""
+    lines = []
+    for part in (diff if isinstance(diff, list) else [diff] if diff else []):
+        lines.append('--- %s' % part.get('before_header', ''))
+        lines.append('+++ %s' % part.get('after_header', ''))
+        lines += ['-' + line for line in str(part.get('before', '')).splitlines()]
+        lines += ['+' + line for line in str(part.get('after', '')).splitlines()]
+    return lines
+
+
+def _after_lines(diff):
+    return [line[1:] for line in _diff_lines(diff) if line.startswith('+') and not line.startswith('+++ ')]
+
+
+def matches(check_text, real_text):
+    """A check value against the real one: exact, except that the marker stands for one value."""
+    check_text, real_text = str(check_text), str(real_text)
+    if MARKER not in check_text:
+        return check_text == real_text
+    pattern = ONE_VALUE.join(re.escape(part) for part in check_text.split(MARKER))
+    return re.fullmatch(pattern, real_text) is not None
+
+
+def first_diff_difference(check_diff, real_diff):
+    check_lines, real_lines = _diff_lines(check_diff), _diff_lines(real_diff)
+    for i in range(max(len(check_lines), len(real_lines))):
+        c = check_lines[i] if i < len(check_lines) else '<no line>'
+        r = real_lines[i] if i < len(real_lines) else '<no line>'
+        if not matches(c, r):
+            return 'diff line %d: check %r, real %r' % (i + 1, c, r)
+    return None
+
+
+def _by_task(run):
+    return dict((r['task'], r) for r in run.results if r['status'] in ('ok', 'failed', 'skipped'))
+
+
+def compare_row(row, check_run, real_run):
+    """The problems of one row (empty: the row agrees)."""
+    problems = []
+    check_tasks, real_tasks = _by_task(check_run), _by_task(real_run)
+    for n, task in enumerate(row.tasks):
+        name, last = task['name'], n == len(row.tasks) - 1
+        c, r = check_tasks.get(name), real_tasks.get(name)
+        if c is None or r is None:
+            problems.append('%s: no result in the %s run' % (name, 'check' if c is None else 'real'))
+            continue
+        cres, rres = c['result'], r['result']
+        if outcome(c) != outcome(r):
+            problems.append('%s: outcome check %s, real %s' % (name, outcome(c), outcome(r)))
+        if not matches(cres.get('msg'), rres.get('msg')):
+            problems.append('%s: msg check %r, real %r' % (name, cres.get('msg'), rres.get('msg')))
+        first = first_diff_difference(cres.get('diff'), rres.get('diff'))
+        if first:
+            problems.append('%s: %s' % (name, first))
+        if row.unmarked and MARKER in json.dumps(cres):
+            problems.append('%s: the check run marks a value it can know: %s' % (
+                name, [line for line in _diff_lines(cres.get('diff')) if MARKER in line] or cres))
+        if not last:
+            continue
+        if row.real_failure is not None and (outcome(r) != 'failed' or row.real_failure not in str(rres.get('msg'))):
+            problems.append('%s: the real run should fail with %r, got %s %r' % (
+                name, row.real_failure, outcome(r), rres.get('msg')))
+        if row.real_changed is not None and outcome(r) != ('changed' if row.real_changed else 'ok'):
+            problems.append('%s: the real run should be %s, got %s %r' % (
+                name, 'changed' if row.real_changed else 'ok', outcome(r), rres.get('msg')))
+        for key in row.exact:
+            if not matches(json.dumps(cres.get(key), sort_keys=True), json.dumps(rres.get(key), sort_keys=True)):
+                problems.append('%s: %s check %r, real %r' % (name, key, cres.get(key), rres.get(key)))
+        if row.expect and outcome(r) != 'failed':
+            problems += ['%s: %s' % (name, p) for p in row.expect(cres, rres)]
+    return problems
+
+
+def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
+    """Check run then real run of the rows from the same state; returns {row name: problems}."""
+    book = [{'name': 'check versus real', 'hosts': 'localhost', 'gather_facts': False,
+             'tasks': [task for row in rows for task in row.tasks]}]
+    reset(sim, seed)
+    before = vm_configs(sim)
+    check = ansible.run_playbook(book, check=True, diff=True, env=env)
+    problems = {}
+    sent = writes(sim)
+    if sent:
+        # Which row sent it is not known; every row of the batch is charged with it.
+        for row in rows:
+            problems.setdefault(row.name, []).append('the check run wrote: %s' % sent)
+    reset(sim, seed)
+    real = ansible.run_playbook(book, diff=True, env=env)
+    after = vm_configs(sim) if writes_nothing else before
+    if after != before:
+        changed = sorted(vmid for vmid in set(before) | set(after) if before.get(vmid) != after.get(vmid))
+        for row in rows:
+            problems.setdefault(row.name, []).append('the real run changed VMs %s' % changed)
+    for row in rows:
+        problems.setdefault(row.name, []).extend(compare_row(row, check, real))
+    return problems
+
+
+def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, capsys):
+    seed = write_seed(tmp_path, 'rows', ROW_VMS)
+    problems = {}
+    problems.update(run_batch(ansible, sim, seed, PREFLIGHT, writes_nothing=True))
+    problems.update(run_batch(ansible, sim, seed, UNKNOWN_AND_PREDICTED))
+    problems.update(run_batch(ansible, sim, seed, READ_ONLY_TOKEN, env=READ_ONLY, writes_nothing=True))
+    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN
+    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
+    with capsys.disabled():   # shown in make test's output, pass or fail
+        print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
+    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
+        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+
+
+# ----------------------------------------------------------------------------- the first seed
+
+PLAYBOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'playbooks')
+
+
+def failures(run):
+    return '\n'.join('%s, %s: %s' % (r['host'], r['task'], r['result'].get('msg')) for r in run.results
+                     if r['status'] in ('failed', 'item_failed'))
+
+
+def test_first_seed_build_playbook_check_predicts_the_real_run(ansible, sim, tmp_path):
+    """The first seed's build playbook on an empty cluster: `--check --diff` runs cleanly (the
+    MAC-parsing task reads `(known after apply)`), writes nothing, and predicts the real run task by
+    task; the MAC is a real one only in the real run, the data disk's volume is known in both."""
+    seed = write_seed(tmp_path, 'empty', default_vms=False)
+    book = os.path.join(PLAYBOOKS, 'first_seed_build.yml')
+    inventory = os.path.join(PLAYBOOKS, 'first_seed_inventory.yml')
+    reset(sim, seed)
+    check = ansible.run_playbook(book, check=True, diff=True, inventory=inventory)
+    assert check.rc == 0 and check.failed_tasks == [], 'the check run failed:\n%s\n%s' % (
+        failures(check), check.stdout[-2000:])
+    assert writes(sim) == [], 'the check run wrote: %s' % writes(sim)
+    reset(sim, seed)
+    real = ansible.run_playbook(book, diff=True, inventory=inventory)
+    assert real.rc == 0 and real.failed_tasks == [], 'the real run failed:\n%s\n%s' % (
+        failures(real), real.stdout[-2000:])
+
+    def by_host_task(run):
+        return dict(((r['host'], r['task']), r) for r in run.results if r['status'] in ('ok', 'failed', 'skipped'))
+
+    checked, done = by_host_task(check), by_host_task(real)
+    assert sorted(checked) == sorted(done)
+    problems = []
+    for key in sorted(done, key=lambda k: (k[0], [r['task'] for r in real.results].index(k[1]))):
+        c, r = checked[key], done[key]
+        if outcome(c) != outcome(r):
+            problems.append('%s: outcome check %s, real %s' % (key, outcome(c), outcome(r)))
+        if not matches(c['result'].get('msg'), r['result'].get('msg')):
+            problems.append('%s: msg check %r, real %r' % (key, c['result'].get('msg'), r['result'].get('msg')))
+        first = first_diff_difference(c['result'].get('diff'), r['result'].get('diff'))
+        if first:
+            problems.append('%s: %s' % (key, first))
+    for host, vmid in (('seed-web01', 301), ('seed-db01', 302)):
+        check_mac = checked[(host, 'Parse the MAC of net0')]['result']['ansible_facts']['vm_mac']
+        real_mac = done[(host, 'Parse the MAC of net0')]['result']['ansible_facts']['vm_mac']
+        if check_mac != MARKER or not re.fullmatch(MAC_RE, real_mac):
+            problems.append('%s: vm_mac check %r (want %r), real %r (want a MAC)' % (host, check_mac, MARKER, real_mac))
+        problems += ['%s, Create the VM: %s' % (host, p) for p in _net0_lines(
+            checked[(host, 'Create the VM')]['result'].get('diff'), done[(host, 'Create the VM')]['result'].get('diff'))]
+        volumes = [run[(host, 'Add the data disk')]['result'].get('volume') for run in (checked, done)]
+        if volumes != ['local-lvm:vm-%d-disk-2' % vmid] * 2:
+            problems.append('%s: data disk volume check %r, real %r, want local-lvm:vm-%d-disk-2 in both' % (
+                host, volumes[0], volumes[1], vmid))
+    assert not problems, 'the check run did not predict the real run:\n' + '\n'.join(problems)
