@@ -44,6 +44,15 @@ impl Connection {
             Credentials::Password { otp: Some(_), .. } => format!("{} (password and one-time password)", self.user),
         }
     }
+
+    /// Whom PVE checks privileges for (pve-access-control `RPCEnvironment.pm`, the request's
+    /// `authid`): `user@realm`, or `user@realm!tokenid` for an API token.
+    pub fn authid(&self) -> String {
+        match &self.credentials {
+            Credentials::Token { token_id, .. } => format!("{}!{}", self.user, token_id),
+            Credentials::Password { .. } => self.user.clone(),
+        }
+    }
 }
 
 /// The answer to PVE's second-factor challenge for the one-time password `otp`: PVE reads it as

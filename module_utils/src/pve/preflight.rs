@@ -91,7 +91,7 @@ impl StorageConfig {
 }
 
 /// The volume ids listed on one storage of one node.
-type VolumeIds = Rc<BTreeSet<String>>;
+pub type VolumeIds = Rc<BTreeSet<String>>;
 
 /// The checks of one module run, with the reads they share.
 pub struct Preflight<'a> {
@@ -213,7 +213,9 @@ impl<'a> Preflight<'a> {
         }
     }
 
-    fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeIds> {
+    /// The volume ids listed on `storage` of `node` (one `GET .../content` per storage and node
+    /// per run): what `volume` looks in, and the names PVE's `find_free_diskname` will not give.
+    pub fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeIds> {
         let key = (node.to_string(), storage.to_string());
         if let Some(v) = self.volumes.borrow().get(&key) {
             return Ok(v.clone());
@@ -318,9 +320,10 @@ impl<'a> Preflight<'a> {
     }
 
     /// A disk moved to `storage` on the VM's `node`: qemu-server `API2/Qemu.pm` `move_vm_disk`
-    /// (`storage_check_enabled`, then `does not support vm images`). §26.6.
-    pub fn move_target(&self, node: &str, storage: &str) -> Result<()> {
-        self.storage(node, storage, Content::Images, "storage")
+    /// (`storage_check_enabled`, then `does not support vm images`), refused under the task's
+    /// `option` (proxmox_disk calls it `target_storage`). §26.6.
+    pub fn move_target(&self, node: &str, storage: &str, option: &str) -> Result<()> {
+        self.storage(node, storage, Content::Images, option)
     }
 
     /// `PVE::Cluster::check_node_exists`: `no such cluster node '<node>'`.
