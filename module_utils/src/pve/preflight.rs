@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::pve::client::{Api, ApiPath};
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
-use crate::pve::resources::lenient_bool;
+use crate::pve::resources::{lenient_bool, lenient_u64};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,8 +90,8 @@ impl StorageConfig {
     }
 }
 
-/// The volume ids listed on one storage of one node.
-pub type VolumeIds = Rc<BTreeSet<String>>;
+/// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
+pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
 
 /// The checks of one module run, with the reads they share.
 pub struct Preflight<'a> {
@@ -99,7 +99,7 @@ pub struct Preflight<'a> {
     nodes: RefCell<Option<Rc<Vec<NodeState>>>>,
     storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
     /// (node, storage) -> the volume ids listed there.
-    volumes: RefCell<BTreeMap<(String, String), VolumeIds>>,
+    volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
 }
 
 fn refuse(option: &str, message: impl AsRef<str>) -> Error {
@@ -206,16 +206,17 @@ impl<'a> Preflight<'a> {
         };
         let storages = self.storages()?;
         enabled(&storages, storage, node, option)?;
-        if self.volumes_on(node, storage)?.contains(volid) {
+        if self.volumes_on(node, storage)?.contains_key(volid) {
             Ok(())
         } else {
             Err(refuse(option, format!("volume {volid} does not exist")))
         }
     }
 
-    /// The volume ids listed on `storage` of `node` (one `GET .../content` per storage and node
-    /// per run): what `volume` looks in, and the names PVE's `find_free_diskname` will not give.
-    pub fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeIds> {
+    /// The volumes listed on `storage` of `node`, with their sizes (one `GET .../content` per
+    /// storage and node per run): what `volume` looks in, the names PVE's `find_free_diskname`
+    /// will not give, and the `size=` PVE fills in for a drive naming an existing volume.
+    pub fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeList> {
         let key = (node.to_string(), storage.to_string());
         if let Some(v) = self.volumes.borrow().get(&key) {
             return Ok(v.clone());
@@ -224,15 +225,21 @@ impl<'a> Preflight<'a> {
             .api
             .get(&ApiPath::new(["nodes", node, "storage", storage, "content"]), &Vec::new())
             .map_err(|e| e.context(&format!("listing the volumes of storage '{storage}' on node {node}")))?;
-        let ids: BTreeSet<String> = data
+        let list: BTreeMap<String, Option<u64>> = data
             .as_array()
             .map(|items| {
-                items.iter().filter_map(|i| i.get("volid").and_then(Value::as_str).map(str::to_string)).collect()
+                items
+                    .iter()
+                    .filter_map(|i| {
+                        let volid = i.get("volid").and_then(Value::as_str)?.to_string();
+                        Some((volid, lenient_u64(i.get("size"))))
+                    })
+                    .collect()
             })
             .unwrap_or_default();
-        let ids = Rc::new(ids);
-        self.volumes.borrow_mut().insert(key, ids.clone());
-        Ok(ids)
+        let list = Rc::new(list);
+        self.volumes.borrow_mut().insert(key, list.clone());
+        Ok(list)
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as

@@ -12,7 +12,7 @@ mod params;
 mod plan;
 mod spec;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::ansible::diff::Diff;
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
@@ -129,7 +129,7 @@ fn converge(
         },
         None => None,
     };
-    let none = BTreeSet::new();
+    let none = BTreeMap::new();
     let mut facts = Facts {
         vmid: vm.vmid,
         running: vm.status == "running",
@@ -140,11 +140,18 @@ fn converge(
     };
     let mut plan = plan(params, &facts)?;
     guard(checks, vm, config, params, &plan)?;
-    // The name PVE gives a new volume is the lowest its storage does not hold yet: the check run
-    // shows it, so it reads the storage (once the checks let it) and plans again with its volumes.
+    // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
+    // import source) come from the storages' volumes: the check run shows them, so it lists
+    // those storages (once the checks let it) and plans again with what they hold.
     let listed;
-    if let (true, Some(storage)) = (ctx.check_mode, plan.allocates_on()) {
-        listed = checks.preflight.volumes_on(&vm.node, storage)?;
+    if ctx.check_mode && plan.action != Action::None {
+        let source = params.iso_image.as_deref().or(params.import_from.as_deref()).and_then(volume_storage);
+        let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
+        let mut volumes = BTreeMap::new();
+        for storage in storages {
+            volumes.extend(checks.preflight.volumes_on(&vm.node, storage)?.iter().map(|(k, v)| (k.clone(), *v)));
+        }
+        listed = volumes;
         facts.listed = &listed;
         plan = self::plan(params, &facts)?;
     }

@@ -10,7 +10,7 @@ mod moves;
 mod resize;
 mod volumes;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
@@ -65,9 +65,10 @@ pub struct Facts<'a> {
     pub config: &'a VmConfig,
     /// Storages of the VM's node, to predict volume names.
     pub storages: &'a [StorageResource],
-    /// The volume ids listed on the storage a new volume goes to (read in check mode only, where
-    /// the predicted name is shown; empty otherwise): names PVE will not give again.
-    pub listed: &'a BTreeSet<String>,
+    /// The volumes (id -> size) listed on the storages the task names: where a new volume goes
+    /// (names PVE will not give again) and where an ISO or import source is (its size). Read in
+    /// check mode only, where the prediction is shown; empty otherwise.
+    pub listed: &'a BTreeMap<String, Option<u64>>,
     /// The target VM of a reassign: (vmid, config).
     pub target: Option<(u64, &'a VmConfig)>,
 }
@@ -110,6 +111,14 @@ impl Plan {
             _ => None,
         }
     }
+}
+
+/// The `size=` PVE stores for a drive naming the existing volume `file` (an ISO, or the source of
+/// an import, whose size the new volume takes): the size its storage lists, known after apply
+/// when it is not listed; `none` and `cdrom` carry none (docs/pve-semantics.md §8.7).
+fn existing_volume_size(file: &str, listed: &BTreeMap<String, Option<u64>>) -> Option<String> {
+    volume_storage(file)?;
+    Some(listed.get(file).copied().flatten().map_or_else(|| KNOWN_AFTER_APPLY.to_string(), format_size))
 }
 
 fn parse_drive(key: &str, text: &str) -> Result<PropertyString> {
@@ -257,7 +266,8 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
         PropertyString::new(format_for_key(disk).ok_or_else(|| Error::Internal(format!("{disk} is not a drive key")))?);
     let (msg, predicted_file, predicted_size) = if let Some(iso) = &params.iso_image {
         value.set_checked("file", iso).map_err(|e| Error::args(format!("iso_image: {e}")))?;
-        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), None)
+        let size = existing_volume_size(iso, facts.listed);
+        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), size)
     } else {
         let storage = params.storage.as_deref().ok_or_else(|| Error::args("The storage option must be specified."))?;
         if let Some(src) = &params.import_from {
@@ -265,7 +275,7 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
             let vol =
                 predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref());
-            (format!("Disk {disk} imported into VM {vmid}"), vol, None)
+            (format!("Disk {disk} imported into VM {vmid}"), vol, existing_volume_size(src, facts.listed))
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
             let bytes = match (&params.size, special) {
@@ -283,9 +293,9 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             let block = facts.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
             // efidisk0 and tpmstate0 get fixed sizes: 4M on block storages (§8).
             let size = match (params.bus, block) {
-                ("efidisk" | "tpmstate", true) => Some(4 << 20),
-                ("efidisk" | "tpmstate", false) => None,
-                _ => Some(bytes),
+                ("efidisk" | "tpmstate", true) => Some(format_size(4 << 20)),
+                ("efidisk" | "tpmstate", false) => Some(KNOWN_AFTER_APPLY.to_string()),
+                _ => Some(format_size(bytes)),
             };
             (format!("Disk {disk} created in VM {vmid}"), vol, size)
         }
@@ -313,10 +323,8 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
         Some(f) => stored.set("file", f),
         None => stored.set("file", &format!("{}:{KNOWN_AFTER_APPLY}", params.storage.as_deref().unwrap_or(""))),
     }
-    match predicted_size {
-        Some(b) => stored.set("size", &format_size(b)),
-        None if params.iso_image.is_none() => stored.set("size", KNOWN_AFTER_APPLY),
-        None => {}
+    if let Some(size) = &predicted_size {
+        stored.set("size", size);
     }
     let stored = stored.to_string();
 

@@ -2,7 +2,7 @@
 //! config, without a network.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use module_utils::pve::resources::StorageResource;
 use serde_json::{json, Map, Value};
@@ -39,7 +39,7 @@ fn params(args: Value) -> Params {
 }
 
 /// No storage listing: the plan tests predict from the config alone.
-static NO_VOLUMES: BTreeSet<String> = BTreeSet::new();
+static NO_VOLUMES: BTreeMap<String, Option<u64>> = BTreeMap::new();
 
 const SCSI0: &str = "local-lvm:vm-100-disk-0,discard=on,size=32G";
 const SCSI1: &str = "local-lvm:vm-100-disk-1,discard=on,size=10G";
@@ -276,7 +276,8 @@ fn cases() -> Vec<Case> {
             running: false,
             args: json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"}),
             action: Action::SetDrive("isos:iso/debian-13-netinst.iso,media=cdrom".into()),
-            drive: Some("isos:iso/debian-13-netinst.iso,media=cdrom"),
+            // PVE fills in the ISO's size from its storage, which only a check run lists
+            drive: Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=(known after apply)"),
             unused: None,
             pending: false,
             msg: "CD-ROM was created on ide2 bus in VM 100",
@@ -542,8 +543,10 @@ fn a_new_volume_takes_the_lowest_name_neither_the_storage_nor_the_config_holds()
     // skipped as the config's own volumes are; another VM's volumes and other storages are not.
     let storages = storages();
     let cfg = config(&[("scsi0", SCSI0), ("unused0", "local-lvm:vm-100-disk-2")]);
-    let listed: BTreeSet<String> =
-        ["local-lvm:vm-100-disk-1", "local-lvm:vm-101-disk-3", "nvme-pool:vm-100-disk-3"].map(String::from).into();
+    let listed: BTreeMap<String, Option<u64>> =
+        ["local-lvm:vm-100-disk-1", "local-lvm:vm-101-disk-3", "nvme-pool:vm-100-disk-3"]
+            .map(|v| (v.to_string(), None))
+            .into();
     assert_eq!(
         predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None).as_deref(),
         Some("local-lvm:vm-100-disk-1")
@@ -575,4 +578,29 @@ fn a_vm_predicted_created_in_this_run_allocates_its_own_disks_first() {
             "{cfg:?}"
         );
     }
+}
+
+#[test]
+fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
+    // qemu-server fills in `size=` of a drive naming an existing volume from its storage
+    // (docs/pve-semantics.md §8.7); an imported disk takes its source's size.
+    let storages = storages();
+    let cfg = base();
+    let listed: BTreeMap<String, Option<u64>> = [
+        ("isos:iso/debian-13-netinst.iso".to_string(), Some(790626304)),
+        ("vmdata:9000/base-9000-disk-0.qcow2".to_string(), Some(8 << 30)),
+    ]
+    .into();
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &listed, target: None };
+    let iso =
+        plan(&params(json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"})), &w);
+    assert_eq!(iso.unwrap().after.get("ide2"), Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=754M"));
+    let import = plan(
+        &params(json!({"disk": "scsi2", "storage": "local-lvm", "import_from": "vmdata:9000/base-9000-disk-0.qcow2"})),
+        &w,
+    );
+    assert_eq!(import.unwrap().after.get("scsi2"), Some("local-lvm:vm-100-disk-1,size=8G"));
+    // An empty drive carries no size.
+    let empty = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
+    assert_eq!(empty.after.get("ide2"), Some("none,media=cdrom"));
 }

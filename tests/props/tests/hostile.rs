@@ -351,7 +351,7 @@ fn property_string_values_cannot_add_remove_or_change_keys() {
                     continue;
                 }
             };
-            let listed = std::collections::BTreeSet::new();
+            let listed = std::collections::BTreeMap::new();
             let facts = proxmox_disk::Facts {
                 vmid: 100,
                 running: false,

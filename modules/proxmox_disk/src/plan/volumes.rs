@@ -1,6 +1,6 @@
 //! The volume names and `unusedN` keys PVE will give, predicted from a config without reading the storage (docs/pve-semantics.md §8, §11).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
@@ -48,7 +48,7 @@ fn unallocated(config: &VmConfig, storage: &str) -> usize {
 pub fn predict_volume(
     config: &VmConfig,
     storages: &[StorageResource],
-    listed: &BTreeSet<String>,
+    listed: &BTreeMap<String, Option<u64>>,
     storage: &str,
     vmid: u64,
     format: Option<&str>,
@@ -57,7 +57,7 @@ pub fn predict_volume(
     let mut used = disk_numbers(config, storage, vmid);
     used.extend(
         listed
-            .iter()
+            .keys()
             .filter_map(|volid| Volume::parse(volid))
             .filter(|volume| volume.storage == storage)
             .filter_map(|volume| volume.disk_number(vmid)),
