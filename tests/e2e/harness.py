@@ -24,9 +24,6 @@ CANARY_TOKEN_SECRET = 'CANARY-token-3b9d0c2e-61f4-4f0a-b7a1'
 CANARY_PASSWORD = 'CANARY-password-8e21f7'
 CANARY_SECRETS = (CANARY_TOKEN_SECRET, CANARY_PASSWORD)
 
-# What a check run shows for a value only PVE knows after the write (module_utils/src/check/unknown.rs).
-KNOWN_AFTER_APPLY = '(known after apply)'
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
@@ -173,11 +170,10 @@ CANARY_PRIVILEGES = [
 def _normalize(value, patterns):
     """Replace each unpredictable part: a regex (by `<unpredictable>`) or a (regex, replacement)
     pair, e.g. (',size=\\w+', '') for a size PVE fills in from the storage. A check run shows such
-    a value as `(known after apply)`, which stands for `<unpredictable>` too (only a real run's
-    value is matched by the patterns, so a marker where the real run is predictable still differs)."""
+    a part as `(known after apply)` (README, check mode), which stands for it too."""
     if value is None or not patterns:
         return value
-    text = json.dumps(value, sort_keys=True).replace(KNOWN_AFTER_APPLY, '<unpredictable>')
+    text = json.dumps(value, sort_keys=True).replace('(known after apply)', '<unpredictable>')
     for p in patterns:
         pattern, replacement = p if isinstance(p, tuple) else (p, '<unpredictable>')
         text = re.sub(pattern, replacement, text)

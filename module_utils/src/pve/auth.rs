@@ -36,21 +36,21 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Who PVE's ACLs see: `user@realm`, or `user@realm!tokenid` for an API token (pve-access-control
+    /// `PVE::AccessControl` `split_tokenid`); what `GET /access/permissions` answers for.
+    pub fn authid(&self) -> String {
+        match &self.credentials {
+            Credentials::Token { token_id, .. } => format!("{}!{}", self.user, token_id),
+            Credentials::Password { .. } => self.user.clone(),
+        }
+    }
+
     /// Who we authenticate as, for messages: the user, and the token id when a token is used.
     pub fn principal(&self) -> String {
         match &self.credentials {
             Credentials::Token { token_id, .. } => format!("{}!{} (API token)", self.user, token_id),
             Credentials::Password { otp: None, .. } => format!("{} (password)", self.user),
             Credentials::Password { otp: Some(_), .. } => format!("{} (password and one-time password)", self.user),
-        }
-    }
-
-    /// Whom PVE checks privileges for (pve-access-control `RPCEnvironment.pm`, the request's
-    /// `authid`): `user@realm`, or `user@realm!tokenid` for an API token.
-    pub fn authid(&self) -> String {
-        match &self.credentials {
-            Credentials::Token { token_id, .. } => format!("{}!{}", self.user, token_id),
-            Credentials::Password { .. } => self.user.clone(),
         }
     }
 }
