@@ -94,7 +94,7 @@ fn preflight_refuses_with_the_words_of_the_real_write() {
     assert_eq!(pve_words(pf.volume("pve1", "isos:iso/nope.iso", "cdrom").unwrap_err(), "cdrom"), real);
 
     let real = refusal(api.post(&vm100().join(["move_disk"]), &form([("disk", "scsi0"), ("storage", "isos")])));
-    let words = pve_words(pf.move_target("pve1", "isos").unwrap_err(), "storage");
+    let words = pve_words(pf.move_target("pve1", "isos", "storage").unwrap_err(), "storage");
     assert!(real.ends_with(&words), "{real:?} / {words:?}");
 
     let template = ApiPath::new(["nodes", "pve1", "qemu", "9000"]);

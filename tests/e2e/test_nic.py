@@ -44,9 +44,10 @@ def test_add_a_nic_then_rerun_unchanged(ansible, sim):
     assert result['config'] == value and result['mac'] == mac_of(value)
     assert value == 'virtio=%s,bridge=vmbr1,tag=20' % result['mac']
     assert result['pending'] is False and result['reboot_required'] is False
-    # In check mode the MAC of a new NIC is not known yet: null, never invented.
-    assert check.task('nic')['result']['mac'] is None
-    assert check.task('nic')['result']['diff']['after'] == 'net1: virtio,bridge=vmbr1,tag=20\n'
+    # In check mode the MAC of a new NIC is not known yet: marked where it will stand, never invented.
+    assert check.task('nic')['result']['mac'] == '(known after apply)'
+    assert check.task('nic')['result']['config'] == 'virtio=(known after apply),bridge=vmbr1,tag=20'
+    assert check.task('nic')['result']['diff']['after'] == 'net1: virtio=(known after apply),bridge=vmbr1,tag=20\n'
     assert real.task('nic')['result']['diff']['before'] == ''
     assert again.task('nic')['result']['msg'] == 'Nic net1 unchanged on VM with vmid 100'
     assert again.task('nic')['result']['mac'] == result['mac']
@@ -141,6 +142,9 @@ def test_only_the_calls_it_needs(ansible, sim):
     assert calls == [
         ('GET', '/cluster/resources'),
         ('GET', '/nodes/pve1/qemu/100/pending'),
+        # the privileges of the write, asked as the token itself: on the VM, then SDN.Use on the bridge (§27)
+        ('GET', '/access/permissions'),
+        ('GET', '/access/permissions'),
         ('GET', '/nodes/pve1/network'),
         ('PUT', '/nodes/pve1/qemu/100/config'),
         ('GET', '/nodes/pve1/qemu/100/pending'),

@@ -170,7 +170,12 @@ impl Nic {
         for (k, v) in ps.iter() {
             let taken = match k {
                 "model" => set(&mut nic.model, Some(v.to_string())),
-                "macaddr" => set(&mut nic.mac, Some(v.to_ascii_uppercase())),
+                // A MAC in PVE's upper case; anything else as written (a check run's marker
+                // for the MAC PVE draws at apply must reach the user unchanged).
+                "macaddr" if v.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') => {
+                    set(&mut nic.mac, Some(v.to_ascii_uppercase()))
+                }
+                "macaddr" => set(&mut nic.mac, Some(v.to_string())),
                 "bridge" => set(&mut nic.bridge, Some(v.to_string())),
                 "trunks" => set(&mut nic.trunks, Some(v.to_string())),
                 "tag" => set(&mut nic.tag, v.parse().ok()),

@@ -510,6 +510,17 @@ pub fn move_disk(vmid: u64, storage: &str) -> Vec<Need> {
     vec![all(vms(vmid), &["VM.Config.Disk"]), all(format!("/storage/{storage}"), &["Datastore.AllocateSpace"])]
 }
 
+/// `POST .../move_disk` with `target-vmid` (`move_vm_disk`, a reassign) of a volume on `storage`:
+/// `VM.Config.Disk` on the VM, the same on the target VM (`check_vm_perm`), then
+/// `Datastore.AllocateSpace` on the volume's storage.
+pub fn reassign_disk(vmid: u64, target_vmid: u64, storage: &str) -> Vec<Need> {
+    vec![
+        all(vms(vmid), &["VM.Config.Disk"]),
+        vm_perm(target_vmid, None, &["VM.Config.Disk"], false),
+        all(format!("/storage/{storage}"), &["Datastore.AllocateSpace"]),
+    ]
+}
+
 /// `PUT .../unlink` (`unlink`): `VM.Config.Disk`.
 pub fn unlink(vmid: u64) -> Vec<Need> {
     vec![all(vms(vmid), &["VM.Config.Disk"])]

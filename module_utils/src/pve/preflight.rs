@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::pve::client::{Api, ApiPath};
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
-use crate::pve::resources::lenient_bool;
+use crate::pve::resources::{lenient_bool, lenient_u64};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,8 +93,8 @@ impl StorageConfig {
     }
 }
 
-/// The volume ids listed on one storage of one node.
-type VolumeIds = Rc<BTreeSet<String>>;
+/// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
+pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
 
 /// The checks of one module run, with the reads they share.
 pub struct Preflight<'a> {
@@ -102,7 +102,7 @@ pub struct Preflight<'a> {
     nodes: RefCell<Option<Rc<Vec<NodeState>>>>,
     storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
     /// (node, storage) -> the volume ids listed there.
-    volumes: RefCell<BTreeMap<(String, String), VolumeIds>>,
+    volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
 }
 
 fn refuse(option: &str, message: impl AsRef<str>) -> Error {
@@ -209,14 +209,17 @@ impl<'a> Preflight<'a> {
         };
         let storages = self.storages()?;
         enabled(&storages, storage, node, option)?;
-        if self.volumes_on(node, storage)?.contains(volid) {
+        if self.volumes_on(node, storage)?.contains_key(volid) {
             Ok(())
         } else {
             Err(refuse(option, format!("volume {volid} does not exist")))
         }
     }
 
-    fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeIds> {
+    /// The volumes listed on `storage` of `node`, with their sizes (one `GET .../content` per
+    /// storage and node per run): what `volume` looks in, the names PVE's `find_free_diskname`
+    /// will not give, and the `size=` PVE fills in for a drive naming an existing volume.
+    pub fn volumes_on(&self, node: &str, storage: &str) -> Result<VolumeList> {
         let key = (node.to_string(), storage.to_string());
         if let Some(v) = self.volumes.borrow().get(&key) {
             return Ok(v.clone());
@@ -225,15 +228,21 @@ impl<'a> Preflight<'a> {
             .api
             .get(&ApiPath::new(["nodes", node, "storage", storage, "content"]), &Vec::new())
             .map_err(|e| e.context(&format!("listing the volumes of storage '{storage}' on node {node}")))?;
-        let ids: BTreeSet<String> = data
+        let list: BTreeMap<String, Option<u64>> = data
             .as_array()
             .map(|items| {
-                items.iter().filter_map(|i| i.get("volid").and_then(Value::as_str).map(str::to_string)).collect()
+                items
+                    .iter()
+                    .filter_map(|i| {
+                        let volid = i.get("volid").and_then(Value::as_str)?.to_string();
+                        Some((volid, lenient_u64(i.get("size"))))
+                    })
+                    .collect()
             })
             .unwrap_or_default();
-        let ids = Rc::new(ids);
-        self.volumes.borrow_mut().insert(key, ids.clone());
-        Ok(ids)
+        let list = Rc::new(list);
+        self.volumes.borrow_mut().insert(key, list.clone());
+        Ok(list)
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as
@@ -321,9 +330,10 @@ impl<'a> Preflight<'a> {
     }
 
     /// A disk moved to `storage` on the VM's `node`: qemu-server `API2/Qemu.pm` `move_vm_disk`
-    /// (`storage_check_enabled`, then `does not support vm images`). §26.6.
-    pub fn move_target(&self, node: &str, storage: &str) -> Result<()> {
-        self.storage(node, storage, Content::Images, "storage")
+    /// (`storage_check_enabled`, then `does not support vm images`), refused under the task's
+    /// `option` (proxmox_disk calls it `target_storage`). §26.6.
+    pub fn move_target(&self, node: &str, storage: &str, option: &str) -> Result<()> {
+        self.storage(node, storage, Content::Images, option)
     }
 
     /// `PVE::Cluster::check_node_exists`: `no such cluster node '<node>'`.

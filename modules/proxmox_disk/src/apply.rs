@@ -1,13 +1,12 @@
-//! proxmox_disk's I/O after the plan: the one write (or resize then write), the wait for its task, the read back.
+//! proxmox_disk's I/O after the plan: the writes it makes (also checked in check mode), each sent and its task waited for, the read back.
 
 use std::time::Duration;
 
-use module_utils::pve::client::{form, Api, Form};
+use module_utils::pve::client::{form, Api, ApiPath, Form, Method};
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::Result;
-use serde_json::Value;
 
 use crate::params::Params;
 use crate::plan::{Action, Plan};
@@ -18,8 +17,6 @@ pub struct Applied {
     pub target_after: Option<VmConfig>,
     pub unused: Option<String>,
     pub pending: bool,
-    /// Whether the drive's volume is known (always, once read back).
-    pub volume_known: bool,
     pub warnings: Vec<String>,
 }
 
@@ -31,14 +28,45 @@ impl Applied {
             target_after: plan.target_after.clone(),
             unused: plan.unused.clone(),
             pending: plan.pending,
-            volume_known: plan.volume_known,
             warnings: Vec::new(),
         }
     }
 }
 
-/// Make the plan's write (guarded by the digest of `config`, the read it was planned from),
-/// wait for its task, read the result back. A plan with nothing to write reads nothing.
+/// One write as sent: method, path, form.
+pub type Write = (Method, ApiPath, Form);
+
+/// The writes of `action`, in order, each with `digest` (the read it was planned from). The
+/// second write of `ResizeKeepingPending` is sent with the digest of the config read after the
+/// resize; `digest` stands in for it here, which the schema check does not tell apart.
+pub fn writes(vm: &VmResource, disk: &str, action: &Action, digest: Option<&str>) -> Vec<Write> {
+    let with_digest = |mut f: Form| {
+        if let Some(d) = digest {
+            f.push(("digest".into(), d.to_string()));
+        }
+        f
+    };
+    let config = || vm.path().join(["config"]);
+    let resize =
+        |size: &str| (Method::Put, vm.path().join(["resize"]), with_digest(form([("disk", disk), ("size", size)])));
+    match action {
+        Action::None => Vec::new(),
+        Action::SetDrive(value) => vec![(Method::Post, config(), with_digest(form([(disk, value.as_str())])))],
+        Action::Resize(size) => vec![resize(size)],
+        Action::ResizeKeepingPending { size, pending } => {
+            vec![resize(size), (Method::Post, config(), with_digest(form([(disk, pending.as_str())])))]
+        }
+        Action::Unlink { force } => vec![(
+            Method::Put,
+            vm.path().join(["unlink"]),
+            form([("idlist", disk), ("force", if *force { "1" } else { "0" })]),
+        )],
+        Action::Move(f) => vec![(Method::Post, vm.path().join(["move_disk"]), with_digest(f.clone()))],
+    }
+}
+
+/// Make the plan's writes (guarded by the digest of `config`, the read it was planned from),
+/// wait for their tasks, read the result back. A plan with nothing to write reads nothing.
 pub fn apply(
     api: &dyn Api,
     vm: &VmResource,
@@ -48,55 +76,38 @@ pub fn apply(
     target: Option<&VmResource>,
 ) -> Result<Applied> {
     let action = &plan.action;
-    if *action == Action::None {
-        return Ok(Applied::predicted(plan));
-    }
     let disk = params.disk.as_str();
+    let mut writes = writes(vm, disk, action, config.digest.as_deref()).into_iter();
+    let Some((method, path, body)) = writes.next() else { return Ok(Applied::predicted(plan)) };
     let waiter = Waiter::new(Duration::from_secs(params.timeout));
-    let digest = config.digest.clone();
-    let with_digest = |mut f: Form| {
-        if let Some(d) = &digest {
-            f.push(("digest".into(), d.clone()));
+    let context = match action {
+        Action::SetDrive(_) => format!("Unable to create/update disk {disk} in VM {}", vm.vmid),
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => {
+            format!("Failed to resize disk {disk} in VM {}", vm.vmid)
         }
-        f
+        Action::Unlink { .. } => format!("Unable to remove disk {disk} from VM {}", vm.vmid),
+        Action::Move(_) | Action::None => format!("Failed to move disk {disk} in VM {}", vm.vmid),
     };
     let mut warnings = Vec::new();
-    let answer = match action {
-        Action::None => Value::Null,
-        Action::SetDrive(value) => api
-            .post(&vm.path().join(["config"]), &with_digest(form([(disk, value.as_str())])))
-            .map_err(|e| e.context(&format!("Unable to create/update disk {disk} in VM {}", vm.vmid)))?,
-        Action::Resize(size) => api
-            .put(&vm.path().join(["resize"]), &with_digest(form([("disk", disk), ("size", size.as_str())])))
-            .map_err(|e| e.context(&format!("Failed to resize disk {disk} in VM {}", vm.vmid)))?,
-        Action::ResizeKeepingPending { size, pending } => {
-            let context = format!("Failed to resize disk {disk} in VM {}", vm.vmid);
-            let answer = api
-                .put(&vm.path().join(["resize"]), &with_digest(form([("disk", disk), ("size", size.as_str())])))
-                .map_err(|e| e.context(&context))?;
-            if let Some(upid) = as_upid(&answer) {
-                warnings.extend(waiter.wait(api, upid).map_err(|e| e.context(&context))?.warnings);
-            }
-            // The resize changed the config: its new digest guards the second write.
-            let resized = config::read(api, vm)?;
-            let mut body = form([(disk, pending.as_str())]);
-            if let Some(d) = &resized.digest {
-                body.push(("digest".into(), d.clone()));
-            }
-            api.post(&vm.path().join(["config"]), &body).map_err(|e| {
-                e.context(&format!(
-                    "disk {disk} of VM {} was resized, but its pending change still carries the old size (it would come back at the next start)",
-                    vm.vmid
-                ))
-            })?
+    let mut answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
+    if let Some((method, path, mut body)) = writes.next() {
+        // The resize of a drive with a pending change: wait for it, then write the pending value
+        // again with the new size, guarded by the digest of the config the resize left.
+        if let Some(upid) = as_upid(&answer) {
+            warnings.extend(waiter.wait(api, upid).map_err(|e| e.context(&context))?.warnings);
         }
-        Action::Unlink { force } => api
-            .put(&vm.path().join(["unlink"]), &form([("idlist", disk), ("force", if *force { "1" } else { "0" })]))
-            .map_err(|e| e.context(&format!("Unable to remove disk {disk} from VM {}", vm.vmid)))?,
-        Action::Move(f) => api
-            .post(&vm.path().join(["move_disk"]), &with_digest(f.clone()))
-            .map_err(|e| e.context(&format!("Failed to move disk {disk} in VM {}", vm.vmid)))?,
-    };
+        let resized = config::read(api, vm)?;
+        body.retain(|(k, _)| k != "digest");
+        if let Some(d) = &resized.digest {
+            body.push(("digest".into(), d.clone()));
+        }
+        answer = api.call(method, &path, &body).map_err(|e| {
+            e.context(&format!(
+                "disk {disk} of VM {} was resized, but its pending change still carries the old size (it would come back at the next start)",
+                vm.vmid
+            ))
+        })?;
+    }
     if let Some(upid) = as_upid(&answer) {
         let done = waiter.wait(api, upid)?;
         warnings.extend(done.warnings);
@@ -115,5 +126,5 @@ pub fn apply(
         .find(|(k, v)| k.starts_with("unused") && !before_unused.contains(v))
         .map(|(k, _)| k.clone());
     let pending = after.is_pending(disk);
-    Ok(Applied { after, target_after, unused, pending, volume_known: true, warnings })
+    Ok(Applied { after, target_after, unused, pending, warnings })
 }

@@ -2,22 +2,31 @@
 //!
 //! `main` wires the common shape: `params` (the validated task) → the reads (through
 //! `check::world`) → `plan` (pure: config + task → the one write and the config after it) →
-//! in check mode the prediction is recorded for the run's later tasks, otherwise `apply` makes
-//! the write, waits for its task and reads the result back.
+//! `guard`, in check and real runs alike (the privileges the writes need, PVE's API schema on
+//! each planned write, the storage or volume they use) → in check mode the prediction is
+//! recorded for the run's later tasks, otherwise `apply` makes the write, waits for its task and
+//! reads the result back.
 
 mod apply;
 mod params;
 mod plan;
 mod spec;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use module_utils::ansible::diff::Diff;
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::check::world::{qemu_vm, World};
-use module_utils::connect::connect;
+use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
+use module_utils::pve::client::form;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::config_text;
+use module_utils::pve::devices::{config_text, volume_storage};
+use module_utils::pve::permissions::{self, Need, Privileges};
+use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
 use module_utils::pve::resources::{resolve, StorageResource, VmResource};
+use module_utils::pve::schema;
 use module_utils::Result;
 use serde_json::{json, Map, Value};
 
@@ -32,7 +41,9 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     if let Some(id) = params.vmid {
         ctx.identify("vmid", id);
     }
+    let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
+    let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
     let world = World::new(&api, ctx.predictions.clone());
     let (vms, storages) = world.vms_and_storages()?;
     let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
@@ -41,15 +52,70 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let node_storages: Vec<_> = storages.into_iter().filter(|s| s.node == vm.node).collect();
     // Another writer between our read and our write: plan again from what it left.
     config::retry_on_conflict(&api, vm, config, |config| {
-        converge(ctx, &world, &vms, vm, config, &node_storages, &params)
+        converge(ctx, &world, &checks, &vms, vm, config, &node_storages, &params)
     })
 }
 
-/// Read what a reassign needs, plan from `config`, then record the prediction (check mode) or
-/// make the write.
+/// The checks before a write, with the reads they share across the tries of one run.
+struct Checks<'a> {
+    privileges: Privileges<'a>,
+    preflight: Preflight<'a>,
+}
+
+/// What must hold before the plan's writes, in check and real runs alike (so both fail with the
+/// same message, and nothing is written): the privileges they need (qemu-server checks the
+/// method's own privileges before anything else), PVE's API schema on each write as it will be
+/// sent, then the storage or volume they use (docs/pve-semantics.md §26, §27, §28).
+fn guard(checks: &Checks, vm: &VmResource, config: &VmConfig, params: &Params, plan: &Plan) -> Result<()> {
+    let disk = params.disk.as_str();
+    let needs: Vec<Need> = match &plan.action {
+        Action::None => return Ok(()),
+        Action::SetDrive(value) => {
+            permissions::update(vm.vmid, &config.effective(), &form([(disk, value.as_str())]), &[])
+        }
+        Action::Resize(_) => permissions::resize(vm.vmid),
+        Action::ResizeKeepingPending { pending, .. } => {
+            let mut needs = permissions::resize(vm.vmid);
+            needs.extend(permissions::update(vm.vmid, &config.effective(), &form([(disk, pending.as_str())]), &[]));
+            needs
+        }
+        Action::Unlink { .. } => permissions::unlink(vm.vmid),
+        Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
+            (Some(target), _) => {
+                let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
+                permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""))
+            }
+            (None, Some(storage)) => permissions::move_disk(vm.vmid, storage),
+            (None, None) => Vec::new(),
+        },
+    };
+    checks.privileges.require(&needs)?;
+    for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
+        schema::check_write(method, &path, &body)?;
+    }
+    let (node, preflight) = (vm.node.as_str(), &checks.preflight);
+    match (&plan.action, plan.allocates_on()) {
+        (Action::Move(_), Some(storage)) => preflight.move_target(node, storage, "target_storage"),
+        (Action::SetDrive(_), Some(storage)) => {
+            preflight.storage(node, storage, Content::Images, "storage")?;
+            match &params.import_from {
+                Some(source) => preflight.volume(node, source, "import_from"),
+                None => Ok(()),
+            }
+        }
+        (Action::SetDrive(_), None) => match &params.iso_image {
+            Some(iso) => preflight.volume(node, iso, "iso_image"),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn converge(
     ctx: &mut Context,
     world: &World,
+    checks: &Checks,
     vms: &[VmResource],
     vm: &VmResource,
     config: &VmConfig,
@@ -63,14 +129,32 @@ fn converge(
         },
         None => None,
     };
-    let facts = Facts {
+    let none = BTreeMap::new();
+    let mut facts = Facts {
         vmid: vm.vmid,
         running: vm.status == "running",
         config,
         storages: node_storages,
+        listed: &none,
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
-    let plan = plan(params, &facts)?;
+    let mut plan = plan(params, &facts)?;
+    guard(checks, vm, config, params, &plan)?;
+    // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
+    // import source) come from the storages' volumes: the check run shows them, so it lists
+    // those storages (once the checks let it) and plans again with what they hold.
+    let listed;
+    if ctx.check_mode && plan.action != Action::None {
+        let source = params.iso_image.as_deref().or(params.import_from.as_deref()).and_then(volume_storage);
+        let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
+        let mut volumes = BTreeMap::new();
+        for storage in storages {
+            volumes.extend(checks.preflight.volumes_on(&vm.node, storage)?.iter().map(|(k, v)| (k.clone(), *v)));
+        }
+        listed = volumes;
+        facts.listed = &listed;
+        plan = self::plan(params, &facts)?;
+    }
     for w in &plan.warnings {
         ctx.warn(w.clone());
     }
@@ -89,7 +173,7 @@ fn converge(
     for w in &done.warnings {
         ctx.warn(w.clone());
     }
-    let Applied { after, target_after, unused, pending, volume_known: known, .. } = done;
+    let Applied { after, target_after, unused, pending, .. } = done;
     if pending {
         ctx.warn(format!(
             "the change to {} of VM {} is pending: Proxmox VE applies it when the VM is next started",
@@ -107,13 +191,12 @@ fn converge(
         _ => (&after, params.disk.clone()),
     };
     let drive = drive_config.get(&drive_key).map(str::to_string);
-    let volume = drive.as_deref().and_then(|d| d.split(',').next()).filter(|_| known).map(str::to_string);
-    let size_text = drive
-        .as_deref()
-        .and_then(|d| d.split(',').find_map(|p| p.strip_prefix("size=")))
-        .filter(|_| known)
-        .map(str::to_string);
+    let volume = drive.as_deref().and_then(|d| d.split(',').next()).map(str::to_string);
+    let size_text =
+        drive.as_deref().and_then(|d| d.split(',').find_map(|p| p.strip_prefix("size="))).map(str::to_string);
+    // A size known only after apply keeps the result's shape, marked in both places.
     let size = match size_text {
+        Some(t) if t == KNOWN_AFTER_APPLY => json!({"text": t, "bytes": KNOWN_AFTER_APPLY}),
         Some(t) => json!({"text": t, "bytes": parse_size(&t).ok()}),
         None => Value::Null,
     };
@@ -122,7 +205,7 @@ fn converge(
         .with("disk", params.disk.clone())
         .with("volume", volume.map(Value::String).unwrap_or(Value::Null))
         .with("size", size)
-        .with("config", drive.filter(|_| known).map(Value::String).unwrap_or(Value::Null))
+        .with("config", drive.map(Value::String).unwrap_or(Value::Null))
         .with("pending", pending)
         .with("reboot_required", pending)
         .with_diff(Some(diff));

@@ -12,8 +12,9 @@ mod volumes;
 
 use std::collections::BTreeMap;
 
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{format_for_key, volume_storage};
+use module_utils::pve::devices::{format_for_key, parse_new_disk, volume_storage};
 use module_utils::pve::hotplug;
 use module_utils::pve::propstring::{format_size, parse_size, PropertyString};
 use module_utils::pve::resources::StorageResource;
@@ -64,6 +65,10 @@ pub struct Facts<'a> {
     pub config: &'a VmConfig,
     /// Storages of the VM's node, to predict volume names.
     pub storages: &'a [StorageResource],
+    /// The volumes (id -> size) listed on the storages the task names: where a new volume goes
+    /// (names PVE will not give again) and where an ISO or import source is (its size). Read in
+    /// check mode only, where the prediction is shown; empty otherwise.
+    pub listed: &'a BTreeMap<String, Option<u64>>,
     /// The target VM of a reassign: (vmid, config).
     pub target: Option<(u64, &'a VmConfig)>,
 }
@@ -82,8 +87,6 @@ pub struct Plan {
     pub pending: bool,
     /// The `unusedN` key that will hold a volume taken out of use.
     pub unused: Option<String>,
-    /// The drive's volume after the action, when it can be known without reading the storage.
-    pub volume_known: bool,
 }
 
 impl Plan {
@@ -96,9 +99,26 @@ impl Plan {
             target_after: None,
             pending: false,
             unused: None,
-            volume_known: true,
         }
     }
+
+    /// The storage the plan's write allocates a new volume on (a new or imported disk: the
+    /// drive sent as `STORAGE:N`; a move), whose volumes decide the name PVE gives it.
+    pub fn allocates_on(&self) -> Option<&str> {
+        match &self.action {
+            Action::SetDrive(value) => parse_new_disk(value.split(',').next()?)?.0,
+            Action::Move(form) => form.iter().find(|(k, _)| k == "storage").map(|(_, v)| v.as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// The `size=` PVE stores for a drive naming the existing volume `file` (an ISO, or the source of
+/// an import, whose size the new volume takes): the size its storage lists, known after apply
+/// when it is not listed; `none` and `cdrom` carry none (docs/pve-semantics.md §8.7).
+fn existing_volume_size(file: &str, listed: &BTreeMap<String, Option<u64>>) -> Option<String> {
+    volume_storage(file)?;
+    Some(listed.get(file).copied().flatten().map_or_else(|| KNOWN_AFTER_APPLY.to_string(), format_size))
 }
 
 fn parse_drive(key: &str, text: &str) -> Result<PropertyString> {
@@ -238,23 +258,24 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             target_after: None,
             pending,
             unused,
-            volume_known: true,
         });
     }
 
     // Create (or replace, with create: forced).
     let mut value =
         PropertyString::new(format_for_key(disk).ok_or_else(|| Error::Internal(format!("{disk} is not a drive key")))?);
-    let (msg, predicted_file, predicted_size, volume_known) = if let Some(iso) = &params.iso_image {
+    let (msg, predicted_file, predicted_size) = if let Some(iso) = &params.iso_image {
         value.set_checked("file", iso).map_err(|e| Error::args(format!("iso_image: {e}")))?;
-        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), None, true)
+        let size = existing_volume_size(iso, facts.listed);
+        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), size)
     } else {
         let storage = params.storage.as_deref().ok_or_else(|| Error::args("The storage option must be specified."))?;
         if let Some(src) = &params.import_from {
             value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
-            let vol = predict_volume(facts.config, facts.storages, storage, vmid, params.format.as_deref());
-            (format!("Disk {disk} imported into VM {vmid}"), vol.clone(), None, vol.is_some())
+            let vol =
+                predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref());
+            (format!("Disk {disk} imported into VM {vmid}"), vol, existing_volume_size(src, facts.listed))
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
             let bytes = match (&params.size, special) {
@@ -267,15 +288,16 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             value
                 .set_checked("file", &format!("{storage}:{}", gib_text(bytes)))
                 .map_err(|e| Error::args(format!("storage: {e}")))?;
-            let vol = predict_volume(facts.config, facts.storages, storage, vmid, params.format.as_deref());
+            let vol =
+                predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref());
             let block = facts.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
             // efidisk0 and tpmstate0 get fixed sizes: 4M on block storages (§8).
             let size = match (params.bus, block) {
-                ("efidisk" | "tpmstate", true) => Some(4 << 20),
-                ("efidisk" | "tpmstate", false) => None,
-                _ => Some(bytes),
+                ("efidisk" | "tpmstate", true) => Some(format_size(4 << 20)),
+                ("efidisk" | "tpmstate", false) => Some(KNOWN_AFTER_APPLY.to_string()),
+                _ => Some(format_size(bytes)),
             };
-            (format!("Disk {disk} created in VM {vmid}"), vol.clone(), size, vol.is_some() && size.is_some())
+            (format!("Disk {disk} created in VM {vmid}"), vol, size)
         }
     };
     if let Some(f) = &params.format {
@@ -289,7 +311,9 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
     }
     let send = value.to_checked_string()?;
 
-    // What PVE will store: the allocated volume, `format=` dropped, the size filled in.
+    // What PVE will store: the allocated volume, `format=` dropped, the size filled in; what
+    // cannot be known before PVE allocates it is marked (the imported disk's size, a volume name
+    // or size on a file storage whose default format is not known here).
     let mut stored = value.clone();
     stored.remove("import-from");
     if params.iso_image.is_none() {
@@ -297,12 +321,10 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
     }
     match &predicted_file {
         Some(f) => stored.set("file", f),
-        None => {
-            stored.set("file", &format!("{}:<volume allocated by Proxmox VE>", params.storage.as_deref().unwrap_or("")))
-        }
+        None => stored.set("file", &format!("{}:{KNOWN_AFTER_APPLY}", params.storage.as_deref().unwrap_or(""))),
     }
-    if let Some(b) = predicted_size {
-        stored.set("size", &format_size(b));
+    if let Some(size) = &predicted_size {
+        stored.set("size", size);
     }
     let stored = stored.to_string();
 
@@ -325,7 +347,7 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             unused.as_deref().map(|u| format!(" as {u}")).unwrap_or_default()
         ));
     }
-    Ok(Plan { action: Action::SetDrive(send), msg, warnings, after, target_after: None, pending, unused, volume_known })
+    Ok(Plan { action: Action::SetDrive(send), msg, warnings, after, target_after: None, pending, unused })
 }
 
 fn plan_remove(params: &Params, facts: &Facts, current: Option<PropertyString>, destroy: bool) -> Result<Plan> {
@@ -379,7 +401,6 @@ fn plan_remove(params: &Params, facts: &Facts, current: Option<PropertyString>, 
         target_after: None,
         pending,
         unused,
-        volume_known: true,
     })
 }
 

@@ -38,6 +38,9 @@ fn params(args: Value) -> Params {
     Params::from_spec(&p).unwrap()
 }
 
+/// No storage listing: the plan tests predict from the config alone.
+static NO_VOLUMES: BTreeMap<String, Option<u64>> = BTreeMap::new();
+
 const SCSI0: &str = "local-lvm:vm-100-disk-0,discard=on,size=32G";
 const SCSI1: &str = "local-lvm:vm-100-disk-1,discard=on,size=10G";
 
@@ -261,7 +264,8 @@ fn cases() -> Vec<Case> {
             running: false,
             args: json!({"disk": "scsi1", "storage": "local-lvm", "import_from": "vmdata:9000/base-9000-disk-0.qcow2"}),
             action: Action::SetDrive("local-lvm:0,import-from=vmdata:9000/base-9000-disk-0.qcow2".into()),
-            drive: Some("local-lvm:vm-100-disk-1"),
+            // The imported size is the source's: known after apply.
+            drive: Some("local-lvm:vm-100-disk-1,size=(known after apply)"),
             unused: None,
             pending: false,
             msg: "Disk scsi1 imported into VM 100",
@@ -272,7 +276,8 @@ fn cases() -> Vec<Case> {
             running: false,
             args: json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"}),
             action: Action::SetDrive("isos:iso/debian-13-netinst.iso,media=cdrom".into()),
-            drive: Some("isos:iso/debian-13-netinst.iso,media=cdrom"),
+            // PVE fills in the ISO's size from its storage, which only a check run lists
+            drive: Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=(known after apply)"),
             unused: None,
             pending: false,
             msg: "CD-ROM was created on ide2 bus in VM 100",
@@ -325,7 +330,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn facts<'a>(case: &'a Case, storages: &'a [StorageResource]) -> Facts<'a> {
-    Facts { vmid: 100, running: case.running, config: &case.config, storages, target: None }
+    Facts { vmid: 100, running: case.running, config: &case.config, storages, listed: &NO_VOLUMES, target: None }
 }
 
 #[test]
@@ -378,7 +383,7 @@ fn plan_golden_cases() {
 fn shrink_is_refused_naming_both_sizes() {
     let storages = storages();
     let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
-    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "5G"})), &w).unwrap_err();
     assert_eq!(e.to_string(), "shrinking disks is not supported: scsi1 of VM 100 is 10G, the task asks for 5G");
 }
@@ -387,7 +392,7 @@ fn shrink_is_refused_naming_both_sizes() {
 fn resize_or_move_of_a_missing_disk_fails() {
     let storages = storages();
     let cfg = base();
-    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     for args in [
         json!({"disk": "scsi1", "state": "resized", "size": "5G"}),
         json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
@@ -400,14 +405,14 @@ fn resize_or_move_of_a_missing_disk_fails() {
 fn volume_on_a_dir_storage_is_unknown_without_a_format() {
     let storages = storages();
     let cfg = base();
-    assert_eq!(predict_volume(&cfg, &storages, "vmdata", 100, None), None);
+    assert_eq!(predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, None), None);
     assert_eq!(
-        predict_volume(&cfg, &storages, "vmdata", 100, Some("qcow2")).as_deref(),
+        predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, Some("qcow2")).as_deref(),
         Some("vmdata:100/vm-100-disk-0.qcow2")
     );
-    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let p = plan(&params(json!({"disk": "scsi1", "storage": "vmdata", "size": "1"})), &w).unwrap();
-    assert!(!p.volume_known);
+    assert_eq!(p.after.get("scsi1"), Some("vmdata:(known after apply),size=1G"));
 }
 
 #[test]
@@ -415,7 +420,14 @@ fn reassign_to_another_vm() {
     let storages = storages();
     let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
     let target = config(&[("scsi0", "local-lvm:vm-101-disk-0,size=8G")]);
-    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, target: Some((101, &target)) };
+    let w = Facts {
+        vmid: 100,
+        running: false,
+        config: &cfg,
+        storages: &storages,
+        listed: &NO_VOLUMES,
+        target: Some((101, &target)),
+    };
     let p = params(json!({"disk": "scsi1", "state": "moved", "target_vmid": 101, "target_disk": "scsi3"}));
     let pl = plan(&p, &w).unwrap();
     assert_eq!(pl.after.get("scsi1"), None);
@@ -424,8 +436,14 @@ fn reassign_to_another_vm() {
     // Done already: the source slot is empty and the target slot holds the disk.
     let done_src = base();
     let done_target = pl.target_after.clone().unwrap();
-    let w =
-        Facts { vmid: 100, running: false, config: &done_src, storages: &storages, target: Some((101, &done_target)) };
+    let w = Facts {
+        vmid: 100,
+        running: false,
+        config: &done_src,
+        storages: &storages,
+        listed: &NO_VOLUMES,
+        target: Some((101, &done_target)),
+    };
     let again = plan(&p, &w).unwrap();
     assert_eq!(again.action, Action::None);
     assert_eq!(again.msg, "Disk scsi1 already moved to VM 101 as scsi3");
@@ -479,7 +497,7 @@ fn moving_a_disk_with_a_pending_change_is_refused() {
     // still names the old volume, to be applied at the next start (Qemu.pm, 9.2.6).
     let storages = storages();
     let cfg = with_pending_scsi1(PENDING_CACHE);
-    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let args = json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"});
     let e = plan(&params(args), &w).unwrap_err().to_string();
     assert!(e.starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
@@ -495,7 +513,7 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
     // plan writes it again with the new size.
     let storages = storages();
     let cfg = with_pending_scsi1(PENDING_CACHE);
-    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let p = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap();
     assert_eq!(
         p.action,
@@ -514,7 +532,75 @@ fn resizing_a_disk_with_a_pending_option_change_keeps_the_new_size_pending_too()
     // A pending change that replaces the volume: the resized volume would leave the drive at the
     // next start, so that stays refused.
     let cfg = with_pending_scsi1("local-lvm:vm-100-disk-2,size=4G");
-    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, target: None };
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "20G"})), &w).unwrap_err();
     assert!(e.to_string().starts_with("scsi1 of VM 100 has a change waiting for the next start"), "{e}");
+}
+
+#[test]
+fn a_new_volume_takes_the_lowest_name_neither_the_storage_nor_the_config_holds() {
+    // find_free_diskname over the storage's volumes: an orphan vm-100-disk-1 (in no config) is
+    // skipped as the config's own volumes are; another VM's volumes and other storages are not.
+    let storages = storages();
+    let cfg = config(&[("scsi0", SCSI0), ("unused0", "local-lvm:vm-100-disk-2")]);
+    let listed: BTreeMap<String, Option<u64>> =
+        ["local-lvm:vm-100-disk-1", "local-lvm:vm-101-disk-3", "nvme-pool:vm-100-disk-3"]
+            .map(|v| (v.to_string(), None))
+            .into();
+    assert_eq!(
+        predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None).as_deref(),
+        Some("local-lvm:vm-100-disk-1")
+    );
+    assert_eq!(
+        predict_volume(&cfg, &storages, &listed, "local-lvm", 100, None).as_deref(),
+        Some("local-lvm:vm-100-disk-3")
+    );
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &listed, target: None };
+    let p = plan(&params(json!({"disk": "scsi1", "storage": "local-lvm", "size": "1"})), &w).unwrap();
+    assert_eq!(p.after.get("scsi1"), Some("local-lvm:vm-100-disk-3,size=1G"));
+    assert_eq!(p.allocates_on(), Some("local-lvm"));
+}
+
+#[test]
+fn a_vm_predicted_created_in_this_run_allocates_its_own_disks_first() {
+    // An earlier task of the check run creates the VM with efidisk0 and scsi0 on local-lvm (not
+    // allocated yet, or marked known after apply): PVE allocates those first, so a data disk
+    // added next gets vm-100-disk-2 (Qemu.pm create_disks, Plugin.pm find_free_diskname).
+    let storages = storages();
+    for cfg in [
+        config(&[("efidisk0", "local-lvm:1,efitype=4m"), ("scsi0", "local-lvm:4"), ("ide2", "local-lvm:cloudinit")]),
+        config(&[("efidisk0", "local-lvm:(known after apply),efitype=4m"), ("scsi0", "local-lvm:(known after apply)")]),
+        config(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m"), ("scsi0", "local-lvm:1"), ("ide0", "vmdata:4")]),
+    ] {
+        assert_eq!(
+            predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None).as_deref(),
+            Some("local-lvm:vm-100-disk-2"),
+            "{cfg:?}"
+        );
+    }
+}
+
+#[test]
+fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
+    // qemu-server fills in `size=` of a drive naming an existing volume from its storage
+    // (docs/pve-semantics.md §8.7); an imported disk takes its source's size.
+    let storages = storages();
+    let cfg = base();
+    let listed: BTreeMap<String, Option<u64>> = [
+        ("isos:iso/debian-13-netinst.iso".to_string(), Some(790626304)),
+        ("vmdata:9000/base-9000-disk-0.qcow2".to_string(), Some(8 << 30)),
+    ]
+    .into();
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &listed, target: None };
+    let iso =
+        plan(&params(json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"})), &w);
+    assert_eq!(iso.unwrap().after.get("ide2"), Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=754M"));
+    let import = plan(
+        &params(json!({"disk": "scsi2", "storage": "local-lvm", "import_from": "vmdata:9000/base-9000-disk-0.qcow2"})),
+        &w,
+    );
+    assert_eq!(import.unwrap().after.get("scsi2"), Some("local-lvm:vm-100-disk-1,size=8G"));
+    // An empty drive carries no size.
+    let empty = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
+    assert_eq!(empty.after.get("ide2"), Some("none,media=cdrom"));
 }

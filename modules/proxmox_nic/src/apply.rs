@@ -1,14 +1,27 @@
-//! proxmox_nic's I/O after the plan: the one config write, then the read back of what PVE made of it.
+//! proxmox_nic's I/O after the plan: the one config write (also checked in check mode), then the read back of what PVE made of it.
 
-use module_utils::pve::client::{form, Api};
+use module_utils::pve::client::{form, Api, ApiPath, Form, Method};
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::resources::VmResource;
 use module_utils::Result;
 
 use crate::plan::Action;
 
-/// Make the write `action` names (guarded by the digest of `config`, the read it was planned
-/// from) and read the NIC back: its value and whether it waits for the next start.
+/// The write `action` makes, as sent (with the digest of `config`, the read it was planned from).
+pub fn write(vm: &VmResource, config: &VmConfig, iface: &str, action: &Action) -> Option<(Method, ApiPath, Form)> {
+    let mut body = match action {
+        Action::Set(value) => form([(iface, value.as_str())]),
+        Action::Delete => form([("delete", iface)]),
+        Action::None => return None,
+    };
+    if let Some(d) = &config.digest {
+        body.push(("digest".into(), d.clone()));
+    }
+    Some((Method::Put, vm.path().join(["config"]), body))
+}
+
+/// Make the write `action` names and read the NIC back: its value and whether it waits for the
+/// next start.
 pub fn apply(
     api: &dyn Api,
     vm: &VmResource,
@@ -16,13 +29,11 @@ pub fn apply(
     iface: &str,
     action: &Action,
 ) -> Result<(Option<String>, bool)> {
-    let body = match action {
-        Action::Set(value) => form([(iface, value.as_str())]),
-        Action::Delete => form([("delete", iface)]),
-        Action::None => return Ok((config.get(iface).map(str::to_string), config.is_pending(iface))),
+    let Some((method, path, body)) = write(vm, config, iface, action) else {
+        return Ok((config.get(iface).map(str::to_string), config.is_pending(iface)));
     };
     let verb = if matches!(action, Action::Delete) { "delete" } else { "change" };
-    config::write(api, vm, body, config.digest.as_deref())
+    api.call(method, &path, &body)
         .map_err(|e| e.context(&format!("Unable to {verb} nic {iface} on VM with vmid {}", vm.vmid)))?;
     let after = config::read(api, vm)?;
     Ok((after.get(iface).map(str::to_string), after.is_pending(iface)))

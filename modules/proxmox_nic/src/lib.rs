@@ -1,8 +1,10 @@
 //! proxmox_nic: make one `netN` of a VM exactly what the task describes, keeping its MAC.
 //!
 //! `main` wires the common shape: `params` (the validated task) → the reads (through
-//! `check::world`) → `plan` (pure: the change and its predicted result) → in check mode the
-//! prediction is recorded for the run's later tasks, otherwise `apply` makes the write.
+//! `check::world`) → `plan` (pure: the change and its predicted result) → `guard`, in check and
+//! real runs alike (the privileges the write needs, PVE's API schema on it, the bridge) → in
+//! check mode the prediction is recorded for the run's later tasks, otherwise `apply` makes the
+//! write.
 
 mod apply;
 mod params;
@@ -11,11 +13,13 @@ mod spec;
 
 use module_utils::ansible::diff::Diff;
 use module_utils::check::world::{qemu_vm, World};
-use module_utils::connect::connect;
+use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
-use module_utils::pve::config;
+use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::permissions::{self, Privileges};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
+use module_utils::pve::schema;
 use module_utils::Result;
 use serde_json::Value;
 
@@ -29,7 +33,9 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     if let Some(id) = params.vmid {
         ctx.identify("vmid", id);
     }
+    let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
+    let privileges = Privileges::new(&api, &authid);
     let world = World::new(&api, ctx.predictions.clone());
     let vms = world.vms()?;
     let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
@@ -40,8 +46,10 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     // Another writer between our read and our write: plan again from what it left.
     config::retry_on_conflict(&api, vm, config, |config| {
         let plan = plan(config, vm.status == "running", &params)?;
+        guard(&privileges, vm, config, iface, &plan.action)?;
         // A bridge the node lacks: refused before the write, and also when an earlier run left
-        // the NIC pending on it (check mode alike: the node's bridges are only read).
+        // the NIC pending on it (check mode alike: the node's bridges are only read, after the
+        // privileges: a user who may not change the VM may not see its bridges either).
         if let (Some(bridge), true) = (&params.bridge, matches!(plan.action, Action::Set(_)) || plan.pending) {
             if bridges.is_none() {
                 bridges = Some(node_bridges(&api, &vm.node)?);
@@ -60,6 +68,20 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     })
 }
 
+/// What must hold before the write, in check and real runs alike (so both fail with the same
+/// message, and nothing is written): the privileges it needs (qemu-server `update_vm_api`:
+/// one `VM.Config.*` on the VM, `VM.Config.Network`, `SDN.Use` on the bridge), then PVE's API
+/// schema on the write as it will be sent (docs/pve-semantics.md §27, §28).
+fn guard(privileges: &Privileges, vm: &VmResource, config: &VmConfig, iface: &str, action: &Action) -> Result<()> {
+    let Some((method, path, body)) = apply::write(vm, config, iface, action) else { return Ok(()) };
+    let (set, delete) = match action {
+        Action::Delete => (Vec::new(), vec![iface.to_string()]),
+        _ => (body.iter().filter(|(k, _)| k == iface).cloned().collect(), Vec::new()),
+    };
+    privileges.require(&permissions::update(vm.vmid, &config.effective(), &set, &delete))?;
+    schema::check_write(method, &path, &body)
+}
+
 /// The result of the task: the plan's change, and the NIC as it is after it (read back, or
 /// predicted in check mode).
 fn outcome(
@@ -74,7 +96,7 @@ fn outcome(
     let changed = plan.action != Action::None;
     let diff = Diff::text(
         &line(iface, plan.before.as_deref()),
-        &line(iface, plan.after.as_deref()),
+        &line(iface, after.as_deref()),
         &format!("VM {} {iface} (before)", vm.vmid),
         &format!("VM {} {iface} (after)", vm.vmid),
     );

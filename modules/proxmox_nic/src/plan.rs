@@ -3,6 +3,7 @@
 //! Whether a running VM takes the change live is PVE's hot-plug rule, asked of
 //! `module_utils::pve::hotplug` (qemu-server `vmconfig_update_net`).
 
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::hotplug::nic_change_waits;
 use module_utils::pve::propstring::{PropertyString, NET};
@@ -24,7 +25,9 @@ pub enum Action {
     Delete,
 }
 
-/// The plan for one task: the action, and the NIC before and (predicted) after it.
+/// The plan for one task: the action, and the NIC before and (predicted) after it. A NIC sent
+/// without a MAC gets one PVE draws at apply (qemu-server `PVE::QemuServer::Network`
+/// `parse_net` with a random MAC, §9): `after` marks it known after apply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub action: Action,
@@ -50,7 +53,9 @@ pub fn desired_nic(params: &Params, existing: Option<&PropertyString>) -> Result
     nic.set_checked("model", &params.model)?;
     match (&params.mac, existing.and_then(|e| e.get("macaddr"))) {
         (Some(mac), _) => nic.set_checked("macaddr", mac).map_err(|e| Error::args(format!("mac: {e}")))?,
-        (None, Some(kept)) => nic.set("macaddr", kept),
+        // A MAC an earlier task of this check run left to PVE is not sent: PVE keeps the one it drew.
+        (None, Some(kept)) if kept != KNOWN_AFTER_APPLY => nic.set("macaddr", kept),
+        (None, Some(_)) => {}
         (None, None) => {}
     }
     let optional = [
@@ -104,8 +109,12 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
         }),
         State::Present => {
             let desired = desired_nic(params, before.as_ref())?;
+            let mut stored = desired.clone();
+            if stored.get("macaddr").is_none() {
+                stored.set("macaddr", KNOWN_AFTER_APPLY);
+            }
             if let Some(b) = &before {
-                if b.semantically_equal(&desired) {
+                if b.semantically_equal(&stored) {
                     return Ok(Plan {
                         action: Action::None,
                         before: before_text.clone(),
@@ -116,7 +125,7 @@ pub fn plan(config: &VmConfig, running: bool, params: &Params) -> Result<Plan> {
             }
             let pending = running && nic_change_waits(&config.hotplug(), applied.as_ref(), Some(&desired));
             let value = desired.to_checked_string()?;
-            Ok(Plan { action: Action::Set(value.clone()), before: before_text, after: Some(value), pending })
+            Ok(Plan { action: Action::Set(value), before: before_text, after: Some(stored.to_string()), pending })
         }
     }
 }

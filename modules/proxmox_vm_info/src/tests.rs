@@ -57,4 +57,23 @@ fn merged_entry_types_vmid_and_template() {
     assert_eq!(merge_entry(&c[0], None)["template"], json!(false));
 }
 
+#[test]
+fn a_predicted_config_shows_what_is_known_after_apply_where_the_value_will_stand() {
+    // A VM an earlier task of the check run creates: its NIC's MAC is drawn by PVE at apply. The
+    // config and the parsed NIC show the marker in the MAC's place (the first seed's playbook
+    // reads `net0.split(',')[0].split('=')[1]`), and the disk's name is the predicted one.
+    let predicted = module_utils::pve::config::VmConfig::from_current(
+        [("net0", "virtio=(known after apply),bridge=vmbr0"), ("scsi1", "local-lvm:vm-301-disk-2,size=8G")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    let mut entry = Map::new();
+    plan::add_config(&mut entry, "qemu", plan::predicted_config_view(&predicted, ConfigMode::Current));
+    assert_eq!(entry["config"]["net0"], json!("virtio=(known after apply),bridge=vmbr0"));
+    assert_eq!(entry["nics"][0]["mac"], json!(module_utils::check::unknown::KNOWN_AFTER_APPLY));
+    assert_eq!(entry["nics"][0]["bridge"], json!("vmbr0"));
+    assert_eq!(entry["disks"][0]["volume"], json!("local-lvm:vm-301-disk-2"));
+}
+
 module_utils::stub_test!(SPEC);

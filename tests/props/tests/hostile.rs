@@ -351,8 +351,15 @@ fn property_string_values_cannot_add_remove_or_change_keys() {
                     continue;
                 }
             };
-            let facts =
-                proxmox_disk::Facts { vmid: 100, running: false, config: &config, storages: &storages, target: None };
+            let listed = std::collections::BTreeMap::new();
+            let facts = proxmox_disk::Facts {
+                vmid: 100,
+                running: false,
+                config: &config,
+                storages: &storages,
+                listed: &listed,
+                target: None,
+            };
             let plan = match proxmox_disk::plan(&params, &facts) {
                 Ok(plan) => plan,
                 Err(e) => {

@@ -171,6 +171,10 @@ fn each_operation_lists_the_checks_of_its_api_method() {
     );
     assert_eq!(migrate(100, Some("1")), [vm("VM.Migrate")]);
     assert_eq!(move_disk(100, "nfs"), [vm("VM.Config.Disk"), all("/storage/nfs", &["Datastore.AllocateSpace"])]);
+    assert_eq!(
+        reassign_disk(100, 101, "nfs"),
+        [vm("VM.Config.Disk"), all("/vms/101", &["VM.Config.Disk"]), all("/storage/nfs", &["Datastore.AllocateSpace"])]
+    );
     let source: BTreeMap<String, String> = [
         ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G"),
         ("ide2", "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom"),

@@ -205,10 +205,13 @@ fn migrate_targets_follow_migrate_vm() {
 fn move_targets_follow_move_vm_disk() {
     let api = cluster();
     let pf = Preflight::new(&api);
-    assert!(pf.move_target("pve1", "nfs").is_ok());
-    assert_eq!(text(pf.move_target("pve1", "nosuch")), "storage: storage 'nosuch' does not exist");
-    assert_eq!(text(pf.move_target("pve1", "isos")), "storage: storage 'isos' does not support vm images");
-    assert_eq!(text(pf.move_target("pve2", "only1")), "storage: storage 'only1' is not available on node 'pve2'");
+    assert!(pf.move_target("pve1", "nfs", "storage").is_ok());
+    assert_eq!(text(pf.move_target("pve1", "nosuch", "storage")), "storage: storage 'nosuch' does not exist");
+    assert_eq!(text(pf.move_target("pve1", "isos", "storage")), "storage: storage 'isos' does not support vm images");
+    assert_eq!(
+        text(pf.move_target("pve2", "only1", "storage")),
+        "storage: storage 'only1' is not available on node 'pve2'"
+    );
 }
 
 #[test]
@@ -226,8 +229,8 @@ fn a_failed_read_says_what_was_read_and_is_not_cached() {
     );
     api.answer(Method::Get, "/storage", Ok(json!([{"storage": "nfs", "type": "nfs", "content": "images"}])));
     let pf = Preflight::new(&api);
-    let e = pf.move_target("pve1", "nfs").unwrap_err();
+    let e = pf.move_target("pve1", "nfs", "storage").unwrap_err();
     assert_eq!(e.api_status(), Some(500));
     assert!(e.to_string().starts_with("reading the storages: cfs-lock timeout"), "{e}");
-    assert!(pf.move_target("pve1", "nfs").is_ok());
+    assert!(pf.move_target("pve1", "nfs", "storage").is_ok());
 }

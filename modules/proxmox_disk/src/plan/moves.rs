@@ -1,5 +1,6 @@
 //! The plan of `state: moved`: to another storage (`move_disk`), or to another VM (a reassign, with the volume renamed for it). Pure.
 
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::devices::volume_storage;
 use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::volume::Volume;
@@ -35,12 +36,12 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     }
     let target_block = facts.storages.iter().any(|s| s.storage == target && !s.is_file_based());
     let format = params.format.clone().or_else(|| if target_block { Some("raw".into()) } else { None });
-    let new_volume = predict_volume(facts.config, facts.storages, target, vmid, format.as_deref());
+    let new_volume = predict_volume(facts.config, facts.storages, facts.listed, target, vmid, format.as_deref());
     let mut moved = current.clone();
     moved.remove("format");
     match &new_volume {
         Some(v) => moved.set("file", v),
-        None => moved.set("file", &format!("{target}:<volume allocated by Proxmox VE>")),
+        None => moved.set("file", &format!("{target}:{KNOWN_AFTER_APPLY}")),
     }
     let value = moved.to_string();
     let mut after = facts.config.with_change(disk, Some(&value), facts.config.is_pending(disk));
@@ -53,7 +54,6 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
         target_after: None,
         pending: false,
         unused,
-        volume_known: new_volume.is_some(),
     })
 }
 
@@ -97,7 +97,7 @@ pub(super) fn plan_reassign(
     let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
     let new_volume = match (file_based, ext) {
         (true, Some(ext)) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),
-        (true, None) => format!("{storage}:<volume renamed by Proxmox VE>"),
+        (true, None) => format!("{storage}:{KNOWN_AFTER_APPLY}"),
         (false, _) => format!("{storage}:vm-{tvmid}-disk-{n}"),
     };
     let mut moved = current.clone();
@@ -114,6 +114,5 @@ pub(super) fn plan_reassign(
         target_after: Some(target_after),
         pending: false,
         unused: None,
-        volume_known: !new_volume.contains('<'),
     })
 }

@@ -107,6 +107,5 @@ pub(super) fn plan_resize(params: &Params, facts: &Facts, current: Option<Proper
         target_after: None,
         pending: facts.config.is_pending(disk),
         unused: None,
-        volume_known: true,
     })
 }

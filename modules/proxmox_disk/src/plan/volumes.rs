@@ -1,8 +1,10 @@
 //! The volume names and `unusedN` keys PVE will give, predicted from a config without reading the storage (docs/pve-semantics.md §8, §11).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::parse_new_disk;
 use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::resources::StorageResource;
 use module_utils::pve::volume::{Volume, VolumeKind};
@@ -21,18 +23,46 @@ pub(super) fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64) -> BTree
         .collect()
 }
 
-/// The volume PVE will allocate on `storage` for `vmid`, or `None` when it cannot be known
-/// without reading the storage (a file storage whose default format we cannot see).
+/// How many new disks `config` still asks PVE to allocate on `storage`: drives written as
+/// `STORAGE:N` or with the volume marked known after apply (a VM an earlier task of this check
+/// run creates). Cloud-init drives are not counted: their volume is `vm-<vmid>-cloudinit`.
+fn unallocated(config: &VmConfig, storage: &str) -> usize {
+    config
+        .effective()
+        .values()
+        .filter_map(|value| value.split(',').next())
+        .filter(|file| {
+            let new_disk = parse_new_disk(file).is_some_and(|(s, _)| s == Some(storage));
+            let marked = file.strip_prefix(storage).and_then(|r| r.strip_prefix(':')) == Some(KNOWN_AFTER_APPLY);
+            new_disk || marked
+        })
+        .count()
+}
+
+/// The volume PVE will allocate on `storage` for `vmid`: pve-storage `Plugin.pm`
+/// `find_free_diskname` gives the lowest `vm-<vmid>-disk-<n>` that no volume on the storage has
+/// (`listed`: its content as read, empty outside check mode) and that no drive of the config
+/// names; the new disks the config still waits to allocate there take theirs first, in order
+/// (qemu-server `create_disks`). `None` when it cannot be known without reading the storage (a
+/// file storage whose default format we cannot see).
 pub fn predict_volume(
     config: &VmConfig,
     storages: &[StorageResource],
+    listed: &BTreeMap<String, Option<u64>>,
     storage: &str,
     vmid: u64,
     format: Option<&str>,
 ) -> Option<String> {
     let info = storages.iter().find(|s| s.storage == storage)?;
-    let used = disk_numbers(config, storage, vmid);
-    let n = (0..).find(|n| !used.contains(n))?;
+    let mut used = disk_numbers(config, storage, vmid);
+    used.extend(
+        listed
+            .keys()
+            .filter_map(|volid| Volume::parse(volid))
+            .filter(|volume| volume.storage == storage)
+            .filter_map(|volume| volume.disk_number(vmid)),
+    );
+    let n = (0..).filter(|n| !used.contains(n)).nth(unallocated(config, storage))?;
     if info.is_file_based() {
         let ext = format?;
         Some(format!("{storage}:{vmid}/vm-{vmid}-disk-{n}.{ext}"))
