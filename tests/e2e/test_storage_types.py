@@ -26,6 +26,10 @@ def disk(_task, **options):
     return {'name': _task, 'ferro.proxmox.proxmox_disk': options, 'delegate_to': 'localhost'}
 
 
+def nic(_task, **options):
+    return {'name': _task, 'ferro.proxmox.proxmox_nic': options, 'delegate_to': 'localhost'}
+
+
 def info(_task, **options):
     return {'name': _task, 'ferro.proxmox.proxmox_vm_info': options, 'delegate_to': 'localhost'}
 
@@ -189,7 +193,8 @@ def test_add_update_resize_move_detach_remove_on_every_storage_type(ansible, sim
 
 
 def clones_book():
-    """Linked and full clones of template 9000 (ceph) to both nodes, then disk operations on the linked ones."""
+    """Linked and full clones of template 9000 (ceph) to both nodes, then disk operations on the linked ones
+    and a NIC on the one on pve2."""
     return play(
         kvm('linked here', node='pve1', clone='debian-13-cloud', newid=300, name='linked-1', full=False),
         kvm('linked there', node='pve1', clone='debian-13-cloud', newid=301, name='linked-2', full=False,
@@ -207,6 +212,8 @@ def clones_book():
         disk('detach linked there', vmid=301, disk='scsi0', state='detached'),
         disk('remove linked there', vmid=301, disk='efidisk0', state='absent'),
         disk('resize full nfs', vmid=303, disk='scsi0', state='resized', size='4G'),
+        # proxmox_nic on the clone on the other node (a MAC given, so that no value is left to PVE)
+        nic('nic there', vmid=301, interface='net1', model='virtio', mac='BC:24:11:30:01:01', bridge='vmbr1'),
         info('info', config='current'),
     )
 
@@ -231,6 +238,7 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     full_nfs = config(sim, 303, node='pve2')
     assert full_nfs['scsi0'].startswith('truenas:303/vm-303-disk-1.qcow2,') and full_nfs['scsi0'].endswith('size=4G,ssd=1')
     assert volume_of(config(sim, 304)['scsi0']) == 'san-lvm:vm-304-disk-1'
+    assert there['net1'] == 'virtio=BC:24:11:30:01:01,bridge=vmbr1'
 
     # proxmox_vm_info: a linked clone's volume, a template's base, a file-form full clone
     parsed = disks_by_key(real, 'info', 300)
@@ -299,7 +307,9 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         'to local storage there': (kvm('to local storage there', node='pve1', clone='debian-13-cloud', newid=305,
                                        name='x3', target='pve2', storage='local-zfs'),
                                    "can't clone to non-shared storage 'local-zfs'"),
-        # Qemu.pm create_disks → check_storage_access: the storage must hold `images`
+        # Qemu.pm $check_storage_access (create_vm, update_vm_api): the storage must hold `images`
+        'create on iso storage': (kvm('create on iso storage', node='pve1', vmid=220, name='x4', scsi={'scsi0': 'local:1'}),
+                                  "storage 'local' does not support vm images"),
         'disk on iso storage': (disk('disk on iso storage', vmid=121, disk='scsi1', storage='local', size='1G'),
                                 "storage 'local' does not support vm images"),
         # LVMPlugin.pm alloc_lvm_image: thick LVM reserves the size (san-lvm: 200 GiB, 64G used)
