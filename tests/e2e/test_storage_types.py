@@ -10,6 +10,8 @@ LVM), qemu-server Qemu.pm `clone_vm` (a clone to another node needs shared stora
 must predict each volume name exactly: the only `unpredictable` patterns are a clone's new MACs and uuids.
 """
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.pvesim_seed('ceph')
@@ -77,6 +79,16 @@ def same_volumes(check, real, tasks):
     for name in tasks:
         predicted, made = check.task(name)['result'].get('volume'), real.task(name)['result'].get('volume')
         assert predicted == made, '%s: check said %r, the real run made %r' % (name, predicted, made)
+
+
+def diff_volumes(run, task):
+    """The volume of each drive line in a task's `--diff` after text: what the run says it made."""
+    found = {}
+    for line in run.task(task)['result']['diff']['after'].splitlines():
+        key, _, value = line.partition(': ')
+        if re.fullmatch(r'(?:ide|sata|scsi|virtio|efidisk|tpmstate|unused)\d+', key):
+            found[key] = volume_of(value)
+    return found
 
 
 def disks_by_key(run, task, vmid):
@@ -226,6 +238,26 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     same_volumes(check, real, ['add to linked', 'move linked efidisk'])
     for name in ('linked here', 'linked there', 'full to zfs', 'full to nfs there', 'full to thick lvm'):
         assert check.task(name)['result']['vmid'] == real.task(name)['result']['vmid'], name
+    # each clone's diff names the volumes PVE made: a linked clone's base-<tid>-disk-<n>/vm-<id>-disk-<m>
+    # (RBDPlugin.pm clone_image), a full clone's new disks and cloud-init volume on `storage` (QemuServer.pm
+    # clone_disk; Plugin.pm find_free_diskname)
+    made = {
+        'linked here': {'efidisk0': 'ceph:base-9000-disk-0/vm-300-disk-0', 'ide2': 'ceph:vm-300-cloudinit',
+                        'scsi0': 'ceph:base-9000-disk-1/vm-300-disk-1'},
+        'linked there': {'efidisk0': 'ceph:base-9000-disk-0/vm-301-disk-0', 'ide2': 'ceph:vm-301-cloudinit',
+                         'scsi0': 'ceph:base-9000-disk-1/vm-301-disk-1'},
+        'full to zfs': {'efidisk0': 'local-zfs:vm-302-disk-0', 'ide2': 'local-zfs:vm-302-cloudinit',
+                        'scsi0': 'local-zfs:vm-302-disk-1'},
+        'full to nfs there': {'efidisk0': 'truenas:303/vm-303-disk-0.qcow2', 'ide2': 'truenas:303/vm-303-cloudinit.qcow2',
+                              'scsi0': 'truenas:303/vm-303-disk-1.qcow2'},
+        'full to thick lvm': {'efidisk0': 'san-lvm:vm-304-disk-0', 'ide2': 'san-lvm:vm-304-cloudinit',
+                              'scsi0': 'san-lvm:vm-304-disk-1'},
+    }
+    for vmid, node, name in ((302, 'pve1', 'full to zfs'), (303, 'pve2', 'full to nfs there'),
+                             (304, 'pve1', 'full to thick lvm')):
+        cfg = config(sim, vmid, node)
+        assert {k: volume_of(cfg[k]) for k in made[name]} == made[name]
+    assert {name: diff_volumes(real, name) for name in made} == made
 
     linked = config(sim, 300)
     assert linked['scsi0'] == 'ceph:base-9000-disk-1/vm-300-disk-1,cache=writeback,discard=on,iothread=1,size=5G,ssd=1'
@@ -282,6 +314,8 @@ def test_linked_clones_of_a_template_on_zfs_and_nfs_and_their_disks(ansible, sim
     local_linked_setup(sim)
     check, real, _ = ansible.converge(local_linked_book(), unpredictable=CLONE_NEW)
     same_volumes(check, real, ['add nfs', 'add zfs', 'move file linked to rbd', 'move zfs linked to nfs'])
+    assert diff_volumes(real, 'linked') == {'scsi0': 'local-zfs:base-500-disk-0/vm-501-disk-0',
+                                            'scsi1': 'truenas:500/base-500-disk-0.qcow2/501/vm-501-disk-0.qcow2'}
     cfg = config(sim, 501)
     assert cfg['unused0'] == 'truenas:500/base-500-disk-0.qcow2/501/vm-501-disk-0.qcow2'
     assert volume_of(cfg['scsi1']) == 'ceph:vm-501-disk-0'
