@@ -112,11 +112,8 @@ def create_book():
     )
 
 
-create_setup = enable_images_on_local
-
-
 def test_create_with_a_disk_on_every_storage_type(ansible, sim):
-    create_setup(sim)
+    enable_images_on_local(sim)
     check, real, again = ansible.converge(create_book())
     same_volumes(check, real, ['add after create'])
     cfg = config(sim, 200)
