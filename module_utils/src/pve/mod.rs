@@ -14,5 +14,6 @@ pub mod propstring;
 pub mod pveformat;
 pub mod resources;
 pub mod schema;
+pub mod storage;
 pub mod tasks;
 pub mod volume;

@@ -69,6 +69,12 @@ pub struct StorageConfig {
     pub nodes: Option<BTreeSet<String>>,
     /// Its `format` option (the default format of new disks on dir, nfs and cifs), if set.
     pub format: Option<String>,
+    /// The volume group of an lvm storage (`vgname`), named in `lvcreate`'s errors.
+    pub vgname: Option<String>,
+    /// The ZFS pool of a zfspool storage (`pool`), named in `zfs create`'s errors.
+    pub pool: Option<String>,
+    /// A zfspool storage's `sparse` option: its zvols reserve no space.
+    pub sparse: bool,
 }
 
 impl StorageConfig {
@@ -79,6 +85,7 @@ impl StorageConfig {
                 .map(|s| s.split([',', ';', ' ']).filter(|p| !p.is_empty()).map(str::to_string).collect())
                 .unwrap_or_default()
         };
+        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
         let plugintype = v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
         let nodes = list("nodes");
         Some(StorageConfig {
@@ -88,7 +95,10 @@ impl StorageConfig {
             content: list("content"),
             disabled: lenient_bool(v.get("disable")),
             nodes: (!nodes.is_empty()).then_some(nodes),
-            format: v.get("format").and_then(Value::as_str).map(str::to_string),
+            format: text("format"),
+            vgname: text("vgname"),
+            pool: text("pool"),
+            sparse: lenient_bool(v.get("sparse")),
         })
     }
 }
@@ -243,6 +253,43 @@ impl<'a> Preflight<'a> {
         let list = Rc::new(list);
         self.volumes.borrow_mut().insert(key, list.clone());
         Ok(list)
+    }
+
+    /// Allocating `bytes` on `storage` of `node` fits where the storage reserves the size (thick
+    /// LVM, a non-sparse zfspool); elsewhere allocation over-provisions and never fails for space
+    /// (§22.4). The free space is the storage's `avail` (`GET /nodes/{node}/storage/{storage}/status`,
+    /// read only for those types); `volname` names the volume PVE would create, asked only to word
+    /// a refusal as PVE does; `during` is what PVE prefixes the plugin's error with (a move's task
+    /// says `storage migration failed: `).
+    pub fn allocation(
+        &self,
+        node: &str,
+        storage: &str,
+        bytes: u64,
+        option: &str,
+        during: &str,
+        volname: &dyn Fn() -> Result<String>,
+    ) -> Result<()> {
+        let storages = self.storages()?;
+        let Some(scfg) = storages.iter().find(|s| s.storage == storage).filter(|s| s.reserves_space()) else {
+            return Ok(());
+        };
+        let status = self
+            .api
+            .get(&ApiPath::new(["nodes", node, "storage", storage, "status"]), &Vec::new())
+            .map_err(|e| e.context(&format!("reading the status of storage '{storage}' on node {node}")))?;
+        let Some(avail) = lenient_u64(status.get("avail")) else {
+            return Ok(());
+        };
+        if scfg.refuses_allocation("", bytes, avail).is_none() {
+            return Ok(());
+        }
+        let name = volname()?;
+        let volname = name.split_once(':').map_or(name.as_str(), |(_, v)| v);
+        match scfg.refuses_allocation(volname, bytes, avail) {
+            Some(why) => Err(refuse(option, format!("{during}{why}"))),
+            None => Ok(()),
+        }
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as

@@ -23,9 +23,9 @@ use module_utils::pve::client::form;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::{config_text, volume_storage};
 use module_utils::pve::permissions::{self, Need, Privileges};
-use module_utils::pve::preflight::{Content, Preflight};
+use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
 use module_utils::pve::propstring::parse_size;
-use module_utils::pve::resources::{resolve, StorageResource, VmResource};
+use module_utils::pve::resources::{resolve, VmResource};
 use module_utils::pve::schema;
 use module_utils::Result;
 use serde_json::{json, Map, Value};
@@ -45,11 +45,12 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let api = connect(ctx)?;
     let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
     let world = World::new(&api, ctx.predictions.clone());
-    let (vms, storages) = world.vms_and_storages()?;
+    let vms = world.vms()?;
     let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;
-    let node_storages: Vec<_> = storages.into_iter().filter(|s| s.node == vm.node).collect();
+    // storage.cfg: the names and formats PVE gives new volumes (the preflight reads it too)
+    let node_storages = checks.preflight.storages()?;
     // Another writer between our read and our write: plan again from what it left.
     config::retry_on_conflict(&api, vm, config, |config| {
         converge(ctx, &world, &checks, &vms, vm, config, &node_storages, &params)
@@ -66,8 +67,9 @@ struct Checks<'a> {
 /// same message, and nothing is written): the privileges they need (qemu-server checks the
 /// method's own privileges before anything else), PVE's API schema on each write as it will be
 /// sent, then the storage or volume they use (docs/pve-semantics.md §26, §27, §28).
-fn guard(checks: &Checks, vm: &VmResource, config: &VmConfig, params: &Params, plan: &Plan) -> Result<()> {
+fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
     let disk = params.disk.as_str();
+    let config = facts.config;
     let needs: Vec<Need> = match &plan.action {
         Action::None => return Ok(()),
         Action::SetDrive(value) => {
@@ -94,10 +96,38 @@ fn guard(checks: &Checks, vm: &VmResource, config: &VmConfig, params: &Params, p
         schema::check_write(method, &path, &body)?;
     }
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
+    // The volume the write allocates, named as PVE would name it (listing the storage, which
+    // `find_free_diskname` reads): only asked for to word a refusal for space.
+    let volname = |storage: &str| -> Result<String> {
+        let listed = preflight.volumes_on(node, storage)?;
+        let replanned = plan::plan(params, &Facts { listed: &listed, ..facts.clone() })?;
+        Ok(replanned.after.get(disk).and_then(|d| d.split(',').next()).unwrap_or_default().to_string())
+    };
+    // Its size as predicted (the size of a new disk or of the moved one; an import's is not
+    // known before the source is listed).
+    let bytes = plan
+        .after
+        .get(disk)
+        .and_then(|d| d.split(',').find_map(|p| p.strip_prefix("size=")))
+        .and_then(|t| parse_size(t).ok());
     match (&plan.action, plan.allocates_on()) {
-        (Action::Move(_), Some(storage)) => preflight.move_target(node, storage, "target_storage"),
+        (Action::Move(_), Some(storage)) => {
+            preflight.move_target(node, storage, "target_storage")?;
+            match bytes {
+                // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
+                Some(b) => {
+                    preflight.allocation(node, storage, b, "target_storage", "storage migration failed: ", &|| {
+                        volname(storage)
+                    })
+                }
+                None => Ok(()),
+            }
+        }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
+            if let Some(b) = bytes {
+                preflight.allocation(node, storage, b, "storage", "", &|| volname(storage))?;
+            }
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),
                 None => Ok(()),
@@ -119,7 +149,7 @@ fn converge(
     vms: &[VmResource],
     vm: &VmResource,
     config: &VmConfig,
-    node_storages: &[StorageResource],
+    storages: &[StorageConfig],
     params: &Params,
 ) -> Result<Outcome> {
     let target = match params.target_vmid {
@@ -134,12 +164,12 @@ fn converge(
         vmid: vm.vmid,
         running: vm.status == "running",
         config,
-        storages: node_storages,
+        storages,
         listed: &none,
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
     let mut plan = plan(params, &facts)?;
-    guard(checks, vm, config, params, &plan)?;
+    guard(checks, vm, &facts, params, &plan)?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
     // import source) come from the storages' volumes: the check run shows them, so it lists
     // those storages (once the checks let it) and plans again with what they hold.

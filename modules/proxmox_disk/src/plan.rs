@@ -16,8 +16,9 @@ use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, parse_new_disk, volume_storage};
 use module_utils::pve::hotplug;
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, parse_size, PropertyString};
-use module_utils::pve::resources::StorageResource;
+use module_utils::pve::storage::fixed_volume_size;
 use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};
@@ -63,8 +64,8 @@ pub struct Facts<'a> {
     pub vmid: u64,
     pub running: bool,
     pub config: &'a VmConfig,
-    /// Storages of the VM's node, to predict volume names.
-    pub storages: &'a [StorageResource],
+    /// storage.cfg as this user sees it, to predict volume names and formats.
+    pub storages: &'a [StorageConfig],
     /// The volumes (id -> size) listed on the storages the task names: where a new volume goes
     /// (names PVE will not give again) and where an ISO or import source is (its size). Read in
     /// check mode only, where the prediction is shown; empty otherwise.
@@ -273,8 +274,15 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
         if let Some(src) = &params.import_from {
             value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
-            let vol =
-                predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref());
+            let vol = predict_volume(
+                facts.config,
+                facts.storages,
+                facts.listed,
+                storage,
+                vmid,
+                params.format.as_deref(),
+                None,
+            );
             (format!("Disk {disk} imported into VM {vmid}"), vol, existing_volume_size(src, facts.listed))
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
@@ -288,14 +296,22 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             value
                 .set_checked("file", &format!("{storage}:{}", gib_text(bytes)))
                 .map_err(|e| Error::args(format!("storage: {e}")))?;
-            let vol =
-                predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref());
-            let block = facts.storages.iter().any(|s| s.storage == storage && !s.is_file_based());
-            // efidisk0 and tpmstate0 get fixed sizes: 4M on block storages (§8).
-            let size = match (params.bus, block) {
-                ("efidisk" | "tpmstate", true) => Some(format_size(4 << 20)),
-                ("efidisk" | "tpmstate", false) => Some(KNOWN_AFTER_APPLY.to_string()),
-                _ => Some(format_size(bytes)),
+            let vol = predict_volume(
+                facts.config,
+                facts.storages,
+                facts.listed,
+                storage,
+                vmid,
+                params.format.as_deref(),
+                None,
+            );
+            // efidisk0 and tpmstate0 get fixed sizes, whatever the task asks (§8.5).
+            let plugintype = facts.storages.iter().find(|s| s.storage == storage).map(|s| s.plugintype.as_str());
+            let efitype = params.options.iter().find(|(k, _)| k == "efitype").map(|(_, v)| v.as_str());
+            let size = match (special, plugintype) {
+                (true, Some(t)) => fixed_volume_size(params.bus, t, efitype).map(format_size),
+                (true, None) => Some(KNOWN_AFTER_APPLY.to_string()),
+                (false, _) => Some(format_size(bytes)),
             };
             (format!("Disk {disk} created in VM {vmid}"), vol, size)
         }
@@ -312,8 +328,8 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
     let send = value.to_checked_string()?;
 
     // What PVE will store: the allocated volume, `format=` dropped, the size filled in; what
-    // cannot be known before PVE allocates it is marked (the imported disk's size, a volume name
-    // or size on a file storage whose default format is not known here).
+    // cannot be known before PVE allocates it is marked (the imported disk's size outside check
+    // mode, a volume on a storage storage.cfg does not show us).
     let mut stored = value.clone();
     stored.remove("import-from");
     if params.iso_image.is_none() {

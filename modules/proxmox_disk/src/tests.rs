@@ -4,21 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::pve::resources::StorageResource;
+use module_utils::pve::preflight::StorageConfig;
 use serde_json::{json, Map, Value};
 
 use super::*;
 
-fn storages() -> Vec<StorageResource> {
+fn storages() -> Vec<StorageConfig> {
     [("local-lvm", "lvmthin"), ("nvme-pool", "lvmthin"), ("vmdata", "dir"), ("isos", "dir")]
         .iter()
-        .map(|(s, t)| StorageResource {
-            storage: s.to_string(),
-            node: "pve1".into(),
-            plugintype: t.to_string(),
-            content: vec!["images".into()],
-            shared: false,
-        })
+        .filter_map(|(s, t)| StorageConfig::from_json(&json!({"storage": s, "type": t, "content": "images"})))
         .collect()
 }
 
@@ -329,7 +323,7 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn facts<'a>(case: &'a Case, storages: &'a [StorageResource]) -> Facts<'a> {
+fn facts<'a>(case: &'a Case, storages: &'a [StorageConfig]) -> Facts<'a> {
     Facts { vmid: 100, running: case.running, config: &case.config, storages, listed: &NO_VOLUMES, target: None }
 }
 
@@ -402,17 +396,32 @@ fn resize_or_move_of_a_missing_disk_fails() {
 }
 
 #[test]
-fn volume_on_a_dir_storage_is_unknown_without_a_format() {
-    let storages = storages();
+fn volume_on_a_file_storage_takes_the_task_format_else_the_storage_default() {
+    // Storage.pm storage_default_format: the storage's `format` option, else the plugin's (raw).
+    let mut storages = storages();
     let cfg = base();
-    assert_eq!(predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, None), None);
     assert_eq!(
-        predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, Some("qcow2")).as_deref(),
+        predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, None, None).as_deref(),
+        Some("vmdata:100/vm-100-disk-0.raw")
+    );
+    assert_eq!(
+        predict_volume(&cfg, &storages, &NO_VOLUMES, "vmdata", 100, Some("qcow2"), None).as_deref(),
         Some("vmdata:100/vm-100-disk-0.qcow2")
     );
-    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
-    let p = plan(&params(json!({"disk": "scsi1", "storage": "vmdata", "size": "1"})), &w).unwrap();
-    assert_eq!(p.after.get("scsi1"), Some("vmdata:(known after apply),size=1G"));
+    storages.push(
+        StorageConfig::from_json(&json!({"storage": "truenas", "type": "nfs", "format": "qcow2", "content": "images"}))
+            .unwrap(),
+    );
+    // nfs numbers each format apart (§22.2): a raw disk-0 leaves qcow2 disk-0 free
+    let listed: BTreeMap<String, Option<u64>> = [("truenas:100/vm-100-disk-0.raw".to_string(), None)].into();
+    let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &listed, target: None };
+    let p = plan(&params(json!({"disk": "scsi1", "storage": "truenas", "size": "1"})), &w).unwrap();
+    assert_eq!(p.after.get("scsi1"), Some("truenas:100/vm-100-disk-0.qcow2,size=1G"));
+    let raw = plan(&params(json!({"disk": "scsi1", "storage": "truenas", "size": "1", "format": "raw"})), &w).unwrap();
+    assert_eq!(raw.after.get("scsi1"), Some("truenas:100/vm-100-disk-1.raw,size=1G"));
+    // an EFI vars volume on a file storage has its fixed size (§8.5)
+    let efi = plan(&params(json!({"disk": "efidisk0", "storage": "vmdata"})), &w).unwrap();
+    assert_eq!(efi.after.get("efidisk0"), Some("vmdata:100/vm-100-disk-0.raw,size=128K"));
 }
 
 #[test]
@@ -548,11 +557,11 @@ fn a_new_volume_takes_the_lowest_name_neither_the_storage_nor_the_config_holds()
             .map(|v| (v.to_string(), None))
             .into();
     assert_eq!(
-        predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None).as_deref(),
+        predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None, None).as_deref(),
         Some("local-lvm:vm-100-disk-1")
     );
     assert_eq!(
-        predict_volume(&cfg, &storages, &listed, "local-lvm", 100, None).as_deref(),
+        predict_volume(&cfg, &storages, &listed, "local-lvm", 100, None, None).as_deref(),
         Some("local-lvm:vm-100-disk-3")
     );
     let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &listed, target: None };
@@ -573,7 +582,7 @@ fn a_vm_predicted_created_in_this_run_allocates_its_own_disks_first() {
         config(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m"), ("scsi0", "local-lvm:1"), ("ide0", "vmdata:4")]),
     ] {
         assert_eq!(
-            predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None).as_deref(),
+            predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None, None).as_deref(),
             Some("local-lvm:vm-100-disk-2"),
             "{cfg:?}"
         );

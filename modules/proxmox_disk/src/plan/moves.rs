@@ -34,9 +34,17 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     if let Some(b) = params.bwlimit {
         form.push(("bwlimit".into(), b.to_string()));
     }
-    let target_block = facts.storages.iter().any(|s| s.storage == target && !s.is_file_based());
-    let format = params.format.clone().or_else(|| if target_block { Some("raw".into()) } else { None });
-    let new_volume = predict_volume(facts.config, facts.storages, facts.listed, target, vmid, format.as_deref());
+    // QemuServer.pm resolve_dst_disk_format: the format asked, else the source's where the
+    // target takes it, else the target's default.
+    let new_volume = predict_volume(
+        facts.config,
+        facts.storages,
+        facts.listed,
+        target,
+        vmid,
+        params.format.as_deref(),
+        source_format.as_deref(),
+    );
     let mut moved = current.clone();
     moved.remove("format");
     match &new_volume {
@@ -92,8 +100,8 @@ pub(super) fn plan_reassign(
     }
     // The volume is renamed for the target VM (pve-storage `rename_volume`).
     let ext = Volume::parse(&volume).and_then(|v| v.name_format);
-    let file_based = facts.storages.iter().any(|s| s.storage == storage && s.is_file_based());
-    let used = disk_numbers(tconfig, &storage, tvmid);
+    let file_based = facts.storages.iter().any(|s| s.storage == storage && s.is_file());
+    let used = disk_numbers(tconfig, &storage, tvmid, None);
     let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
     let new_volume = match (file_based, ext) {
         (true, Some(ext)) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),

@@ -1,24 +1,34 @@
-//! The volume names and `unusedN` keys PVE will give, predicted from a config without reading the storage (docs/pve-semantics.md §8, §11).
+//! The volume names and `unusedN` keys PVE will give, predicted from a config, storage.cfg and (in check mode) the storage's volumes (docs/pve-semantics.md §8, §11, §22).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::parse_new_disk;
+use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::PropertyString;
-use module_utils::pve::resources::StorageResource;
 use module_utils::pve::volume::{Volume, VolumeKind};
 
 use super::GIB;
 
-/// `vm-<vmid>-disk-<n>` / `base-<vmid>-disk-<n>` numbers of `storage` that the config refers to.
-pub(super) fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64) -> BTreeSet<u32> {
-    config
-        .current
-        .values()
-        .chain(config.pending.values())
-        .filter_map(|value| Volume::parse(value.split(',').next().unwrap_or("")))
-        .filter(|volume| volume.storage == storage)
+/// `vm-<vmid>-disk-<n>` / `base-<vmid>-disk-<n>` numbers of `storage` that the config refers to
+/// (only those in `format`, when given: nfs and cifs number each format apart, §22.2).
+pub(super) fn disk_numbers(config: &VmConfig, storage: &str, vmid: u64, format: Option<&str>) -> BTreeSet<u32> {
+    let volumes =
+        config.current.values().chain(config.pending.values()).map(|value| value.split(',').next().unwrap_or(""));
+    numbers(volumes, storage, vmid, format)
+}
+
+/// The disk numbers of `vmid` that `volumes` hold on `storage` (in `format` only, when given).
+fn numbers<'v>(
+    volumes: impl Iterator<Item = &'v str>,
+    storage: &str,
+    vmid: u64,
+    format: Option<&str>,
+) -> BTreeSet<u32> {
+    volumes
+        .filter_map(Volume::parse)
+        .filter(|volume| volume.storage == storage && format.is_none_or(|f| volume.format() == f))
         .filter_map(|volume| volume.disk_number(vmid))
         .collect()
 }
@@ -43,32 +53,25 @@ fn unallocated(config: &VmConfig, storage: &str) -> usize {
 /// `find_free_diskname` gives the lowest `vm-<vmid>-disk-<n>` that no volume on the storage has
 /// (`listed`: its content as read, empty outside check mode) and that no drive of the config
 /// names; the new disks the config still waits to allocate there take theirs first, in order
-/// (qemu-server `create_disks`). `None` when it cannot be known without reading the storage (a
-/// file storage whose default format we cannot see).
+/// (qemu-server `create_disks`). Its format (a file storage's extension) is the one `requested`,
+/// else for a copy the `source`'s when the storage takes it, else the storage's default
+/// (`StorageConfig::new_volume_format`). `None` for a storage storage.cfg does not show us.
 pub fn predict_volume(
     config: &VmConfig,
-    storages: &[StorageResource],
+    storages: &[StorageConfig],
     listed: &BTreeMap<String, Option<u64>>,
     storage: &str,
     vmid: u64,
-    format: Option<&str>,
+    requested: Option<&str>,
+    source: Option<&str>,
 ) -> Option<String> {
-    let info = storages.iter().find(|s| s.storage == storage)?;
-    let mut used = disk_numbers(config, storage, vmid);
-    used.extend(
-        listed
-            .keys()
-            .filter_map(|volid| Volume::parse(volid))
-            .filter(|volume| volume.storage == storage)
-            .filter_map(|volume| volume.disk_number(vmid)),
-    );
+    let scfg = storages.iter().find(|s| s.storage == storage)?;
+    let format = scfg.new_volume_format(requested, source);
+    let by_format = scfg.numbers_by_format().then_some(format.as_str());
+    let mut used = disk_numbers(config, storage, vmid, by_format);
+    used.extend(numbers(listed.keys().map(String::as_str), storage, vmid, by_format));
     let n = (0..).filter(|n| !used.contains(n)).nth(unallocated(config, storage))?;
-    if info.is_file_based() {
-        let ext = format?;
-        Some(format!("{storage}:{vmid}/vm-{vmid}-disk-{n}.{ext}"))
-    } else {
-        Some(format!("{storage}:vm-{vmid}-disk-{n}"))
-    }
+    Some(scfg.volume_name(vmid, n, &format))
 }
 
 /// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`).

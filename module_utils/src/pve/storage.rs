@@ -1,0 +1,164 @@
+//! What a storage type does with a new volume: the format it gets, how its name is numbered and ends, the fixed size of EFI and TPM volumes, and when allocation itself needs the space.
+//!
+//! One rule per question, shared by every module that predicts volumes (docs/pve-semantics.md
+//! §8.5, §22). Sources: pve-storage `PVE/Storage.pm` `storage_default_format`, `Plugin.pm`
+//! `get_formats` and `$get_vm_disk_number`, each plugin's `plugindata` and `alloc_image`
+//! (`LVMPlugin.pm` `alloc_lvm_image`, `ZFSPoolPlugin.pm` `zfs_create_zvol`); qemu-server
+//! `QemuServer.pm` `resolve_dst_disk_format` (a move) and `create_disks` (a new disk), and
+//! `QemuServer/Drive.pm` (the EFI vars and TPM state sizes).
+
+use crate::pve::preflight::StorageConfig;
+
+const MIB: u64 = 1 << 20;
+/// LVM's default physical extent, the unit `lvcreate` allocates in.
+const LVM_EXTENT: u64 = 4 * MIB;
+
+/// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
+pub const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
+
+impl StorageConfig {
+    /// Whether its volumes are files named `<vmid>/vm-<vmid>-disk-<n>.<fmt>`.
+    pub fn is_file(&self) -> bool {
+        FILE_TYPES.contains(&self.plugintype.as_str())
+    }
+
+    /// The formats a new volume may have here, and the default: each plugin's `plugindata`
+    /// `format` (`get_formats`), the default replaced by the storage's `format` option where the
+    /// type has one. A type without a list (rbd, lvmthin, lvm without volume chains) is raw only.
+    pub fn formats(&self) -> (&'static [&'static str], String) {
+        let valid: &'static [&'static str] = match self.plugintype.as_str() {
+            "dir" => &["raw", "qcow2", "vmdk", "subvol"],
+            "nfs" | "cifs" | "glusterfs" => &["raw", "qcow2", "vmdk"],
+            "btrfs" | "zfspool" => &["raw", "subvol"],
+            _ => &["raw"],
+        };
+        let default = self.format.as_deref().filter(|f| valid.contains(f)).unwrap_or("raw").to_string();
+        (valid, default)
+    }
+
+    /// The format PVE gives a new volume here: the one asked for (`requested`), else, for a copy
+    /// (a move), the source's format when this storage takes it (`resolve_dst_disk_format`),
+    /// else the default; a format the storage does not take falls back to the default.
+    pub fn new_volume_format(&self, requested: Option<&str>, source: Option<&str>) -> String {
+        let (valid, default) = self.formats();
+        requested.or(source).filter(|f| valid.contains(f)).map_or(default, str::to_string)
+    }
+
+    /// Whether `find_free_diskname` only counts names with the new volume's extension
+    /// (`$get_vm_disk_number` on nfs and cifs, §22.2): a `vm-100-disk-0.raw` leaves
+    /// `vm-100-disk-0.qcow2` free.
+    pub fn numbers_by_format(&self) -> bool {
+        matches!(self.plugintype.as_str(), "nfs" | "cifs")
+    }
+
+    /// The name of new volume `n` of `vmid` here in `format`, as a volume id.
+    pub fn volume_name(&self, vmid: u64, n: u32, format: &str) -> String {
+        let storage = &self.storage;
+        if self.is_file() {
+            format!("{storage}:{vmid}/vm-{vmid}-disk-{n}.{format}")
+        } else {
+            format!("{storage}:vm-{vmid}-disk-{n}")
+        }
+    }
+
+    /// Whether allocating a volume here reserves its whole size (thick LVM, a non-sparse
+    /// zfspool), so that it fails at once when the space is missing (§22.4).
+    pub fn reserves_space(&self) -> bool {
+        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse)
+    }
+
+    /// Why allocating `bytes` as volume `volname` here fails when the storage has `avail` bytes
+    /// free, in PVE's words; `None` where it does not fail for space. Only thick LVM
+    /// (`alloc_lvm_image`: free bytes against the size in KiB, then `lvcreate` in 4 MiB extents)
+    /// and a non-sparse zfspool (`zfs_create_zvol`, whole MiB) reserve the size; thin and file
+    /// storages over-provision (§22.4).
+    pub fn refuses_allocation(&self, volname: &str, bytes: u64, avail: u64) -> Option<String> {
+        match self.plugintype.as_str() {
+            "lvm" => {
+                let kib = bytes.div_ceil(1024);
+                if avail < kib {
+                    return Some(format!("not enough free space ({avail} < {kib})"));
+                }
+                let (need, have) = (bytes.div_ceil(LVM_EXTENT), avail / LVM_EXTENT);
+                let vg = self.vgname.as_deref().unwrap_or("pve");
+                (need > have).then(|| {
+                    format!(
+                        "lvcreate '{vg}/{volname}' error:   Volume group \"{vg}\" has insufficient free space ({have} extents): {need} required."
+                    )
+                })
+            }
+            "zfspool" if !self.sparse => {
+                let pool = self.pool.as_deref().unwrap_or("rpool");
+                (bytes.div_ceil(MIB) * MIB > avail)
+                    .then(|| format!("zfs error: cannot create '{pool}/{volname}': out of space"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The size PVE gives a new `efidisk` or `tpmstate` volume on a storage of type `plugintype`,
+/// whatever size was asked: TPM state 4 MiB; EFI vars 528 KiB (`efitype=4m`) or 128 KiB, but
+/// 4 MiB on LVM, whose smallest volume is one extent (§8.5). `None` for other buses.
+pub fn fixed_volume_size(bus: &str, plugintype: &str, efitype: Option<&str>) -> Option<u64> {
+    match bus {
+        "tpmstate" => Some(4 * MIB),
+        "efidisk" if matches!(plugintype, "lvm" | "lvmthin") => Some(4 * MIB),
+        "efidisk" if efitype == Some("4m") => Some(528 * 1024),
+        "efidisk" => Some(128 * 1024),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+    use serde_json::json;
+
+    fn scfg(v: serde_json::Value) -> StorageConfig {
+        StorageConfig::from_json(&v).unwrap()
+    }
+
+    #[test]
+    fn format_of_a_new_or_moved_volume() {
+        let nfs = scfg(json!({"storage": "truenas", "type": "nfs", "format": "qcow2"}));
+        assert_eq!(nfs.new_volume_format(None, None), "qcow2");
+        assert_eq!(nfs.new_volume_format(Some("raw"), None), "raw");
+        // a move keeps a raw source raw where the target takes it
+        assert_eq!(nfs.new_volume_format(None, Some("raw")), "raw");
+        let dir = scfg(json!({"storage": "local", "type": "dir"}));
+        assert_eq!(dir.new_volume_format(None, None), "raw");
+        let rbd = scfg(json!({"storage": "ceph", "type": "rbd"}));
+        assert_eq!(rbd.new_volume_format(None, Some("qcow2")), "raw");
+        assert_eq!(nfs.volume_name(210, 1, "qcow2"), "truenas:210/vm-210-disk-1.qcow2");
+        assert_eq!(rbd.volume_name(210, 2, "raw"), "ceph:vm-210-disk-2");
+    }
+
+    #[test]
+    fn thick_lvm_and_zvols_refuse_what_does_not_fit() {
+        let lvm = scfg(json!({"storage": "san-lvm", "type": "lvm", "vgname": "san"}));
+        let avail = 34560 * LVM_EXTENT;
+        assert_eq!(
+            lvm.refuses_allocation("vm-121-disk-1", 150 * GIB, avail).as_deref(),
+            Some("lvcreate 'san/vm-121-disk-1' error:   Volume group \"san\" has insufficient free space (34560 extents): 38400 required.")
+        );
+        assert_eq!(lvm.refuses_allocation("vm-121-disk-1", 100 * GIB, avail), None);
+        let zfs = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank"}));
+        assert!(zfs.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB).is_some());
+        let sparse = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank", "sparse": 1}));
+        assert_eq!(sparse.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB), None);
+        let thin = scfg(json!({"storage": "t", "type": "lvmthin"}));
+        assert_eq!(thin.refuses_allocation("vm-1-disk-0", 2 * GIB, 0), None);
+    }
+
+    #[test]
+    fn efi_and_tpm_sizes() {
+        assert_eq!(fixed_volume_size("efidisk", "lvm", Some("4m")), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("efidisk", "nfs", Some("4m")), Some(528 * 1024));
+        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(128 * 1024));
+        assert_eq!(fixed_volume_size("tpmstate", "dir", None), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("scsi", "dir", None), None);
+    }
+}
