@@ -271,18 +271,12 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
         (format!("CD-ROM was created on {disk} bus in VM {vmid}"), Some(iso.clone()), size)
     } else {
         let storage = params.storage.as_deref().ok_or_else(|| Error::args("The storage option must be specified."))?;
+        // a new disk and an import both get a new volume, named alike
+        let vol =
+            predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref(), None);
         if let Some(src) = &params.import_from {
             value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;
-            let vol = predict_volume(
-                facts.config,
-                facts.storages,
-                facts.listed,
-                storage,
-                vmid,
-                params.format.as_deref(),
-                None,
-            );
             (format!("Disk {disk} imported into VM {vmid}"), vol, existing_volume_size(src, facts.listed))
         } else {
             let special = matches!(params.bus, "efidisk" | "tpmstate");
@@ -296,15 +290,6 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             value
                 .set_checked("file", &format!("{storage}:{}", gib_text(bytes)))
                 .map_err(|e| Error::args(format!("storage: {e}")))?;
-            let vol = predict_volume(
-                facts.config,
-                facts.storages,
-                facts.listed,
-                storage,
-                vmid,
-                params.format.as_deref(),
-                None,
-            );
             // efidisk0 and tpmstate0 get fixed sizes, whatever the task asks (§8.5).
             let plugintype = facts.storages.iter().find(|s| s.storage == storage).map(|s| s.plugintype.as_str());
             let efitype = params.options.iter().find(|(k, _)| k == "efitype").map(|(_, v)| v.as_str());
