@@ -234,3 +234,39 @@ fn a_failed_read_says_what_was_read_and_is_not_cached() {
     assert!(e.to_string().starts_with("reading the storages: cfs-lock timeout"), "{e}");
     assert!(pf.move_target("pve1", "nfs", "storage").is_ok());
 }
+
+#[test]
+fn allocation_reads_the_status_only_where_the_size_is_reserved_and_refuses_in_pves_words() {
+    // LVMPlugin.pm alloc_lvm_image / lvcreate (docs/pve-semantics.md §22.4, §26.7)
+    let api = ScriptedApi::default();
+    // one status read per allocation checked on the thick pool (three below)
+    for _ in 0..3 {
+        api.answer(
+            Method::Get,
+            "/nodes/pve1/storage/san/status",
+            Ok(json!({"total": 200u64 << 30, "avail": 34560u64 << 22})),
+        );
+    }
+    api.answer(
+        Method::Get,
+        "/storage",
+        Ok(json!([
+            {"storage": "san", "type": "lvm", "vgname": "san", "content": "images"},
+            {"storage": "thin", "type": "lvmthin", "content": "images"},
+        ])),
+    );
+    let pf = Preflight::new(&api);
+    let name = || Ok("san:vm-121-disk-1".to_string());
+    assert!(pf.allocation("pve1", "thin", 1 << 50, "storage", "", &name).is_ok());
+    assert!(pf.allocation("pve1", "san", 100 << 30, "storage", "", &name).is_ok());
+    assert_eq!(
+        text(pf.allocation("pve1", "san", 150 << 30, "storage", "", &name)),
+        "storage: lvcreate 'san/vm-121-disk-1' error:   Volume group \"san\" has insufficient free space (34560 extents): 38400 required."
+    );
+    assert_eq!(
+        text(pf.allocation("pve1", "san", 150 << 30, "target_storage", "storage migration failed: ", &name)),
+        "target_storage: storage migration failed: lvcreate 'san/vm-121-disk-1' error:   Volume group \"san\" has insufficient free space (34560 extents): 38400 required."
+    );
+    // no status read for the thin pool, which over-provisions
+    assert!(!calls(&api).iter().any(|c| c.contains("/storage/thin/status")));
+}
