@@ -23,7 +23,7 @@ use module_utils::pve::client::form;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::{config_text, volume_storage};
 use module_utils::pve::permissions::{self, Need, Privileges};
-use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
+use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
 use module_utils::pve::resources::{resolve, VmResource};
 use module_utils::pve::schema;
@@ -49,12 +49,8 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;
-    // storage.cfg: the names and formats PVE gives new volumes (the preflight reads it too)
-    let node_storages = checks.preflight.storages()?;
     // Another writer between our read and our write: plan again from what it left.
-    config::retry_on_conflict(&api, vm, config, |config| {
-        converge(ctx, &world, &checks, &vms, vm, config, &node_storages, &params)
-    })
+    config::retry_on_conflict(&api, vm, config, |config| converge(ctx, &world, &checks, &vms, vm, config, &params))
 }
 
 /// The checks before a write, with the reads they share across the tries of one run.
@@ -96,38 +92,15 @@ fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan:
         schema::check_write(method, &path, &body)?;
     }
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
-    // The volume the write allocates, named as PVE would name it (listing the storage, which
-    // `find_free_diskname` reads): only asked for to word a refusal for space.
-    let volname = |storage: &str| -> Result<String> {
-        let listed = preflight.volumes_on(node, storage)?;
-        let replanned = plan::plan(params, &Facts { listed: &listed, ..facts.clone() })?;
-        Ok(replanned.after.get(disk).and_then(|d| d.split(',').next()).unwrap_or_default().to_string())
-    };
-    // Its size as predicted (the size of a new disk or of the moved one; an import's is not
-    // known before the source is listed).
-    let bytes = plan
-        .after
-        .get(disk)
-        .and_then(|d| d.split(',').find_map(|p| p.strip_prefix("size=")))
-        .and_then(|t| parse_size(t).ok());
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {
             preflight.move_target(node, storage, "target_storage")?;
-            match bytes {
-                // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
-                Some(b) => {
-                    preflight.allocation(node, storage, b, "target_storage", "storage migration failed: ", &|| {
-                        volname(storage)
-                    })
-                }
-                None => Ok(()),
-            }
+            // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
+            allocation_fits(preflight, node, facts, params, storage, "target_storage", "storage migration failed: ")
         }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
-            if let Some(b) = bytes {
-                preflight.allocation(node, storage, b, "storage", "", &|| volname(storage))?;
-            }
+            allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),
                 None => Ok(()),
@@ -141,6 +114,34 @@ fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan:
     }
 }
 
+/// The new volume fits on `storage` where allocation reserves its size (§22.4, §26.7): its size
+/// as planned with storage.cfg (a new disk's, an EFI or TPM volume's fixed one, the moved disk's;
+/// an import's is not known before its source is listed), and, only to word a refusal, its name
+/// as PVE would give it (which `find_free_diskname` takes from the storage's volumes).
+fn allocation_fits(
+    preflight: &Preflight,
+    node: &str,
+    facts: &Facts,
+    params: &Params,
+    storage: &str,
+    option: &str,
+    during: &str,
+) -> Result<()> {
+    let storages = preflight.storages()?;
+    let drive = |listed: &BTreeMap<String, Option<u64>>| -> Result<String> {
+        let planned = plan::plan(params, &Facts { storages: &storages, listed, ..facts.clone() })?;
+        Ok(planned.after.get(&params.disk).unwrap_or_default().to_string())
+    };
+    let size = drive(facts.listed)?;
+    let Some(bytes) = size.split(',').find_map(|p| p.strip_prefix("size=")).and_then(|t| parse_size(t).ok()) else {
+        return Ok(());
+    };
+    preflight.allocation(node, storage, bytes, option, during, &|| {
+        let listed = preflight.volumes_on(node, storage)?;
+        Ok(drive(&listed)?.split(',').next().unwrap_or_default().to_string())
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn converge(
     ctx: &mut Context,
@@ -149,7 +150,6 @@ fn converge(
     vms: &[VmResource],
     vm: &VmResource,
     config: &VmConfig,
-    storages: &[StorageConfig],
     params: &Params,
 ) -> Result<Outcome> {
     let target = match params.target_vmid {
@@ -164,17 +164,22 @@ fn converge(
         vmid: vm.vmid,
         running: vm.status == "running",
         config,
-        storages,
+        // storage.cfg names and formats new volumes: read for a plan that allocates one
+        storages: &[],
         listed: &none,
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
     let mut plan = plan(params, &facts)?;
     guard(checks, vm, &facts, params, &plan)?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
-    // import source) come from the storages' volumes: the check run shows them, so it lists
-    // those storages (once the checks let it) and plans again with what they hold.
-    let listed;
+    // import source) come from storage.cfg and the storages' volumes: the check run shows them,
+    // so it reads those (once the checks let it) and plans again with what they hold.
+    let (listed, storages);
     if ctx.check_mode && plan.action != Action::None {
+        if plan.allocates_on().is_some() {
+            storages = checks.preflight.storages()?;
+            facts.storages = &storages;
+        }
         let source = params.iso_image.as_deref().or(params.import_from.as_deref()).and_then(volume_storage);
         let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
         let mut volumes = BTreeMap::new();

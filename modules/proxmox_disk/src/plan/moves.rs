@@ -100,13 +100,12 @@ pub(super) fn plan_reassign(
     }
     // The volume is renamed for the target VM (pve-storage `rename_volume`).
     let ext = Volume::parse(&volume).and_then(|v| v.name_format);
-    let file_based = facts.storages.iter().any(|s| s.storage == storage && s.is_file());
     let used = disk_numbers(tconfig, &storage, tvmid, None);
     let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
-    let new_volume = match (file_based, ext) {
-        (true, Some(ext)) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),
-        (true, None) => format!("{storage}:{KNOWN_AFTER_APPLY}"),
-        (false, _) => format!("{storage}:vm-{tvmid}-disk-{n}"),
+    // a file storage's name carries its format; a block storage's has none
+    let new_volume = match ext {
+        Some(ext) => format!("{storage}:{tvmid}/vm-{tvmid}-disk-{n}.{ext}"),
+        None => format!("{storage}:vm-{tvmid}-disk-{n}"),
     };
     let mut moved = current.clone();
     moved.set("file", &new_volume);
