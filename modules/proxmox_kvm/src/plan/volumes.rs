@@ -11,10 +11,7 @@ use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
-use module_utils::pve::volume::{Volume, VolumeKind};
-
-/// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
-const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
+use module_utils::pve::volume::{cloudinit_volume_name, linked_clone_name, new_volume_name, Volume, VolumeKind};
 
 /// The storages of the cluster as naming needs them, and the disk numbers a VM already uses on
 /// each (`find_free_diskname` takes the lowest free one).
@@ -50,8 +47,8 @@ impl<'s> Allocator<'s> {
         self.storages.iter().find(|s| s.storage == sid)
     }
 
-    fn is_file(&self, sid: &str) -> bool {
-        self.storage(sid).is_some_and(|s| FILE_TYPES.contains(&s.plugintype.as_str()))
+    fn plugintype(&self, sid: &str) -> &'s str {
+        self.storage(sid).map_or("", |s| s.plugintype.as_str())
     }
 
     /// The format of a new disk on `sid` without `format=`: the storage's `format` option, else raw.
@@ -59,38 +56,39 @@ impl<'s> Allocator<'s> {
         self.storage(sid).and_then(|s| s.format.clone()).unwrap_or_else(|| "raw".into())
     }
 
-    /// The next volume name of this VM on `sid` (`None`: a storage we do not know, left to PVE).
-    /// `linked`: a linked clone's base (`<vmid>/<file>`), which a file storage's name records.
-    fn next(&mut self, sid: &str, format: &str, linked: Option<&str>) -> Option<String> {
+    /// The lowest disk number of this VM still free on `sid` (`find_free_diskname`), taken.
+    fn take_number(&mut self, sid: &str) -> u32 {
+        let used = self.taken.entry(sid.to_string()).or_default();
+        let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
+        used.insert(n);
+        n
+    }
+
+    /// The next volume of this VM on `sid` (`None`: a storage we do not know, left to PVE):
+    /// a new disk in `format`, or with `linked`, the linked clone of that base volume as the
+    /// storage's `clone_image` names it (`None` too where the storage cannot link it: the
+    /// preflight refuses that clone).
+    fn next(&mut self, sid: &str, format: &str, linked: Option<&Volume>) -> Option<String> {
         self.storage(sid)?;
         if self.vmid == 0 {
             // the vmid PVE will give the VM is not known: nor is the name
             return Some(format!("{sid}:{KNOWN_AFTER_APPLY}"));
         }
-        let used = self.taken.entry(sid.to_string()).or_default();
-        let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
-        used.insert(n);
-        let vmid = self.vmid;
-        Some(if self.is_file(sid) {
-            let name = format!("{vmid}/vm-{vmid}-disk-{n}.{format}");
-            match linked {
-                Some(base) => format!("{sid}:{base}/{name}"),
-                None => format!("{sid}:{name}"),
-            }
-        } else {
-            format!("{sid}:vm-{vmid}-disk-{n}")
-        })
+        let n = self.take_number(sid);
+        let plugintype = self.plugintype(sid);
+        let name = match linked {
+            Some(base) => linked_clone_name(plugintype, base, self.vmid, n)?,
+            None => new_volume_name(plugintype, self.vmid, n, format),
+        };
+        Some(format!("{sid}:{name}"))
     }
 
     /// The cloud-init volume of this VM on `sid`.
     fn cloudinit(&self, sid: &str) -> String {
-        let vmid = self.vmid;
-        if vmid == 0 {
+        if self.vmid == 0 {
             format!("{sid}:{KNOWN_AFTER_APPLY}")
-        } else if self.is_file(sid) {
-            format!("{sid}:{vmid}/vm-{vmid}-cloudinit.qcow2")
         } else {
-            format!("{sid}:vm-{vmid}-cloudinit")
+            format!("{sid}:{}", cloudinit_volume_name(self.plugintype(sid), self.vmid))
         }
     }
 
@@ -136,19 +134,20 @@ impl<'s> Allocator<'s> {
     /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
     /// they are; a full copy as a new disk on `storage` (else the same
     /// storage) in `format` (else the source's format on the same storage, the target's default
-    /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
+    /// on another); a linked clone as the storage's `clone_image` names it (§22.3), kept as it
+    /// is where the storage cannot link it.
     pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
         let (file, props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
         let Some(source) = Volume::parse(&file) else { return value.to_string() };
+        let dest = storage.unwrap_or(source.storage);
         if source.kind == VolumeKind::CloudInit {
-            // always copied, as the clone's own cloud-init volume on the same storage
-            return join_drive(&self.cloudinit(source.storage), &props);
+            // always copied (`clone_disk`), as the clone's own cloud-init volume on the target storage
+            return join_drive(&self.cloudinit(dest), &props);
         }
         if cdrom {
             return value.to_string();
         }
-        let dest = storage.unwrap_or(source.storage);
         let volume = if full {
             let format = match format {
                 Some(f) => f.to_string(),
@@ -157,9 +156,7 @@ impl<'s> Allocator<'s> {
             };
             self.next(dest, &format, None)
         } else {
-            let owner = source.owner.map(|o| o.to_string()).unwrap_or_default();
-            let base = format!("{owner}/{}", source.file);
-            self.next(dest, source.format(), Some(&base))
+            self.next(dest, source.format(), Some(&source))
         };
         volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
     }
