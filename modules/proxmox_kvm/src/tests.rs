@@ -392,6 +392,12 @@ fn clone_names_volumes_by_storage_and_kind() {
     let base = clone_base(&on_rbd, "c", 300, &linked, &storages());
     assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,size=8G"));
     assert_eq!(base.get("scsi1"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=2G"));
+    // a storage type whose clone_image naming is not known here: marked, never the base's own name
+    let mut with_drbd = storages();
+    with_drbd.extend(StorageConfig::from_json(&json!({"storage": "drbd1", "type": "drbd", "content": "images"})));
+    let on_drbd = config(&[("scsi0", "drbd1:base-9000-disk-0,size=8G")]);
+    let base = clone_base(&on_drbd, "c", 301, &linked, &with_drbd);
+    assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
 }
 
 /// A real run's diff shows the volumes PVE made (read back), a check run's the predicted ones.

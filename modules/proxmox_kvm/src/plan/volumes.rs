@@ -66,8 +66,8 @@ impl<'s> Allocator<'s> {
 
     /// The next volume of this VM on `sid` (`None`: a storage we do not know, left to PVE):
     /// a new disk in `format`, or with `linked`, the linked clone of that base volume as the
-    /// storage's `clone_image` names it (`None` too where the storage cannot link it: the
-    /// preflight refuses that clone).
+    /// storage's `clone_image` names it (known after apply where the storage type's naming is
+    /// not known here; one that cannot link at all is refused by the preflight).
     fn next(&mut self, sid: &str, format: &str, linked: Option<&Volume>) -> Option<String> {
         self.storage(sid)?;
         if self.vmid == 0 {
@@ -77,7 +77,7 @@ impl<'s> Allocator<'s> {
         let n = self.take_number(sid);
         let plugintype = self.plugintype(sid);
         let name = match linked {
-            Some(base) => linked_clone_name(plugintype, base, self.vmid, n)?,
+            Some(base) => linked_clone_name(plugintype, base, self.vmid, n).unwrap_or_else(|| KNOWN_AFTER_APPLY.into()),
             None => new_volume_name(plugintype, self.vmid, n, format),
         };
         Some(format!("{sid}:{name}"))
@@ -134,8 +134,7 @@ impl<'s> Allocator<'s> {
     /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
     /// they are; a full copy as a new disk on `storage` (else the same
     /// storage) in `format` (else the source's format on the same storage, the target's default
-    /// on another); a linked clone as the storage's `clone_image` names it (§22.3), kept as it
-    /// is where the storage cannot link it.
+    /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
     pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
         let (file, props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
