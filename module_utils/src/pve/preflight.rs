@@ -19,6 +19,8 @@ use crate::error::{Error, Result};
 use crate::pve::client::{Api, ApiPath};
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
 use crate::pve::resources::{lenient_bool, lenient_u64};
+use crate::pve::storage::has_linked_clone_feature;
+use crate::pve::volume::{Volume, VolumeKind};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,6 +331,29 @@ impl<'a> Preflight<'a> {
             });
             if local {
                 return Err(refuse("target", format!("can't clone VM to node '{t}' (VM uses local storage)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A linked clone (`full=0`) of a VM whose config is `source`, as qemu-server `API2/Qemu.pm`
+    /// `clone_vm` checks it before its task: each disk to be linked (not a CD-ROM, cloud-init
+    /// or TPM state volume, which are copied) must be on a storage with the 'clone' feature
+    /// (pve-storage `volume_has_feature`, `storage::has_linked_clone_feature`), else
+    /// `Linked clone feature is not supported for '<volid>' (<key>)`. A storage whose type or
+    /// features are not known here is left to PVE. §15.
+    pub fn linked_clone(&self, source: &BTreeMap<String, String>) -> Result<()> {
+        let storages = self.storages()?;
+        for (key, value) in source.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
+            let Some(disk) = Disk::parse(key, value) else { continue };
+            if disk.media == "cdrom" || disk.bus == "tpmstate" {
+                continue;
+            }
+            let Some(volid) = disk.volume.as_deref() else { continue };
+            let Some(volume) = Volume::parse(volid).filter(|v| v.kind == VolumeKind::Image) else { continue };
+            let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { continue };
+            if has_linked_clone_feature(&scfg.plugintype, &volume) == Some(false) {
+                return Err(refuse("full", format!("Linked clone feature is not supported for '{volid}' ({key})")));
             }
         }
         Ok(())

@@ -138,7 +138,7 @@ impl StorageResource {
     /// Whether volumes are files (`<vmid>/vm-<vmid>-disk-<n>.<fmt>`) rather than block devices
     /// (`vm-<vmid>-disk-<n>`) (pve-storage Plugin.pm, docs/pve-semantics.md §8).
     pub fn is_file_based(&self) -> bool {
-        matches!(self.plugintype.as_str(), "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs" | "esxi")
+        crate::pve::storage::is_file_storage(&self.plugintype)
     }
 }
 

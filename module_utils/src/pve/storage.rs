@@ -1,4 +1,4 @@
-//! What a storage type does with a new volume: the format it gets, how its name is numbered and ends, the fixed size of EFI and TPM volumes, and when allocation itself needs the space.
+//! What a storage type does with a volume: the format a new one gets, how it is named and numbered (a new disk, a linked clone, cloud-init), whether it can be linked, the fixed size of EFI and TPM volumes, and when allocation itself needs the space.
 //!
 //! One rule per question, shared by every module that predicts volumes (docs/pve-semantics.md
 //! §8.5, §22). Sources: pve-storage `PVE/Storage.pm` `storage_default_format`, `Plugin.pm`
@@ -8,18 +8,80 @@
 //! `QemuServer/Drive.pm` (the EFI vars and TPM state sizes).
 
 use crate::pve::preflight::StorageConfig;
+use crate::pve::volume::Volume;
 
 const MIB: u64 = 1 << 20;
 /// LVM's default physical extent, the unit `lvcreate` allocates in.
 const LVM_EXTENT: u64 = 4 * MIB;
 
-/// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
-pub const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
+/// Storage types whose volumes are files in `<vmid>/` directories, named `vm-<vmid>-disk-<n>.<format>`
+/// (pve-storage `PVE/Storage/Plugin.pm` and the plugins that inherit its `alloc_image` and
+/// `clone_image`: Dir, NFS, CIFS, GlusterFS, CephFS, BTRFS, ESXi).
+const FILE_STORAGE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "cephfs", "btrfs", "esxi"];
+
+/// Whether a storage of `plugintype` holds its volumes as files in `<vmid>/` directories.
+pub fn is_file_storage(plugintype: &str) -> bool {
+    FILE_STORAGE_TYPES.contains(&plugintype)
+}
+
+/// The name (after `storage:`) of disk `n` of VM `vmid` that a storage of `plugintype` allocates
+/// in `format`: `<vmid>/vm-<vmid>-disk-<n>.<format>` on a file storage (Plugin.pm `alloc_image`),
+/// `vm-<vmid>-disk-<n>` on a block storage (LVM, LVM-thin, RBD, ZFS `alloc_image`), whose
+/// volumes are raw.
+pub fn new_volume_name(plugintype: &str, vmid: u64, n: u32, format: &str) -> String {
+    if is_file_storage(plugintype) {
+        format!("{vmid}/vm-{vmid}-disk-{n}.{format}")
+    } else {
+        format!("vm-{vmid}-disk-{n}")
+    }
+}
+
+/// Whether a storage of `plugintype` can make a linked clone of `base` (`volume_has_feature`
+/// 'clone'): Plugin.pm, LvmThinPlugin.pm, RBDPlugin.pm and ZFSPoolPlugin.pm offer it on a
+/// template's base volume; LVMPlugin.pm (thick LVM) and the iSCSI plugins never. `None`: a
+/// storage type whose features are not known here (left to PVE).
+pub fn has_linked_clone_feature(plugintype: &str, base: &Volume) -> Option<bool> {
+    match plugintype {
+        "lvm" | "iscsi" | "iscsidirect" => Some(false),
+        t if is_file_storage(t) => Some(base.is_base && base.name_format != Some("subvol")),
+        "lvmthin" | "rbd" | "zfspool" | "zfs" => Some(base.is_base),
+        _ => None,
+    }
+}
+
+/// The name (after `storage:`) that a storage of `plugintype` gives the linked clone of
+/// `base` for VM `vmid`, as disk `n` (each plugin's `clone_image`): a file storage
+/// `<base vmid>/<base file>/<vmid>/vm-<vmid>-disk-<n>.qcow2` (Plugin.pm: always a qcow2 overlay),
+/// RBD and ZFS `<base name>/vm-<vmid>-disk-<n>` (RBDPlugin.pm, ZFSPoolPlugin.pm), LVM-thin a
+/// thin snapshot named as a new disk, `vm-<vmid>-disk-<n>` (LvmThinPlugin.pm). `None` where
+/// `has_linked_clone_feature` is not `Some(true)`.
+pub fn linked_clone_name(plugintype: &str, base: &Volume, vmid: u64, n: u32) -> Option<String> {
+    if has_linked_clone_feature(plugintype, base) != Some(true) {
+        return None;
+    }
+    let own = new_volume_name(plugintype, vmid, n, "qcow2");
+    Some(match plugintype {
+        t if is_file_storage(t) => format!("{}/{}/{own}", base.owner?, base.file),
+        "rbd" | "zfspool" | "zfs" => format!("{}/{own}", base.file),
+        _ => own,
+    })
+}
+
+/// The name (after `storage:`) of VM `vmid`'s cloud-init volume on a storage of `plugintype`
+/// (qemu-server `QemuServer/Cloudinit.pm` and `clone_disk`: `vm-<vmid>-cloudinit`, in the
+/// `<vmid>/` directory as qcow2 on a file storage).
+pub fn cloudinit_volume_name(plugintype: &str, vmid: u64) -> String {
+    if is_file_storage(plugintype) {
+        format!("{vmid}/vm-{vmid}-cloudinit.qcow2")
+    } else {
+        format!("vm-{vmid}-cloudinit")
+    }
+}
 
 impl StorageConfig {
     /// Whether its volumes are files named `<vmid>/vm-<vmid>-disk-<n>.<fmt>`.
     pub fn is_file(&self) -> bool {
-        FILE_TYPES.contains(&self.plugintype.as_str())
+        is_file_storage(&self.plugintype)
     }
 
     /// The formats a new volume may have here, and the default: each plugin's `plugindata`
@@ -53,12 +115,7 @@ impl StorageConfig {
 
     /// The name of new volume `n` of `vmid` here in `format`, as a volume id.
     pub fn volume_name(&self, vmid: u64, n: u32, format: &str) -> String {
-        let storage = &self.storage;
-        if self.is_file() {
-            format!("{storage}:{vmid}/vm-{vmid}-disk-{n}.{format}")
-        } else {
-            format!("{storage}:vm-{vmid}-disk-{n}")
-        }
+        format!("{}:{}", self.storage, new_volume_name(&self.plugintype, vmid, n, format))
     }
 
     /// Whether allocating a volume here reserves its whole size (thick LVM, a non-sparse
@@ -160,5 +217,44 @@ mod tests {
         assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(128 * 1024));
         assert_eq!(fixed_volume_size("tpmstate", "dir", None), Some(4 * MIB));
         assert_eq!(fixed_volume_size("scsi", "dir", None), None);
+    }
+
+    #[test]
+    fn names_each_storage_type_gives_new_disks_clones_and_cloud_init() {
+        // (plugintype, base volume, new name of disk 1 of VM 300 in qcow2, linked clone of the base as disk 1)
+        let rows: &[(&str, &str, &str, Option<&str>)] = &[
+            // Plugin.pm alloc_image / clone_image (a qcow2 overlay whatever the base's format)
+            (
+                "dir",
+                "local:9000/base-9000-disk-0.raw",
+                "300/vm-300-disk-1.qcow2",
+                Some("9000/base-9000-disk-0.raw/300/vm-300-disk-1.qcow2"),
+            ),
+            (
+                "nfs",
+                "truenas:9000/base-9000-disk-0.qcow2",
+                "300/vm-300-disk-1.qcow2",
+                Some("9000/base-9000-disk-0.qcow2/300/vm-300-disk-1.qcow2"),
+            ),
+            // RBDPlugin.pm / ZFSPoolPlugin.pm clone_image: `<base>/<name>`
+            ("rbd", "ceph:base-9000-disk-1", "vm-300-disk-1", Some("base-9000-disk-1/vm-300-disk-1")),
+            ("zfspool", "local-zfs:base-500-disk-0", "vm-300-disk-1", Some("base-500-disk-0/vm-300-disk-1")),
+            // LvmThinPlugin.pm clone_image: a thin snapshot under the clone's own name
+            ("lvmthin", "local-lvm:base-9000-disk-0", "vm-300-disk-1", Some("vm-300-disk-1")),
+            // LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM, even of a template's disk
+            ("lvm", "san-lvm:vm-600-disk-0", "vm-300-disk-1", None),
+            ("lvm", "san-lvm:base-600-disk-0", "vm-300-disk-1", None),
+            // 'clone' is offered on a base volume only
+            ("lvmthin", "local-lvm:vm-100-disk-0", "vm-300-disk-1", None),
+            ("dir", "local:100/vm-100-disk-0.qcow2", "300/vm-300-disk-1.qcow2", None),
+        ];
+        for (plugintype, base, new, linked) in rows {
+            let base = Volume::parse(base).unwrap();
+            assert_eq!(new_volume_name(plugintype, 300, 1, "qcow2"), *new, "{plugintype}");
+            assert_eq!(linked_clone_name(plugintype, &base, 300, 1).as_deref(), *linked, "{plugintype} {base:?}");
+        }
+        assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
+        assert_eq!(cloudinit_volume_name("nfs", 303), "303/vm-303-cloudinit.qcow2");
+        assert_eq!(cloudinit_volume_name("zfspool", 302), "vm-302-cloudinit");
     }
 }

@@ -6,7 +6,8 @@
 //! refused, what stays pending, which power call) → `Run::execute`, the one place check mode is
 //! decided: it records the plan's prediction for the later tasks of the run, or `apply.rs` makes
 //! the writes, each task waited for. Diffs are computed from the plan, not from the read-back,
-//! so check and real runs show the same diff by construction.
+//! so check and real runs show the same diff by construction; a real run's diff only fills in
+//! what PVE decided (values marked known after apply, the volumes it made: `resolved`).
 
 mod apply;
 mod params;
@@ -73,19 +74,32 @@ struct Done {
 }
 
 /// The planned config the diff shows: in a real run, each value the plan could only mark
-/// `(known after apply)` is the value PVE gave it (`after`, as read back); in a check run
-/// `after` is the plan itself, and the marks stay.
+/// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
+/// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
+/// check run `after` is the plan itself, and the marks and predicted names stay.
 fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
     let real = after.effective();
     let mut out = planned.clone();
     for side in [&mut out.current, &mut out.pending] {
         for (key, value) in side.iter_mut() {
-            if let (true, Some(v)) = (plan::is_marked(value), real.get(key)) {
+            let Some(v) = real.get(key) else { continue };
+            if plan::is_marked(value) {
                 *value = v.clone();
+            } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
+                if predicted != made {
+                    *value = value.replacen(&predicted, &made, 1);
+                }
             }
         }
     }
     out
+}
+
+/// The volume a drive value names (`None`: not a drive, or no volume: `none`, `cdrom`, a path).
+fn drive_volume(key: &str, value: &str) -> Option<String> {
+    let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
+    let file = ps.get("file")?;
+    module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
 }
 
 fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {

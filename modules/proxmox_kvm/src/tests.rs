@@ -328,6 +328,7 @@ fn storages() -> Vec<StorageConfig> {
         json!({"storage": "local-lvm", "type": "lvmthin", "content": "images"}),
         json!({"storage": "vmdata", "type": "dir", "content": "images", "format": "qcow2"}),
         json!({"storage": "isos", "type": "dir", "content": "iso"}),
+        json!({"storage": "ceph", "type": "rbd", "content": "images"}),
     ]
     .iter()
     .filter_map(StorageConfig::from_json)
@@ -384,6 +385,36 @@ fn clone_names_volumes_by_storage_and_kind() {
     let base = clone_base(&source, "c", 212, &full, &storages());
     assert_eq!(base.get("scsi0"), Some("local-lvm:vm-212-disk-0,discard=on,size=8G"));
     assert_eq!(base.get("scsi1"), Some("local-lvm:vm-212-disk-1,size=2G"));
+    // QemuServer.pm clone_disk: the clone's cloud-init volume is made on the target storage
+    assert_eq!(base.get("ide2"), Some("local-lvm:vm-212-cloudinit,media=cdrom,size=4M"));
+    // RBDPlugin.pm clone_image: the base's name, then the clone's own
+    let on_rbd = config(&[("scsi0", "ceph:base-9000-disk-0,size=8G"), ("scsi1", "ceph:base-9000-disk-1,size=2G")]);
+    let base = clone_base(&on_rbd, "c", 300, &linked, &storages());
+    assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,size=8G"));
+    assert_eq!(base.get("scsi1"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=2G"));
+    // a storage type whose clone_image naming is not known here: marked, never the base's own name
+    let mut with_drbd = storages();
+    with_drbd.extend(StorageConfig::from_json(&json!({"storage": "drbd1", "type": "drbd", "content": "images"})));
+    let on_drbd = config(&[("scsi0", "drbd1:base-9000-disk-0,size=8G")]);
+    let base = clone_base(&on_drbd, "c", 301, &linked, &with_drbd);
+    assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
+}
+
+/// A real run's diff shows the volumes PVE made (read back), a check run's the predicted ones.
+#[test]
+fn real_diffs_name_the_volumes_pve_made() {
+    let planned = config(&[
+        ("scsi0", "ceph:vm-300-disk-0,discard=on,size=8G"),
+        ("ide2", "none,media=cdrom"),
+        ("net0", "virtio=(known after apply),bridge=vmbr0"),
+    ]);
+    let after = config(&[
+        ("scsi0", "ceph:base-9000-disk-0/vm-300-disk-0,discard=on,size=8G"),
+        ("ide2", "none,media=cdrom"),
+        ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
+    ]);
+    assert_eq!(resolved(&planned, &after), after);
+    assert_eq!(resolved(&planned, &planned), planned);
 }
 
 #[test]

@@ -36,6 +36,7 @@ fn script_cluster(api: &ScriptedApi) {
             {"storage": "ceph", "type": "rbd", "content": "images", "shared": 0},
             {"storage": "off", "type": "dir", "content": "images", "disable": 1},
             {"storage": "isos", "type": "dir", "content": "iso"},
+            {"storage": "san", "type": "lvm", "content": "images", "shared": 1},
         ])),
     );
 }
@@ -166,6 +167,27 @@ fn clone_targets_follow_clone_vm() {
         "storage: storage 'isos' does not support vm images"
     );
     assert_eq!(calls(&api), ["GET /storage", "GET /nodes"]);
+}
+
+/// Qemu.pm `clone_vm`: a linked clone needs the 'clone' feature of each linked volume's storage
+/// (LVMPlugin.pm `volume_has_feature` offers none); CD-ROM, cloud-init and TPM state are copied.
+#[test]
+fn linked_clones_need_the_storage_clone_feature() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    let thin = config(&[
+        ("scsi0", "local-lvm:base-9000-disk-0,size=8G"),
+        ("ide2", "san:vm-9000-cloudinit,media=cdrom"),
+        ("tpmstate0", "san:vm-9000-disk-2,size=4M"),
+        ("unused0", "san:vm-9000-disk-3"),
+    ]);
+    assert!(pf.linked_clone(&thin).is_ok());
+    let thick = config(&[("efidisk0", "local-lvm:base-600-disk-1"), ("scsi0", "san:vm-600-disk-0,size=8G")]);
+    assert_eq!(
+        text(pf.linked_clone(&thick)),
+        "full: Linked clone feature is not supported for 'san:vm-600-disk-0' (scsi0)"
+    );
+    assert_eq!(calls(&api), ["GET /storage"]);
 }
 
 #[test]

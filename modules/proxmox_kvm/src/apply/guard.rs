@@ -119,6 +119,9 @@ impl<'a> Guard<'a> {
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
                 let value = |k: &str| body.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
                 self.preflight.clone_target(&source.node, value("target"), value("storage"), &source_config)?;
+                if value("full") == Some("0") {
+                    self.preflight.linked_clone(&source_config)?;
+                }
                 permissions::clone(source.vmid, vmid, p.pool.as_deref(), value("storage"), &source_config)
             }
             Write::Power { vm, .. } => permissions::power(vm.vmid),

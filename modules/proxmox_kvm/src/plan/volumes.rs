@@ -11,10 +11,8 @@ use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
+use module_utils::pve::storage::{cloudinit_volume_name, fixed_volume_size, linked_clone_name, new_volume_name};
 use module_utils::pve::volume::{Volume, VolumeKind};
-
-/// Storage types whose volumes are files in `<vmid>/` directories (pve-storage's file plugins).
-const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "glusterfs", "btrfs", "cephfs"];
 
 /// The storages of the cluster as naming needs them, and the disk numbers a VM already uses on
 /// each (`find_free_diskname` takes the lowest free one).
@@ -50,61 +48,60 @@ impl<'s> Allocator<'s> {
         self.storages.iter().find(|s| s.storage == sid)
     }
 
-    fn is_file(&self, sid: &str) -> bool {
-        self.storage(sid).is_some_and(|s| FILE_TYPES.contains(&s.plugintype.as_str()))
+    fn plugintype(&self, sid: &str) -> &'s str {
+        self.storage(sid).map_or("", |s| s.plugintype.as_str())
     }
 
-    /// The format of a new disk on `sid` without `format=`: the storage's `format` option, else raw.
+    /// The format of a new disk on `sid` without `format=` (`StorageConfig::new_volume_format`).
     fn default_format(&self, sid: &str) -> String {
-        self.storage(sid).and_then(|s| s.format.clone()).unwrap_or_else(|| "raw".into())
+        self.storage(sid).map_or_else(|| "raw".into(), |s| s.new_volume_format(None, None))
     }
 
-    /// The next volume name of this VM on `sid` (`None`: a storage we do not know, left to PVE).
-    /// `linked`: a linked clone's base (`<vmid>/<file>`), which a file storage's name records.
-    fn next(&mut self, sid: &str, format: &str, linked: Option<&str>) -> Option<String> {
+    /// The lowest disk number of this VM still free on `sid` (`find_free_diskname`), taken.
+    fn take_number(&mut self, sid: &str) -> u32 {
+        let used = self.taken.entry(sid.to_string()).or_default();
+        let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
+        used.insert(n);
+        n
+    }
+
+    /// The next volume of this VM on `sid` (`None`: a storage we do not know, left to PVE):
+    /// a new disk in `format`, or with `linked`, the linked clone of that base volume as the
+    /// storage's `clone_image` names it (known after apply where the storage type's naming is
+    /// not known here; one that cannot link at all is refused by the preflight).
+    fn next(&mut self, sid: &str, format: &str, linked: Option<&Volume>) -> Option<String> {
         self.storage(sid)?;
         if self.vmid == 0 {
             // the vmid PVE will give the VM is not known: nor is the name
             return Some(format!("{sid}:{KNOWN_AFTER_APPLY}"));
         }
-        let used = self.taken.entry(sid.to_string()).or_default();
-        let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
-        used.insert(n);
-        let vmid = self.vmid;
-        Some(if self.is_file(sid) {
-            let name = format!("{vmid}/vm-{vmid}-disk-{n}.{format}");
-            match linked {
-                Some(base) => format!("{sid}:{base}/{name}"),
-                None => format!("{sid}:{name}"),
-            }
-        } else {
-            format!("{sid}:vm-{vmid}-disk-{n}")
-        })
+        let n = self.take_number(sid);
+        let plugintype = self.plugintype(sid);
+        let name = match linked {
+            Some(base) => linked_clone_name(plugintype, base, self.vmid, n).unwrap_or_else(|| KNOWN_AFTER_APPLY.into()),
+            None => new_volume_name(plugintype, self.vmid, n, format),
+        };
+        Some(format!("{sid}:{name}"))
     }
 
     /// The cloud-init volume of this VM on `sid`.
     fn cloudinit(&self, sid: &str) -> String {
-        let vmid = self.vmid;
-        if vmid == 0 {
+        if self.vmid == 0 {
             format!("{sid}:{KNOWN_AFTER_APPLY}")
-        } else if self.is_file(sid) {
-            format!("{sid}:{vmid}/vm-{vmid}-cloudinit.qcow2")
         } else {
-            format!("{sid}:vm-{vmid}-cloudinit")
+            format!("{sid}:{}", cloudinit_volume_name(self.plugintype(sid), self.vmid))
         }
     }
 
     /// The size PVE records for a new `key` of `size` on `sid`: EFI vars and TPM state have a
     /// fixed size (§8.5), a disk the GiB asked for.
     fn new_size(&self, key: &str, sid: &str, size: &str, props: &BTreeMap<String, String>) -> Option<String> {
-        let block_lvm = self.storage(sid).is_some_and(|s| matches!(s.plugintype.as_str(), "lvm" | "lvmthin"));
-        Some(match disk_bus(key) {
-            Some("efidisk") if block_lvm => "4M".into(),
-            Some("efidisk") if props.get("efitype").map(String::as_str) == Some("4m") => "528K".into(),
-            Some("efidisk") => "128K".into(),
-            Some("tpmstate") => "4M".into(),
-            _ => format_size((size.parse::<f64>().ok()? * (1u64 << 30) as f64).round() as u64),
-        })
+        let efitype = props.get("efitype").map(String::as_str);
+        let fixed = disk_bus(key).and_then(|bus| fixed_volume_size(bus, self.plugintype(sid), efitype));
+        Some(format_size(match fixed {
+            Some(bytes) => bytes,
+            None => (size.parse::<f64>().ok()? * (1u64 << 30) as f64).round() as u64,
+        }))
     }
 
     /// A drive value as PVE writes it once create_disks has run on it: a new disk
@@ -141,14 +138,14 @@ impl<'s> Allocator<'s> {
         let (file, props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
         let Some(source) = Volume::parse(&file) else { return value.to_string() };
+        let dest = storage.unwrap_or(source.storage);
         if source.kind == VolumeKind::CloudInit {
-            // always copied, as the clone's own cloud-init volume on the same storage
-            return join_drive(&self.cloudinit(source.storage), &props);
+            // always copied (`clone_disk`), as the clone's own cloud-init volume on the target storage
+            return join_drive(&self.cloudinit(dest), &props);
         }
         if cdrom {
             return value.to_string();
         }
-        let dest = storage.unwrap_or(source.storage);
         let volume = if full {
             let format = match format {
                 Some(f) => f.to_string(),
@@ -157,9 +154,7 @@ impl<'s> Allocator<'s> {
             };
             self.next(dest, &format, None)
         } else {
-            let owner = source.owner.map(|o| o.to_string()).unwrap_or_default();
-            let base = format!("{owner}/{}", source.file);
-            self.next(dest, source.format(), Some(&base))
+            self.next(dest, source.format(), Some(&source))
         };
         volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
     }
