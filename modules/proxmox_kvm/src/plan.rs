@@ -184,10 +184,23 @@ pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params
             }
         }
     }
-    let mut body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
+    let body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
+    let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
+    config_write(p, vm, config, body, context, predicted)
+}
+
+/// The plan of one config write (`PUT .../config`, with skiplock and the digest of the read it
+/// was planned from) and the config it leaves.
+fn config_write(
+    p: &Params,
+    vm: &VmResource,
+    config: &VmConfig,
+    mut body: Form,
+    context: String,
+    predicted: VmConfig,
+) -> Plan {
     skiplock(p, &mut body);
     let digest = p.digest.clone().or_else(|| config.digest.clone());
-    let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
     Plan {
         write: Write::Config { vm: vm.clone(), body, digest, context },
         prediction: masked(PredictedVm::of(vm, &predicted)),
@@ -240,19 +253,9 @@ pub fn delete_or_revert(vm: &VmResource, config: &VmConfig, p: &Params) -> Delet
             predicted.pending_delete.remove(k);
         }
     }
-    let mut body = form([(param, keys.join(","))]);
-    skiplock(p, &mut body);
-    let digest = p.digest.clone().or_else(|| config.digest.clone());
+    let body = form([(param, keys.join(","))]);
     let context = format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid);
-    let plan = Plan {
-        write: Write::Config { vm: vm.clone(), body, digest, context },
-        prediction: masked(PredictedVm::of(vm, &predicted)),
-        vm: vm.clone(),
-        after: predicted,
-        auto_vmid: None,
-        new_config: None,
-    };
-    DeleteOrRevert { msg, plan: Some(plan) }
+    DeleteOrRevert { msg, plan: Some(config_write(p, vm, config, body, context, predicted)) }
 }
 
 // ------------------------------------------------------------ create, clone
