@@ -73,6 +73,17 @@ struct Done {
     planned: VmConfig,
 }
 
+impl Done {
+    /// The result of a create or clone: changed, the new VM stopped, no drift, and the diff from
+    /// nothing to the planned config as PVE resolved it.
+    fn new_vm_outcome(&self, msg: String) -> Outcome {
+        let planned = resolved(&self.planned, &self.after);
+        outcome(true, msg, &self.vm, Some(&self.after), None, Some(Power::Stopped))
+            .with("drift", Value::Object(Map::new()))
+            .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
+    }
+}
+
 /// The planned config the diff shows: in a real run, each value the plan could only mark
 /// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
 /// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
@@ -394,20 +405,10 @@ impl Run<'_> {
         let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
         let done = self.execute(plan, None)?;
-        let planned = resolved(&done.planned, &done.after);
         let vmid = done.vm.vmid;
         let label = self.p.label();
         let label = if label.is_empty() { vmid.to_string() } else { label };
-        Ok(outcome(
-            true,
-            format!("VM {label} with vmid {vmid} deployed"),
-            &done.vm,
-            Some(&done.after),
-            None,
-            Some(Power::Stopped),
-        )
-        .with("drift", Value::Object(Map::new()))
-        .with_diff(Some(diff(vmid, None, Some(&planned)))))
+        Ok(done.new_vm_outcome(format!("VM {label} with vmid {vmid} deployed")))
     }
 
     // -------------------------------------------------------------------- clone
@@ -443,18 +444,8 @@ impl Run<'_> {
         let taken = vms.iter().map(|v| v.vmid).collect();
         let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
         let done = self.execute(plan, Some(&source_config))?;
-        let planned = resolved(&done.planned, &done.after);
         let newid = done.vm.vmid;
-        Ok(outcome(
-            true,
-            format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid),
-            &done.vm,
-            Some(&done.after),
-            None,
-            Some(Power::Stopped),
-        )
-        .with("drift", Value::Object(Map::new()))
-        .with_diff(Some(diff(newid, None, Some(&planned)))))
+        Ok(done.new_vm_outcome(format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid)))
     }
 
     // ------------------------------------------------------------------- absent
