@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::pve::client::Form;
 use crate::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk, volume_storage, Disk, Nic};
+use crate::pve::volume::content_and_owner;
 
 /// One privilege check of PVE.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,22 +202,6 @@ pub fn drive(vmid: u64, key: &str, value: &str) -> Need {
     }
 }
 
-/// The content type and owner VM of a volume name, as pve-storage's `parse_volname` finds them.
-fn volume_type_and_owner(volid: &str) -> (&'static str, Option<u64>) {
-    let volname = volid.split_once(':').map_or(volid, |(_, n)| n);
-    for t in ["iso", "vztmpl", "import", "snippets", "backup"] {
-        if volname.strip_prefix(t).is_some_and(|r| r.starts_with('/')) {
-            return (t, None);
-        }
-    }
-    let file = volname.rsplit('/').next().unwrap_or(volname);
-    let owner = ["vm-", "base-"].iter().find_map(|p| {
-        let rest = file.strip_prefix(p)?;
-        rest.split('-').next()?.parse().ok()
-    });
-    ("images", owner)
-}
-
 /// pve-storage `Storage.pm` `check_volume_access` for VM `vmid` using the existing volume
 /// `volid`: `Datastore.Allocate` on its storage is enough; else an ISO, container template or
 /// import source needs `Datastore.AllocateSpace` or `Datastore.Audit` there, the VM's own images
@@ -227,7 +212,7 @@ fn volume_access(vmid: u64, volid: &str) -> Vec<Need> {
         return vec![Need::RootOnly("Only root can pass arbitrary filesystem paths.".into())];
     };
     let storage = format!("/storage/{sid}");
-    let otherwise = match volume_type_and_owner(volid) {
+    let otherwise = match content_and_owner(volid) {
         ("iso" | "vztmpl" | "import", _) => {
             // "require at least read access to storage, (custom) templates/ISOs could be sensitive"
             Need::Privs { path: storage.clone(), privs: vec!["Datastore.AllocateSpace", "Datastore.Audit"], any: true }
@@ -268,7 +253,7 @@ pub fn storage_access(vmid: u64, key: &str, value: &str, default_storage: Option
         needs.extend(volume_access(vmid, &file));
     }
     if let Some(source) = disk.other.get("import-from") {
-        match volume_type_and_owner(source) {
+        match content_and_owner(source) {
             (_, Some(owner)) if volume_storage(source).is_some() => needs.push(all(vms(owner), &["VM.Clone"])),
             _ => needs.extend(volume_access(vmid, source)),
         }

@@ -20,7 +20,7 @@ use crate::pve::client::{Api, ApiPath};
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
 use crate::pve::resources::{lenient_bool, lenient_u64};
 use crate::pve::storage::has_linked_clone_feature;
-use crate::pve::volume::{Volume, VolumeKind};
+use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,7 +390,7 @@ impl<'a> Preflight<'a> {
             let (Some(sid), Some(volid)) = (disk.storage.as_deref(), disk.volume.as_deref()) else { continue };
             let scfg = enabled(&storages, sid, node, key)?;
             enabled(&storages, sid, target, key)?;
-            let vtype = volume_type(volid);
+            let (vtype, _) = content_and_owner(volid);
             if !scfg.content.contains(vtype) {
                 return Err(refuse(
                     key,
@@ -432,17 +432,6 @@ fn enabled<'s>(storages: &'s [StorageConfig], storage: &str, node: &str, option:
         }
     }
     Ok(scfg)
-}
-
-/// The content type of a volume id as pve-storage's `parse_volname` finds it in the name: `iso/...`,
-/// `import/...`, `snippets/...`, else a disk image (cloud-init volumes included).
-fn volume_type(volid: &str) -> &'static str {
-    let volname = volid.split_once(':').map_or(volid, |(_, name)| name);
-    [Content::Iso, Content::Import, Content::Snippets]
-        .into_iter()
-        .map(Content::as_str)
-        .find(|t| volname.strip_prefix(t).is_some_and(|rest| rest.starts_with('/')))
-        .unwrap_or("images")
 }
 
 /// The storages the volumes of a config's drives are on (`none`, `cdrom` and paths have none).

@@ -123,6 +123,22 @@ impl<'a> Volume<'a> {
     }
 }
 
+/// The content type and owner VM of a volume name, as pve-storage's `parse_volname` finds them.
+pub fn content_and_owner(volid: &str) -> (&'static str, Option<u64>) {
+    let volname = volid.split_once(':').map_or(volid, |(_, n)| n);
+    for t in ["iso", "vztmpl", "import", "snippets", "backup"] {
+        if volname.strip_prefix(t).is_some_and(|r| r.starts_with('/')) {
+            return (t, None);
+        }
+    }
+    let file = volname.rsplit('/').next().unwrap_or(volname);
+    let owner = ["vm-", "base-"].iter().find_map(|p| {
+        let rest = file.strip_prefix(p)?;
+        rest.split('-').next()?.parse().ok()
+    });
+    ("images", owner)
+}
+
 /// The format an absolute path's extension names (`/mnt/images/a.qcow2`): a drive on a path is
 /// no volume, but QEMU opens it in the format its name says (QemuServer.pm `qemu_img_format`).
 pub fn path_format(path: &str) -> Option<&str> {
