@@ -13,8 +13,7 @@
 //! says what was accepted and what failed, so a change once made is always reported.
 
 use std::io::Read;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::panic;
 
 use crate::pve::journal::WriteJournal;
 
@@ -142,7 +141,7 @@ pub type Module = (&'static ModuleSpec, ModuleMain);
 pub fn run(spec: &'static ModuleSpec, body: ModuleMain) -> ! {
     let input = read_input();
     let env = |k: &str| std::env::var(k).ok();
-    let (result, code) = execute(spec, input, &env, body);
+    let (result, code) = run_body(spec, input, &env, body, PanicReport::PrintAndExit);
     emit(&result, code)
 }
 
@@ -250,15 +249,32 @@ fn collect_strings(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-static PANIC_MESSAGE: Mutex<Option<String>> = Mutex::new(None);
-
 /// Run the module on already-read input; returns the result object and the exit code.
-/// Separate from `run` so the whole protocol is testable in-process.
+/// Separate from `run` so the whole protocol is testable in-process (where a panic stays the
+/// test's own: only `run`, the process, reports a panic as the module's result).
 pub fn execute(
     spec: &'static ModuleSpec,
     input: Result<String>,
     env: &dyn Fn(&str) -> Option<String>,
     body: ModuleMain,
+) -> (Value, i32) {
+    run_body(spec, input, env, body, PanicReport::Leave)
+}
+
+/// Whether a panic in the module's body is reported as its result (the process) or left alone
+/// (in-process callers: a test's panic is the test's failure).
+#[derive(Clone, Copy, PartialEq)]
+enum PanicReport {
+    PrintAndExit,
+    Leave,
+}
+
+fn run_body(
+    spec: &'static ModuleSpec,
+    input: Result<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+    body: ModuleMain,
+    panics: PanicReport,
 ) -> (Value, i32) {
     let parsed = input.and_then(|text| parse_input(&text));
     let (user, internal) = match parsed {
@@ -287,31 +303,36 @@ pub fn execute(
     }
     let invocation = json!({"module_args": ctx.params.as_json()});
 
-    // A panic is a bug, but the user must still get one JSON object that says so.
-    let previous_hook = panic::take_hook();
-    panic::set_hook(Box::new(|info| {
-        let text = match (info.payload().downcast_ref::<&str>(), info.payload().downcast_ref::<String>()) {
-            (Some(s), _) => s.to_string(),
-            (_, Some(s)) => s.clone(),
-            _ => "unknown panic".to_string(),
-        };
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        if let Ok(mut slot) = PANIC_MESSAGE.lock() {
-            *slot = Some(format!("{text}{location}"));
-        }
-    }));
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
-    panic::set_hook(previous_hook);
-    let outcome = outcome.unwrap_or_else(|_| {
-        let text = PANIC_MESSAGE.lock().ok().and_then(|mut s| s.take()).unwrap_or_default();
-        Err(Error::Internal(format!("the module panicked: {text}")))
-    });
+    if panics == PanicReport::PrintAndExit {
+        report_panics(invocation.clone(), ctx.journal.clone(), no_log.clone());
+    }
+    let outcome = body(&mut ctx);
 
     let (result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
         Err(e) => (failure(&e, Some(invocation), &ctx), 1),
     };
     (mask(result, &no_log), code)
+}
+
+/// A panic is a bug, but the user must still get one JSON object that says so, masked, and
+/// `changed` when Proxmox already accepted a write. The hook prints it and exits before any
+/// unwinding: the release build aborts on a panic (Cargo.toml, ARCHITECTURE.md "Release size"),
+/// so there is nothing to catch; every build of the process takes this one path.
+fn report_panics(invocation: Value, journal: WriteJournal, no_log: Vec<String>) {
+    panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let mut ctx = Context::bare();
+        ctx.journal = journal.snapshot();
+        let e = Error::Internal(format!("the module panicked: {text}{location}"));
+        emit(&mask(failure(&e, Some(invocation.clone()), &ctx), &no_log), 1)
+    }));
 }
 
 fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
@@ -461,7 +482,10 @@ mod tests {
 
     fn body(ctx: &mut Context) -> Result<Outcome> {
         match ctx.params.str("what") {
-            Some("panic") => panic!("boom with {}", ctx.params.str("password").unwrap_or("")),
+            Some("write-then-panic") => {
+                ctx.journal.accepted("PUT", "/nodes/pve1/qemu/100/config", &["net0", "digest"], &Value::Null);
+                panic!("boom with {}", ctx.params.str("password").unwrap_or(""))
+            }
             Some("fail") => Err(Error::failed(format!("bad password {}", ctx.params.str("password").unwrap_or("")))),
             Some("write-then-fail") => {
                 let upid = "UPID:pve1:00000001:00000007:65F00000:qmstop:100:root@pam:";
@@ -540,14 +564,35 @@ mod tests {
         assert!(!v.to_string().contains("hunter2"));
     }
 
+    /// The process's panic path, as the release binary takes it (a hook that prints and exits):
+    /// run in a child process of this test binary, which the hook ends.
     #[test]
-    fn panic_becomes_failure_json_without_secret() {
-        let (v, code) = exec(r#"{"what": "panic", "password": "hunter2"}"#);
-        assert_eq!(code, 1);
+    fn a_panic_is_one_failure_object_masked_and_keeps_accepted_writes() {
+        const CHILD: &str = "FERRO_PROTOCOL_PANIC_CHILD";
+        const NAME: &str = "protocol::tests::a_panic_is_one_failure_object_masked_and_keeps_accepted_writes";
+        if std::env::var_os(CHILD).is_some() {
+            let input = r#"{"what": "write-then-panic", "password": "hunter2"}"#.to_string();
+            let _ = run_body(&SPEC, Ok(input), &|_| None, body, PanicReport::PrintAndExit);
+            unreachable!("the panic hook exits");
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // libtest writes `test <name> ... ` before the object on the same line.
+        let objects: Vec<&str> = stdout.lines().filter_map(|l| l.find('{').map(|at| &l[at..])).collect();
+        assert_eq!(objects.len(), 1, "one JSON object: {stdout}");
+        let v: Value = serde_json::from_str(objects[0]).unwrap();
         assert_eq!(v["failed"], true);
+        assert_eq!(v["changed"], true, "{v}");
         let msg = v["msg"].as_str().unwrap();
-        assert!(msg.starts_with("internal error: the module panicked: boom with ********"), "{msg}");
-        assert!(!v.to_string().contains("hunter2"));
+        assert!(msg.contains("internal error: the module panicked: boom with ********"), "{msg}");
+        assert_eq!(v["accepted_writes"], json!(["PUT /nodes/pve1/qemu/100/config (net0)"]));
+        assert!(!stdout.contains("hunter2") && !String::from_utf8_lossy(&out.stderr).contains("hunter2"));
     }
 
     #[test]

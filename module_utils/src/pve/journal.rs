@@ -76,6 +76,18 @@ impl WriteJournal {
         })
     }
 
+    /// A copy taken without waiting for the lock, for the panic report (`protocol`), which runs
+    /// on the panicking thread before any unwinding: a panic while this thread held the lock
+    /// (nothing in `with`'s closures can panic) would otherwise deadlock; then it reports none.
+    pub fn snapshot(&self) -> WriteJournal {
+        let writes = match self.0.try_lock() {
+            Ok(guard) => guard.clone(),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().clone(),
+            Err(std::sync::TryLockError::WouldBlock) => Vec::new(),
+        };
+        WriteJournal(Arc::new(Mutex::new(writes)))
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Vec<AcceptedWrite>) -> T) -> T {
         // A poisoned lock only means a panic elsewhere; the list itself is still whole.
         let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
