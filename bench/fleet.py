@@ -5,6 +5,10 @@ its default time scale; per variant the wall time, the failed hosts, and what pv
 Each collection runs its own idiomatic playbook, one play on an inventory of N hosts (fleet-01 ...,
 local connection), three tasks per host: proxmox_kvm `clone` (with `timeout`, `register`), then
 proxmox_disk `state: resized` and proxmox_kvm `state: started` on the registered `vmid`.
+
+First, the floor: the same play with each task replaced by one that makes no API call and only waits
+as long as its PVE task runs on pvesim (bench/action_plugins/pve_task_time.py): Ansible's own cost for
+this play plus PVE's task time, the wall time no collection can beat on this machine.
 """
 
 import collections
@@ -13,6 +17,8 @@ import re
 
 import seed as bench_seed
 from harness import FQCN, connection, log, play, run_playbook, write_playbook
+from pvesim.cli import DEFAULT_TIME_SCALE
+from pvesim.tasks import TASK_SECS
 from pvesim.testing import PvesimProcess
 
 # The vmids community.proxmox's explicit-vmid variant gives its hosts (fleet-01 gets the first).
@@ -23,7 +29,9 @@ EXPLICIT_FIRST_VMID = 2001
 # `make bench` for minutes whenever clones fail.
 TASK_TIMEOUT = 60
 # The variants, in the order they run: (key, collection, how it is run, explicit vmids, serial 1).
+# The floor has no collection.
 VARIANTS = (
+    ('floor', None, 'Ansible and PVE task time alone, forks N', True, False),
     ('ferro', 'ferro', 'automatic vmids, forks N', False, False),
     ('community-serial', 'community', 'automatic vmids, serial 1', False, True),
     ('community-explicit', 'community', 'explicit vmids, forks N', True, False),
@@ -43,7 +51,25 @@ def grown_size(size):
     return str(total)
 
 
+def task_seconds(task_type):
+    """How long a PVE task of `task_type` runs on pvesim at its default time scale."""
+    return TASK_SECS[task_type] * DEFAULT_TIME_SCALE
+
+
+def floor_tasks():
+    """The fleet's three tasks as waits of their PVE tasks' time (clone, resize, start), no API call."""
+    wait = 'pve_task_time'
+    return [
+        {'name': 'clone the template', wait: {'seconds': task_seconds('qmclone'), 'vmid': '{{ fleet_vmid }}'},
+         'register': 'fleet_vm'},
+        {'name': 'grow its disk', wait: {'seconds': task_seconds('resize')}},
+        {'name': 'start it', wait: {'seconds': task_seconds('qmstart')}},
+    ]
+
+
 def fleet_tasks(coll, template, grown, explicit):
+    if coll is None:
+        return floor_tasks()
     fq = FQCN[coll]
     clone = {'node': template['node'], 'clone': template['name'], 'name': '{{ inventory_hostname }}',
              'timeout': TASK_TIMEOUT}
@@ -95,11 +121,12 @@ def run_fleet(n, venv, collections_path, community_version, workdir):
     out = {'vms': n, 'template': template, 'grown': grown, 'variants': {}}
     for key, coll, how, explicit, serial in VARIANTS:
         with PvesimProcess(seed=bench_seed.DEFAULT_SEED) as sim:
-            plays = play(coll, connection(coll, sim, community_version), fleet_tasks(coll, template, grown, explicit),
+            conn = connection(coll, sim, community_version) if coll else None
+            plays = play(coll, conn, fleet_tasks(coll, template, grown, explicit),
                          hosts='fleet', **({'serial': 1} if serial else {}))
             r = run_playbook(venv, collections_path, workdir, write_playbook(workdir, 'fleet_' + key, plays),
                              inventory, forks=n)
-            not_built = end_state(sim, hosts, template['disk'], grown)
+            not_built = end_state(sim, hosts, template['disk'], grown) if coll else []
         failed = sorted(h for h in hosts if h not in r['hosts'] or r['hosts'][h]['failed'] or r['hosts'][h]['unreachable'])
         # Each host's first `vmid`: the clone task's (a failed clone returns none).
         vmids = {h: v[0] for h, v in r['vmids'].items() if v}
@@ -113,6 +140,8 @@ def run_fleet(n, venv, collections_path, community_version, workdir):
 
 
 def fleet_line(v, n):
+    if v['collection'] is None:
+        return '%-17s %-26s %6.1f s (play %5.1f s)' % ('floor', v['how'], v['wall'], v['elapsed'])
     return ('%-17s %-26s %6.1f s (play %5.1f s)  failed hosts %d/%d  duplicate vmids %d  VM missing or not '
             'running %d/%d' % (FQCN[v['collection']], v['how'], v['wall'], v['elapsed'], len(v['failed_hosts']), n,
                                len(v['shared_vmids']), len(v['not_built']), n))
@@ -136,14 +165,23 @@ def fleet_report(fleet):
     community = [v for v in variants.values() if v['collection'] == 'community']
     better = min((v for v in community if built(v)), key=lambda v: v['wall'], default=None)
     ratio = None
+    floor = variants.get('floor')
     if ferro and better:
         ratio = ferro['wall'] / better['wall']
         lines.append('  ferro / community.proxmox\'s better way (%s, %.1f s): %.2f' % (better['how'], better['wall'], ratio))
+        if floor and not floor['rc']:
+            lines.append('  the floor alone is %.2f of community.proxmox\'s better way; above the floor: ferro.proxmox '
+                         '%.1f s, community.proxmox %.1f s: %.2f' % (
+                             floor['wall'] / better['wall'], ferro['wall'] - floor['wall'],
+                             better['wall'] - floor['wall'],
+                             (ferro['wall'] - floor['wall']) / (better['wall'] - floor['wall'])))
     elif ferro and community:
         fastest = min(community, key=lambda v: v['wall'])
         lines.append('  neither community.proxmox way built the fleet; against its fastest (%s, %.1f s, unfinished) '
                      'ferro takes %.2f' % (fastest['how'], fastest['wall'], ferro['wall'] / fastest['wall']))
     for v in variants.values():
+        if v['collection'] is None:
+            continue
         others = [h for h in v['not_built'] if h not in v['failed_hosts']]
         if v['failed_hosts'] or others:
             lines.append('  %s %s: failed %s%s' % (

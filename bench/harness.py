@@ -111,6 +111,7 @@ def ansible_env(venv, collections_path):
         'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0',
         'ANSIBLE_HOST_KEY_CHECKING': '0',
         'ANSIBLE_CALLBACK_PLUGINS': os.path.join(HERE, 'callback_plugins'),
+        'ANSIBLE_ACTION_PLUGINS': os.path.join(HERE, 'action_plugins'),  # the fleet's floor
         'ANSIBLE_CALLBACKS_ENABLED': 'bench_timer',
     })
     return env

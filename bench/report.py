@@ -178,8 +178,12 @@ def report(results):
                 target(False, text + '; no community.proxmox way built the fleet, so no ratio (target <= %.1f x '
                        'its better way, 0, 0)' % FLEET_RATIO_TARGET)
             else:
-                target(clean and ratio <= FLEET_RATIO_TARGET, text + '; %.2f x community.proxmox\'s better way '
-                       '(target <= %.1f, 0, 0)' % (ratio, FLEET_RATIO_TARGET))
+                text += '; %.2f x community.proxmox\'s better way (target <= %.1f, 0, 0)' % (ratio, FLEET_RATIO_TARGET)
+                floor = fleet['variants'].get('floor')
+                if floor and not floor['rc']:
+                    text += '; the floor alone (Ansible and PVE\'s task time, %.1f s) is %.2f x it' % (
+                        floor['wall'], floor['wall'] * ratio / ferro['wall'])
+                target(clean and ratio <= FLEET_RATIO_TARGET, text)
         out.append('')
         out.extend(lines)
     print('\n'.join(out), flush=True)
