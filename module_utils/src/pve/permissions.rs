@@ -10,8 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::pve::client::Form;
-use crate::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk, volume_storage, Disk, Nic};
-use crate::pve::volume::content_and_owner;
+use crate::pve::devices::{
+    disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, volume_storage, Disk, Nic,
+};
+use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// One privilege check of PVE.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,16 +181,10 @@ fn drive_kind(key: &str, value: &str) -> DriveKind {
     }
 }
 
-/// qemu-server `Drive.pm` `drive_is_cloudinit`: `<storage>:cloudinit` (to allocate) or a
-/// `vm-<vmid>-cloudinit` volume.
+/// qemu-server `Drive.pm` `drive_is_cloudinit`: a cloud-init drive to allocate
+/// (`<storage>:cloudinit`) or a cloud-init volume (`vm-<vmid>-cloudinit`).
 fn is_cloudinit_volume(file: &str) -> bool {
-    let name = file.rsplit(['/', ':']).next().unwrap_or("");
-    let stem = name.split_once('.').map_or(name, |(s, _)| s);
-    (file.contains([':', '/']) && stem == "cloudinit")
-        || stem
-            .strip_prefix("vm-")
-            .and_then(|r| r.strip_suffix("-cloudinit"))
-            .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+    parse_new_cloudinit(file).is_some() || Volume::parse(file).is_some_and(|v| v.kind == VolumeKind::CloudInit)
 }
 
 /// `update_vm_api`'s `$check_drive_perms` for a drive's old or new value: a cloud-init drive
@@ -240,7 +236,7 @@ pub fn storage_access(vmid: u64, key: &str, value: &str, default_storage: Option
     let file = disk.volume.clone().unwrap_or_default();
     let cdrom = disk.media == "cdrom";
     let mut needs = Vec::new();
-    if file.is_empty() || file == "none" || is_cloudinit_volume(&file) || file == "cloudinit" {
+    if file.is_empty() || file == "none" || is_cloudinit_volume(&file) {
         // nothing to check
     } else if cdrom && file == "cdrom" {
         needs.push(all("/", &["Sys.Console"]));

@@ -287,7 +287,7 @@ impl<'a> Preflight<'a> {
             return Ok(());
         }
         let name = volname()?;
-        let volname = name.split_once(':').map_or(name.as_str(), |(_, v)| v);
+        let volname = Volume::parse(&name).map_or(name.as_str(), |v| v.volname);
         match scfg.refuses_allocation(volname, bytes, avail) {
             Some(why) => Err(refuse(option, format!("{during}{why}"))),
             None => Ok(()),

@@ -304,6 +304,25 @@ fn new_disk_allocation_form() {
     }
 }
 
+/// qemu-server `API2/Qemu.pm` `create_disks`: `m/^(([^:\s]+):)?(cloudinit)$/` allocates a
+/// cloud-init drive; an existing cloud-init volume is not a request.
+#[test]
+fn new_cloudinit_allocation_form() {
+    assert_eq!(parse_new_cloudinit("local-lvm:cloudinit"), Some(Some("local-lvm")));
+    assert_eq!(parse_new_cloudinit("cloudinit"), Some(None));
+    for no in [
+        "local-lvm:vm-100-cloudinit",
+        "local:100/vm-100-cloudinit.qcow2",
+        ":cloudinit",
+        "a b:cloudinit",
+        "local-lvm:cloudinit.qcow2",
+        "local-lvm:32",
+        "",
+    ] {
+        assert_eq!(parse_new_cloudinit(no), None, "{no}");
+    }
+}
+
 #[test]
 fn config_lists_sorted_and_lenient_about_json_types() {
     let config = json!({

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use module_utils::pve::client::{Api, ApiPath, Form, Method};
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk, Disk};
+use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
@@ -86,8 +86,10 @@ impl<'a> Guard<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.storage(node, sid, Content::Images, &option)?;
                 }
-            } else if let Some(sid) = file.strip_suffix(":cloudinit") {
-                self.preflight.storage(node, sid, Content::Images, &option)?;
+            } else if let Some(storage) = parse_new_cloudinit(file) {
+                if let Some(sid) = storage.or(default_storage) {
+                    self.preflight.storage(node, sid, Content::Images, &option)?;
+                }
             } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
             {
                 // an ISO or import source: PVE takes the reference and fails in its task. A VM's

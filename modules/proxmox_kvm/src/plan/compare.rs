@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_disk, volume_storage};
+use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_cloudinit, parse_new_disk, volume_storage};
 use module_utils::pve::hotplug::{is_cdrom, stays_pending, Hotplug};
 use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
@@ -174,14 +174,6 @@ pub enum DriveOutcome {
     Refuse(String),
 }
 
-fn is_cloudinit_request(file: &str) -> Option<Option<&str>> {
-    match file.rsplit_once(':') {
-        Some((storage, "cloudinit")) => Some(Some(storage)),
-        None if file == "cloudinit" => Some(None),
-        _ => None,
-    }
-}
-
 /// Compare a drive (`ideN`, `sataN`, `scsiN`, `virtioN`, `efidisk0`, `tpmstate0`).
 pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome {
     let Some(format) = format_for_key(key) else {
@@ -202,7 +194,7 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
     let mut ignore = vec!["file", "size", "format", "import-from"];
     // The volume the written value points at: the current one unless a CD-ROM medium changes.
     let mut file = cur_file.to_string();
-    if let Some(storage) = is_cloudinit_request(want_file) {
+    if let Some(storage) = parse_new_cloudinit(want_file) {
         if !cur_file.contains("-cloudinit") {
             return DriveOutcome::Refuse(format!(
                 "{key} is {current}, not a cloud-init drive; remove it first (delete: {key}) or use another key"

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
-use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_disk};
+use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
 use module_utils::pve::storage::{cloudinit_volume_name, fixed_volume_size, linked_clone_name, new_volume_name};
@@ -109,7 +109,7 @@ impl<'s> Allocator<'s> {
     /// gets its volume; anything else is kept.
     pub fn allocate(&mut self, key: &str, value: &str, default_storage: Option<&str>) -> String {
         let (file, mut props) = split_drive(value);
-        if let Some(sid) = file.strip_suffix(":cloudinit") {
+        if let Some(Some(sid)) = parse_new_cloudinit(&file) {
             if self.storage(sid).is_none() {
                 return value.to_string();
             }
