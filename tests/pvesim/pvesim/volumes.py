@@ -8,7 +8,7 @@ Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `create_disks`, src/PV
 import re
 import time
 
-from fakepve.model import TaskError
+from fakepve.model import PveError, TaskError
 from fakepve.qemu import NEW_DISK, volume_ref
 from fakepve.routing import die
 from fakepve.storage import _is_file
@@ -69,19 +69,16 @@ class VolumesMixin:
             return d.print_drive(volid, props), [volid]
         if props.get('import-from') and NEW_DISK.match(volume or ''):
             return self._qm_import_drive(vmid, volume, props, default)
-        out, made = super()._qm_new_drive(vmid, key, value, default)
-        if key == 'efidisk0' and NEW_DISK.match(volume or ''):
-            newvol, newprops = d.parse_drive(out)
-            sid = volume_ref(newvol)[0]
-            size = 528 * 1024 if props.get('efitype') == '4m' else 128 * 1024
-            if self.storages[sid].get('type') in ('lvm', 'lvmthin'):
-                size = 4 * 1024 ** 2
-            vol = self._qm_volume(newvol)
-            if vol is not None:
-                vol['size'] = size
-            newprops['size'] = d.format_size(size)
-            out = d.print_drive(newvol, newprops)
-        return out, made
+        if key in ('efidisk0', 'tpmstate0') and NEW_DISK.match(volume or ''):
+            # OVMF.pm create_efidisk / Qemu.pm create_disks: vdisk_alloc of the fixed size (the `N` is ignored),
+            # and `size=` what the storage made of it (volume_size_info: 4M on LVM, 1M on RBD and ZFS)
+            sid = NEW_DISK.match(volume).group(1) or default
+            if sid not in self.storages:
+                raise die("storage '{0}' does not exist".format(sid))
+            volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), d.fixed_size(key, props))
+            props['size'] = d.format_size(self._qm_volume(volid)['size'])
+            return d.print_drive(volid, props), [volid]
+        return super()._qm_new_drive(vmid, key, value, default)
 
     def _qm_import_drive(self, vmid, volume, props, default):
         """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source
@@ -97,5 +94,10 @@ class VolumesMixin:
             raise die('volume {0} does not exist'.format(source))
         size = int(src.get('size') or 0)
         volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), size)
-        props['size'] = d.format_size(size)
+        try:
+            self._copy_data(source, volid)
+        except PveError:
+            self._qm_free(volid)
+            raise
+        props['size'] = d.format_size(self._qm_volume(volid)['size'])
         return d.print_drive(volid, props), [volid]
