@@ -154,17 +154,32 @@ impl StorageConfig {
     }
 }
 
-/// The size PVE gives a new `efidisk` or `tpmstate` volume on a storage of type `plugintype`,
-/// whatever size was asked: TPM state 4 MiB; EFI vars 528 KiB (`efitype=4m`) or 128 KiB, but
-/// 4 MiB on LVM, whose smallest volume is one extent (§8.5). `None` for other buses.
+/// The size a new volume asked for at `bytes` gets on a storage of type `plugintype`, as its
+/// `alloc_image` rounds it and `volume_size_info` then reports it: whole 4 MiB extents on LVM and
+/// LVM-thin (`lvcreate`), whole MiB on RBD (`rbd create --size` in MiB) and ZFS
+/// (`zfs_create_zvol` pads to 1 MiB), the exact size on file storages (§8.5, §22.5).
+fn allocated_size(plugintype: &str, bytes: u64) -> u64 {
+    let unit = match plugintype {
+        "lvm" | "lvmthin" => LVM_EXTENT,
+        "rbd" | "zfspool" => MIB,
+        _ => 1,
+    };
+    bytes.div_ceil(unit) * unit
+}
+
+/// The size PVE gives an `efidisk` or `tpmstate` volume on a storage of type `plugintype`,
+/// whether new, moved or copied by a clone (OVMF.pm `create_efidisk`, QemuServer.pm
+/// `clone_disk`), whatever size was asked or the source had: TPM state 4 MiB; EFI vars 528 KiB
+/// (`efitype=4m`) or 128 KiB, as the storage allocates it (`allocated_size`: 4M on LVM, 1M on RBD
+/// and ZFS; §8.5). `None` for other buses.
 pub fn fixed_volume_size(bus: &str, plugintype: &str, efitype: Option<&str>) -> Option<u64> {
-    match bus {
-        "tpmstate" => Some(4 * MIB),
-        "efidisk" if matches!(plugintype, "lvm" | "lvmthin") => Some(4 * MIB),
-        "efidisk" if efitype == Some("4m") => Some(528 * 1024),
-        "efidisk" => Some(128 * 1024),
-        _ => None,
-    }
+    let asked = match bus {
+        "tpmstate" => 4 * MIB,
+        "efidisk" if efitype == Some("4m") => 528 * 1024,
+        "efidisk" => 128 * 1024,
+        _ => return None,
+    };
+    Some(allocated_size(plugintype, asked))
 }
 
 #[cfg(test)]
@@ -213,9 +228,16 @@ mod tests {
     #[test]
     fn efi_and_tpm_sizes() {
         assert_eq!(fixed_volume_size("efidisk", "lvm", Some("4m")), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("efidisk", "lvmthin", None), Some(4 * MIB));
         assert_eq!(fixed_volume_size("efidisk", "nfs", Some("4m")), Some(528 * 1024));
-        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(128 * 1024));
+        assert_eq!(fixed_volume_size("efidisk", "dir", None), Some(128 * 1024));
+        // RBDPlugin.pm alloc_image and ZFSPoolPlugin.pm zfs_create_zvol: whole MiB
+        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(MIB));
+        assert_eq!(fixed_volume_size("efidisk", "zfspool", Some("4m")), Some(MIB));
         assert_eq!(fixed_volume_size("tpmstate", "dir", None), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("tpmstate", "rbd", None), Some(4 * MIB));
+        assert_eq!(allocated_size("lvm", 4 * MIB + 1), 8 * MIB);
+        assert_eq!(allocated_size("nfs", 528 * 1024), 528 * 1024);
         assert_eq!(fixed_volume_size("scsi", "dir", None), None);
     }
 

@@ -400,6 +400,30 @@ fn clone_names_volumes_by_storage_and_kind() {
     assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
 }
 
+/// docs/pve-semantics.md §8.5, §15: a linked clone links `efidisk0` but copies `tpmstate0` in full
+/// (Qemu.pm clone_vm), and a full copy allocates EFI vars at the OVMF vars' size on the target
+/// (QemuServer.pm clone_disk `efisize`), not at the source's.
+#[test]
+fn clone_copies_tpm_state_and_sizes_efi_vars_for_the_target() {
+    let source = config(&[
+        ("efidisk0", "ceph:base-9000-disk-0,efitype=4m,size=1M"),
+        ("scsi0", "ceph:base-9000-disk-1,size=8G"),
+        ("tpmstate0", "ceph:base-9000-disk-2,size=4M,version=v2.0"),
+    ]);
+    let linked = CloneOpts { full: false, ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 300, &linked, &storages());
+    assert_eq!(base.get("efidisk0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,efitype=4m,size=1M"));
+    assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=8G"));
+    assert_eq!(base.get("tpmstate0"), Some("ceph:vm-300-disk-2,size=4M,version=v2.0"));
+    let to_dir = CloneOpts { full: true, storage: Some("vmdata".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 301, &to_dir, &storages());
+    let efi = base.get("efidisk0").unwrap_or_default();
+    assert!(efi.starts_with("vmdata:301/vm-301-disk-0.") && efi.ends_with(",efitype=4m,size=528K"), "{efi}");
+    let to_thin = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 302, &to_thin, &storages());
+    assert_eq!(base.get("efidisk0"), Some("local-lvm:vm-302-disk-0,efitype=4m,size=4M"));
+}
+
 /// A real run's diff shows the volumes PVE made (read back), a check run's the predicted ones.
 #[test]
 fn real_diffs_name_the_volumes_pve_made() {

@@ -129,13 +129,22 @@ impl<'s> Allocator<'s> {
         join_drive(&volume, &props)
     }
 
-    /// A drive of a clone's source as the clone gets it (`clone_disk`): a cloud-init drive as
-    /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
-    /// they are; a full copy as a new disk on `storage` (else the same
+    /// The drive `key` of a clone's source as the clone gets it (`clone_disk`): a cloud-init
+    /// drive as the clone's own cloud-init volume (§15); other CD-ROMs and drives without a
+    /// volume as they are; a full copy as a new disk on `storage` (else the same
     /// storage) in `format` (else the source's format on the same storage, the target's default
-    /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
-    pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
-        let (file, props) = split_drive(value);
+    /// on another), EFI vars and TPM state at their fixed size there (§8.5); a linked clone as
+    /// the storage's `clone_image` names it (§22.3), except `tpmstate0`, which `clone_vm` always
+    /// copies in full.
+    pub fn clone_drive(
+        &mut self,
+        key: &str,
+        value: &str,
+        full: bool,
+        storage: Option<&str>,
+        format: Option<&str>,
+    ) -> String {
+        let (file, mut props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
         let Some(source) = Volume::parse(&file) else { return value.to_string() };
         let dest = storage.unwrap_or(source.storage);
@@ -146,6 +155,7 @@ impl<'s> Allocator<'s> {
         if cdrom {
             return value.to_string();
         }
+        let full = full || key == "tpmstate0";
         let volume = if full {
             let format = match format {
                 Some(f) => f.to_string(),
@@ -156,6 +166,12 @@ impl<'s> Allocator<'s> {
         } else {
             self.next(dest, source.format(), Some(&source))
         };
+        let efitype = props.get("efitype").map(String::as_str);
+        if let Some(bytes) =
+            disk_bus(key).filter(|_| full).and_then(|bus| fixed_volume_size(bus, self.plugintype(dest), efitype))
+        {
+            props.insert("size".into(), format_size(bytes));
+        }
         volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
     }
 }
