@@ -281,6 +281,15 @@ class StorageTypesMixin:
             item.update(disk=used, maxdisk=total)
         return item
 
+    def _item(self, name, volname, vol):
+        """A storage content entry; on file storages a VM image's `used` is what its file occupies (Plugin.pm
+        list_images: file_size_info), its footprint here."""
+        item = super()._item(name, volname, vol)
+        store = self.storages[name]
+        if store.get('type') in FILE_TYPES and vol.get('content') == 'images':
+            item['used'] = self._footprint(store, vol)
+        return item
+
     def _parse_volname(self, store, volname):
         """parse_volname of the linked-clone forms, whose owner is the clone, not the base (§22.1, §22.3)."""
         kind = store.get('type', 'dir')

@@ -47,6 +47,10 @@ def test_each_status_counts_as_its_plugin_does_and_preallocation_counts_on_file_
     ok(run(sim, 'PUT', Q + '/101/resize', {'disk': 'scsi7', 'size': '+1G'}))
     ok(run(sim, 'PUT', Q + '/101/resize', {'disk': 'scsi5', 'size': '+1G'}))
     assert grown(before, used(sim)) == {'lvm': 2 * GIB, 'zfs': 2 * GIB, 'nfs-falloc': 3 * GIB, 'dir-full': 2 * GIB}
+    # Plugin.pm list_images: a file's `used` is what it occupies (file_size_info)
+    assert [(item['size'], item['used']) for item in volumes(sim, 'nfs-falloc').values()] == [(3 * GIB, 3 * GIB)]
+    assert sorted((item['size'], item['used']) for item in volumes(sim, 'nfs').values()) == [(2 * GIB, 0),
+                                                                                             (3 * GIB, 0)]
     # a preallocated file that does not fit fails in qemu-img create (PVE::Storage::Common::qemu_img_create,
     # errmsg "unable to create image": PVE::Tools run_command gives qemu-img's stderr); a sparse one fits
     status = run(sim, 'POST', Q, {'vmid': 102, 'scsi0': 'nfs-falloc:8'})
@@ -67,7 +71,8 @@ def test_a_full_copy_allocates_the_source_size_and_writes_its_data(sim):
     # failed: ...`, both freeing the volume they made
     before = used(sim)
     ok(run(sim, 'POST', Q + '/150/clone', {'newid': 151, 'storage': 'nfs'}))
-    assert volumes(sim, 'nfs')['nfs:151/vm-151-disk-0.raw']['size'] == 8 * GIB
+    item = volumes(sim, 'nfs')['nfs:151/vm-151-disk-0.raw']
+    assert (item['size'], item['used']) == (8 * GIB, 6 * GIB)
     ok(run(sim, 'POST', Q + '/150/clone', {'newid': 152, 'storage': 'thin'}))
     ok(run(sim, 'POST', Q + '/150/clone', {'newid': 153, 'storage': 'lvm'}))
     ok(run(sim, 'POST', Q + '/150/clone', {'newid': 154, 'storage': 'zfs'}))
