@@ -329,6 +329,11 @@ def test_linked_clones_of_a_template_on_zfs_and_nfs_and_their_disks(ansible, sim
 def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
     make_template(sim, 500, 'tpl-zfs', scsi0='local-zfs:1')
     make_template(sim, 600, 'tpl-san', scsi0='san-lvm:1')
+    # a directory storage that preallocates its files (100 GiB, pvesim's default size), added by root
+    login = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
+    sim.api('POST', '/storage', {'storage': 'prealloc', 'type': 'dir', 'path': '/mnt/prealloc', 'content': 'images',
+                                 'preallocation': 'falloc'},
+            token=False, ticket=(login['ticket'], login['CSRFPreventionToken']))
     refusals = {
         # LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM; Qemu.pm clone_vm
         'linked on thick lvm': (kvm('linked on thick lvm', node='pve1', clone='tpl-san', newid=601, name='x1',
@@ -349,6 +354,11 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         # LVMPlugin.pm alloc_lvm_image: thick LVM reserves the size (san-lvm: 200 GiB, 64G used)
         'thick lvm full': (disk('thick lvm full', vmid=121, disk='scsi2', storage='san-lvm', size='150G'),
                            'insufficient free space'),
+        # Plugin.pm alloc_image → qemu_img_create -o preallocation=falloc: the file takes its size at once
+        'preallocated file full': (disk('preallocated file full', vmid=121, disk='scsi3', storage='prealloc',
+                                        size='150G'),
+                                   'unable to create image: qemu-img: /mnt/prealloc/images/121/vm-121-disk-0.raw: '
+                                   'Could not preallocate data for the new file: No space left on device'),
     }
     book = play(*[dict(task, ignore_errors=True) for task, _ in refusals.values()])
     wrong = []

@@ -1,4 +1,4 @@
-//! What a storage type does with a volume: the format a new one gets, how it is named and numbered (a new disk, a linked clone, cloud-init), whether it can be linked, the fixed size of EFI and TPM volumes, and when allocation itself needs the space.
+//! What a storage type does with a volume: the format a new one gets, how it is named and numbered (a new disk, a linked clone, cloud-init), whether it can be linked, the size of EFI and TPM volumes on it, and when allocation itself needs the space (thick types, preallocated files).
 //!
 //! One rule per question, shared by every module that predicts volumes (docs/pve-semantics.md
 //! §8.5, §22). Sources: pve-storage `PVE/Storage.pm` `storage_default_format`, `Plugin.pm`
@@ -119,17 +119,40 @@ impl StorageConfig {
     }
 
     /// Whether allocating a volume here reserves its whole size (thick LVM, a non-sparse
-    /// zfspool), so that it fails at once when the space is missing (§22.4).
+    /// zfspool, a file storage whose `preallocation` is falloc or full), so that it fails at once
+    /// when the space is missing (§22.4).
     pub fn reserves_space(&self) -> bool {
-        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse)
+        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse) || self.preallocates("raw")
+    }
+
+    /// Whether a new file of `format` here is written whole at once: Plugin.pm
+    /// `preallocation_cmd_opt` gives raw and qcow2 images the storage's `preallocation`, and
+    /// only falloc and full write the whole size (metadata means off on raw; §22.4).
+    fn preallocates(&self, format: &str) -> bool {
+        self.is_file()
+            && matches!(format, "raw" | "qcow2")
+            && matches!(self.preallocation.as_deref(), Some("falloc" | "full"))
     }
 
     /// Why allocating `bytes` as volume `volname` here fails when the storage has `avail` bytes
-    /// free, in PVE's words; `None` where it does not fail for space. Only thick LVM
-    /// (`alloc_lvm_image`: free bytes against the size in KiB, then `lvcreate` in 4 MiB extents)
-    /// and a non-sparse zfspool (`zfs_create_zvol`, whole MiB) reserve the size; thin and file
-    /// storages over-provision (§22.4).
+    /// free, in PVE's words; `None` where it does not fail for space. Thick LVM
+    /// (`alloc_lvm_image`: free bytes against the size in KiB, then `lvcreate` in 4 MiB extents),
+    /// a non-sparse zfspool (`zfs_create_zvol`, whole MiB) and a file preallocated with falloc or
+    /// full (`qemu_img_create`, whose error is qemu-img's) reserve the size; thin storages and
+    /// sparse files over-provision (§22.4). An empty `volname` asks whether it would fail at all.
     pub fn refuses_allocation(&self, volname: &str, bytes: u64, avail: u64) -> Option<String> {
+        if self.is_file() {
+            let format = volname.rsplit_once('.').map_or("raw", |(_, ext)| ext);
+            if !self.preallocates(format) || bytes <= avail {
+                return None;
+            }
+            let path = format!("{}/images/{volname}", self.path.as_deref().unwrap_or_default());
+            return Some(if self.preallocation.as_deref() == Some("falloc") {
+                format!("unable to create image: qemu-img: {path}: Could not preallocate data for the new file: No space left on device")
+            } else {
+                format!("unable to create image: qemu-img: {path}: Could not write zeros for preallocation: No space left on device")
+            });
+        }
         match self.plugintype.as_str() {
             "lvm" => {
                 let kib = bytes.div_ceil(1024);
@@ -223,6 +246,23 @@ mod tests {
         assert_eq!(sparse.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB), None);
         let thin = scfg(json!({"storage": "t", "type": "lvmthin"}));
         assert_eq!(thin.refuses_allocation("vm-1-disk-0", 2 * GIB, 0), None);
+        // Plugin.pm alloc_image → qemu_img_create with preallocation_cmd_opt: falloc and full files
+        // take their size at once; sparse ones (the default) never fail for space
+        let falloc = scfg(json!({"storage": "f", "type": "nfs", "path": "/mnt/pve/f", "preallocation": "falloc"}));
+        assert!(falloc.reserves_space());
+        assert_eq!(
+            falloc.refuses_allocation("102/vm-102-disk-0.raw", 9 * GIB, 8 * GIB).as_deref(),
+            Some("unable to create image: qemu-img: /mnt/pve/f/images/102/vm-102-disk-0.raw: Could not preallocate data for the new file: No space left on device")
+        );
+        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.raw", 8 * GIB, 8 * GIB), None);
+        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.vmdk", 9 * GIB, 8 * GIB), None);
+        let full = scfg(json!({"storage": "d", "type": "dir", "path": "/d", "preallocation": "full"}));
+        assert!(full.refuses_allocation("1/vm-1-disk-0.qcow2", 2 * GIB, GIB).unwrap().ends_with(
+            "/d/images/1/vm-1-disk-0.qcow2: Could not write zeros for preallocation: No space left on device"
+        ));
+        let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
+        assert!(!sparse_files.reserves_space());
+        assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);
     }
 
     #[test]
