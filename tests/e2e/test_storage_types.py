@@ -245,8 +245,9 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
                          'scsi0': 'ceph:base-9000-disk-1/vm-301-disk-1'},
         'full to zfs': {'efidisk0': 'local-zfs:vm-302-disk-0', 'ide2': 'local-zfs:vm-302-cloudinit',
                         'scsi0': 'local-zfs:vm-302-disk-1'},
-        'full to nfs there': {'efidisk0': 'truenas:303/vm-303-disk-0.qcow2', 'ide2': 'truenas:303/vm-303-cloudinit.qcow2',
-                              'scsi0': 'truenas:303/vm-303-disk-1.qcow2'},
+        # the copies keep the template's raw format on the qcow2-default NFS storage (resolve_dst_disk_format)
+        'full to nfs there': {'efidisk0': 'truenas:303/vm-303-disk-0.raw', 'ide2': 'truenas:303/vm-303-cloudinit.raw',
+                              'scsi0': 'truenas:303/vm-303-disk-1.raw'},
         'full to thick lvm': {'efidisk0': 'san-lvm:vm-304-disk-0', 'ide2': 'san-lvm:vm-304-cloudinit',
                               'scsi0': 'san-lvm:vm-304-disk-1'},
     }
@@ -268,7 +269,7 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     assert 'ceph:base-9000-disk-0/vm-301-disk-0' not in volumes(sim, 'ceph')
     assert volume_of(config(sim, 302)['scsi0']) == 'local-zfs:vm-302-disk-1'
     full_nfs = config(sim, 303, node='pve2')
-    assert full_nfs['scsi0'].startswith('truenas:303/vm-303-disk-1.qcow2,') and full_nfs['scsi0'].endswith('size=4G,ssd=1')
+    assert full_nfs['scsi0'].startswith('truenas:303/vm-303-disk-1.raw,') and full_nfs['scsi0'].endswith('size=4G,ssd=1')
     assert volume_of(config(sim, 304)['scsi0']) == 'san-lvm:vm-304-disk-1'
     assert there['net1'] == 'virtio=BC:24:11:30:01:01,bridge=vmbr1'
 
@@ -279,7 +280,7 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     assert (parsed['ide2']['volume'], parsed['ide2']['media']) == ('ceph:vm-300-cloudinit', 'cdrom')
     template = disks_by_key(real, 'info', 9000)
     assert (template['scsi0']['storage'], template['scsi0']['volume']) == ('ceph', 'ceph:base-9000-disk-1')
-    assert disks_by_key(real, 'info', 303)['scsi0']['format'] == 'qcow2'
+    assert disks_by_key(real, 'info', 303)['scsi0']['format'] == 'raw'
     assert disks_by_key(real, 'info', 301)['unused0']['volume'] == 'ceph:base-9000-disk-1/vm-301-disk-1'
     assert again.changed_tasks == []
 

@@ -68,11 +68,12 @@ pub fn linked_clone_name(plugintype: &str, base: &Volume, vmid: u64, n: u32) -> 
 }
 
 /// The name (after `storage:`) of VM `vmid`'s cloud-init volume on a storage of `plugintype`
-/// (qemu-server `QemuServer/Cloudinit.pm` and `clone_disk`: `vm-<vmid>-cloudinit`, in the
-/// `<vmid>/` directory as qcow2 on a file storage).
-pub fn cloudinit_volume_name(plugintype: &str, vmid: u64) -> String {
+/// (qemu-server `API2/Qemu.pm` `create_disks` and `QemuServer.pm` `clone_disk`:
+/// `vm-<vmid>-cloudinit`, in the `<vmid>/` directory with the `format` extension on a file
+/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it).
+pub fn cloudinit_volume_name(plugintype: &str, vmid: u64, format: &str) -> String {
     if is_file_storage(plugintype) {
-        format!("{vmid}/vm-{vmid}-cloudinit.qcow2")
+        format!("{vmid}/vm-{vmid}-cloudinit.{format}")
     } else {
         format!("vm-{vmid}-cloudinit")
     }
@@ -316,7 +317,8 @@ mod tests {
             assert_eq!(linked_clone_name(plugintype, &base, 300, 1).as_deref(), *linked, "{plugintype} {base:?}");
         }
         assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
-        assert_eq!(cloudinit_volume_name("nfs", 303), "303/vm-303-cloudinit.qcow2");
-        assert_eq!(cloudinit_volume_name("zfspool", 302), "vm-302-cloudinit");
+        assert_eq!(cloudinit_volume_name("nfs", 303, "qcow2"), "303/vm-303-cloudinit.qcow2");
+        assert_eq!(cloudinit_volume_name("nfs", 303, "raw"), "303/vm-303-cloudinit.raw");
+        assert_eq!(cloudinit_volume_name("zfspool", 302, "raw"), "vm-302-cloudinit");
     }
 }

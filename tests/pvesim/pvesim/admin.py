@@ -73,7 +73,7 @@ class AdminMixin(object):
         self.bridges = ['vmbr0']
         self.datacenter = {}
         self.task_secs = {}
-        # the `storage` of each clone asked for, by new vmid (clone_migrate.py, tasks.py)
+        # the `storage` and `format` each clone asked for, by new vmid (clone_migrate.py, tasks.py)
         self.clone_storage = {}
         # the source config of each clone in progress, by new vmid: its drives are what clone_disk copies
         self.clone_sources = {}

@@ -41,11 +41,13 @@ class VolumesMixin:
             if d.volume_owner(volume) == vm.vmid:
                 self._qm_free(volume)
 
-    def _alloc_cloudinit(self, sid, vmid):
-        """A cloud-init volume: vm-<vmid>-cloudinit, qcow2 on file storages, 4 MiB (§8.5)."""
+    def _alloc_cloudinit(self, sid, vmid, fmt=None):
+        """A cloud-init volume: vm-<vmid>-cloudinit, 4 MiB (§8.5); on file storages in `fmt` (a clone's:
+        its source's), qcow2 for a new one (Qemu.pm create_disks)."""
         store = self.storages[sid]
         if _is_file(store):
-            name, fmt = '{0}/vm-{0}-cloudinit.qcow2'.format(vmid), 'qcow2'
+            fmt = fmt or 'qcow2'
+            name = '{0}/vm-{0}-cloudinit.{1}'.format(vmid, fmt)
         else:
             name, fmt = 'vm-{0}-cloudinit'.format(vmid), 'raw'
         volumes = store.setdefault('volumes', {})
