@@ -245,8 +245,9 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
                          'scsi0': 'ceph:base-9000-disk-1/vm-301-disk-1'},
         'full to zfs': {'efidisk0': 'local-zfs:vm-302-disk-0', 'ide2': 'local-zfs:vm-302-cloudinit',
                         'scsi0': 'local-zfs:vm-302-disk-1'},
-        'full to nfs there': {'efidisk0': 'truenas:303/vm-303-disk-0.qcow2', 'ide2': 'truenas:303/vm-303-cloudinit.qcow2',
-                              'scsi0': 'truenas:303/vm-303-disk-1.qcow2'},
+        # the copies keep the template's raw format on the qcow2-default NFS storage (resolve_dst_disk_format)
+        'full to nfs there': {'efidisk0': 'truenas:303/vm-303-disk-0.raw', 'ide2': 'truenas:303/vm-303-cloudinit.raw',
+                              'scsi0': 'truenas:303/vm-303-disk-1.raw'},
         'full to thick lvm': {'efidisk0': 'san-lvm:vm-304-disk-0', 'ide2': 'san-lvm:vm-304-cloudinit',
                               'scsi0': 'san-lvm:vm-304-disk-1'},
     }
@@ -268,7 +269,7 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     assert 'ceph:base-9000-disk-0/vm-301-disk-0' not in volumes(sim, 'ceph')
     assert volume_of(config(sim, 302)['scsi0']) == 'local-zfs:vm-302-disk-1'
     full_nfs = config(sim, 303, node='pve2')
-    assert full_nfs['scsi0'].startswith('truenas:303/vm-303-disk-1.qcow2,') and full_nfs['scsi0'].endswith('size=4G,ssd=1')
+    assert full_nfs['scsi0'].startswith('truenas:303/vm-303-disk-1.raw,') and full_nfs['scsi0'].endswith('size=4G,ssd=1')
     assert volume_of(config(sim, 304)['scsi0']) == 'san-lvm:vm-304-disk-1'
     assert there['net1'] == 'virtio=BC:24:11:30:01:01,bridge=vmbr1'
 
@@ -279,7 +280,7 @@ def test_full_and_linked_clones_of_the_ceph_template_to_both_nodes_and_their_dis
     assert (parsed['ide2']['volume'], parsed['ide2']['media']) == ('ceph:vm-300-cloudinit', 'cdrom')
     template = disks_by_key(real, 'info', 9000)
     assert (template['scsi0']['storage'], template['scsi0']['volume']) == ('ceph', 'ceph:base-9000-disk-1')
-    assert disks_by_key(real, 'info', 303)['scsi0']['format'] == 'qcow2'
+    assert disks_by_key(real, 'info', 303)['scsi0']['format'] == 'raw'
     assert disks_by_key(real, 'info', 301)['unused0']['volume'] == 'ceph:base-9000-disk-1/vm-301-disk-1'
     assert again.changed_tasks == []
 
@@ -329,6 +330,11 @@ def test_linked_clones_of_a_template_on_zfs_and_nfs_and_their_disks(ansible, sim
 def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
     make_template(sim, 500, 'tpl-zfs', scsi0='local-zfs:1')
     make_template(sim, 600, 'tpl-san', scsi0='san-lvm:1')
+    # a directory storage that preallocates its files (100 GiB, pvesim's default size), added by root
+    login = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
+    sim.api('POST', '/storage', {'storage': 'prealloc', 'type': 'dir', 'path': '/mnt/prealloc', 'content': 'images',
+                                 'preallocation': 'falloc'},
+            token=False, ticket=(login['ticket'], login['CSRFPreventionToken']))
     refusals = {
         # LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM; Qemu.pm clone_vm
         'linked on thick lvm': (kvm('linked on thick lvm', node='pve1', clone='tpl-san', newid=601, name='x1',
@@ -349,6 +355,11 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         # LVMPlugin.pm alloc_lvm_image: thick LVM reserves the size (san-lvm: 200 GiB, 64G used)
         'thick lvm full': (disk('thick lvm full', vmid=121, disk='scsi2', storage='san-lvm', size='150G'),
                            'insufficient free space'),
+        # Plugin.pm alloc_image → qemu_img_create -o preallocation=falloc: the file takes its size at once
+        'preallocated file full': (disk('preallocated file full', vmid=121, disk='scsi3', storage='prealloc',
+                                        size='150G'),
+                                   'unable to create image: qemu-img: /mnt/prealloc/images/121/vm-121-disk-0.raw: '
+                                   'Could not preallocate data for the new file: No space left on device'),
     }
     book = play(*[dict(task, ignore_errors=True) for task, _ in refusals.values()])
     wrong = []

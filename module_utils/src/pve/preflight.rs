@@ -77,6 +77,10 @@ pub struct StorageConfig {
     pub pool: Option<String>,
     /// A zfspool storage's `sparse` option: its zvols reserve no space.
     pub sparse: bool,
+    /// The directory of a file storage (`path`), where its images are (`<path>/images/<volname>`).
+    pub path: Option<String>,
+    /// A file storage's `preallocation` option (off, metadata, falloc, full), if set.
+    pub preallocation: Option<String>,
 }
 
 impl StorageConfig {
@@ -101,6 +105,8 @@ impl StorageConfig {
             vgname: text("vgname"),
             pool: text("pool"),
             sparse: lenient_bool(v.get("sparse")),
+            path: text("path"),
+            preallocation: text("preallocation"),
         })
     }
 }

@@ -1,4 +1,4 @@
-//! What a storage type does with a volume: the format a new one gets, how it is named and numbered (a new disk, a linked clone, cloud-init), whether it can be linked, the fixed size of EFI and TPM volumes, and when allocation itself needs the space.
+//! What a storage type does with a volume: the format a new one gets, how it is named and numbered (a new disk, a linked clone, cloud-init), whether it can be linked, the size of EFI and TPM volumes on it, and when allocation itself needs the space (thick types, preallocated files).
 //!
 //! One rule per question, shared by every module that predicts volumes (docs/pve-semantics.md
 //! §8.5, §22). Sources: pve-storage `PVE/Storage.pm` `storage_default_format`, `Plugin.pm`
@@ -68,11 +68,12 @@ pub fn linked_clone_name(plugintype: &str, base: &Volume, vmid: u64, n: u32) -> 
 }
 
 /// The name (after `storage:`) of VM `vmid`'s cloud-init volume on a storage of `plugintype`
-/// (qemu-server `QemuServer/Cloudinit.pm` and `clone_disk`: `vm-<vmid>-cloudinit`, in the
-/// `<vmid>/` directory as qcow2 on a file storage).
-pub fn cloudinit_volume_name(plugintype: &str, vmid: u64) -> String {
+/// (qemu-server `API2/Qemu.pm` `create_disks` and `QemuServer.pm` `clone_disk`:
+/// `vm-<vmid>-cloudinit`, in the `<vmid>/` directory with the `format` extension on a file
+/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it).
+pub fn cloudinit_volume_name(plugintype: &str, vmid: u64, format: &str) -> String {
     if is_file_storage(plugintype) {
-        format!("{vmid}/vm-{vmid}-cloudinit.qcow2")
+        format!("{vmid}/vm-{vmid}-cloudinit.{format}")
     } else {
         format!("vm-{vmid}-cloudinit")
     }
@@ -119,17 +120,40 @@ impl StorageConfig {
     }
 
     /// Whether allocating a volume here reserves its whole size (thick LVM, a non-sparse
-    /// zfspool), so that it fails at once when the space is missing (§22.4).
+    /// zfspool, a file storage whose `preallocation` is falloc or full), so that it fails at once
+    /// when the space is missing (§22.4).
     pub fn reserves_space(&self) -> bool {
-        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse)
+        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse) || self.preallocates("raw")
+    }
+
+    /// Whether a new file of `format` here is written whole at once: Plugin.pm
+    /// `preallocation_cmd_opt` gives raw and qcow2 images the storage's `preallocation`, and
+    /// only falloc and full write the whole size (metadata means off on raw; §22.4).
+    fn preallocates(&self, format: &str) -> bool {
+        self.is_file()
+            && matches!(format, "raw" | "qcow2")
+            && matches!(self.preallocation.as_deref(), Some("falloc" | "full"))
     }
 
     /// Why allocating `bytes` as volume `volname` here fails when the storage has `avail` bytes
-    /// free, in PVE's words; `None` where it does not fail for space. Only thick LVM
-    /// (`alloc_lvm_image`: free bytes against the size in KiB, then `lvcreate` in 4 MiB extents)
-    /// and a non-sparse zfspool (`zfs_create_zvol`, whole MiB) reserve the size; thin and file
-    /// storages over-provision (§22.4).
+    /// free, in PVE's words; `None` where it does not fail for space. Thick LVM
+    /// (`alloc_lvm_image`: free bytes against the size in KiB, then `lvcreate` in 4 MiB extents),
+    /// a non-sparse zfspool (`zfs_create_zvol`, whole MiB) and a file preallocated with falloc or
+    /// full (`qemu_img_create`, whose error is qemu-img's) reserve the size; thin storages and
+    /// sparse files over-provision (§22.4). An empty `volname` asks whether it would fail at all.
     pub fn refuses_allocation(&self, volname: &str, bytes: u64, avail: u64) -> Option<String> {
+        if self.is_file() {
+            let format = volname.rsplit_once('.').map_or("raw", |(_, ext)| ext);
+            if !self.preallocates(format) || bytes <= avail {
+                return None;
+            }
+            let path = format!("{}/images/{volname}", self.path.as_deref().unwrap_or_default());
+            return Some(if self.preallocation.as_deref() == Some("falloc") {
+                format!("unable to create image: qemu-img: {path}: Could not preallocate data for the new file: No space left on device")
+            } else {
+                format!("unable to create image: qemu-img: {path}: Could not write zeros for preallocation: No space left on device")
+            });
+        }
         match self.plugintype.as_str() {
             "lvm" => {
                 let kib = bytes.div_ceil(1024);
@@ -154,17 +178,32 @@ impl StorageConfig {
     }
 }
 
-/// The size PVE gives a new `efidisk` or `tpmstate` volume on a storage of type `plugintype`,
-/// whatever size was asked: TPM state 4 MiB; EFI vars 528 KiB (`efitype=4m`) or 128 KiB, but
-/// 4 MiB on LVM, whose smallest volume is one extent (§8.5). `None` for other buses.
+/// The size a new volume asked for at `bytes` gets on a storage of type `plugintype`, as its
+/// `alloc_image` rounds it and `volume_size_info` then reports it: whole 4 MiB extents on LVM and
+/// LVM-thin (`lvcreate`), whole MiB on RBD (`rbd create --size` in MiB) and ZFS
+/// (`zfs_create_zvol` pads to 1 MiB), the exact size on file storages (§8.5, §22.5).
+fn allocated_size(plugintype: &str, bytes: u64) -> u64 {
+    let unit = match plugintype {
+        "lvm" | "lvmthin" => LVM_EXTENT,
+        "rbd" | "zfspool" => MIB,
+        _ => 1,
+    };
+    bytes.div_ceil(unit) * unit
+}
+
+/// The size PVE gives an `efidisk` or `tpmstate` volume on a storage of type `plugintype`,
+/// whether new, moved or copied by a clone (OVMF.pm `create_efidisk`, QemuServer.pm
+/// `clone_disk`), whatever size was asked or the source had: TPM state 4 MiB; EFI vars 528 KiB
+/// (`efitype=4m`) or 128 KiB, as the storage allocates it (`allocated_size`: 4M on LVM, 1M on RBD
+/// and ZFS; §8.5). `None` for other buses.
 pub fn fixed_volume_size(bus: &str, plugintype: &str, efitype: Option<&str>) -> Option<u64> {
-    match bus {
-        "tpmstate" => Some(4 * MIB),
-        "efidisk" if matches!(plugintype, "lvm" | "lvmthin") => Some(4 * MIB),
-        "efidisk" if efitype == Some("4m") => Some(528 * 1024),
-        "efidisk" => Some(128 * 1024),
-        _ => None,
-    }
+    let asked = match bus {
+        "tpmstate" => 4 * MIB,
+        "efidisk" if efitype == Some("4m") => 528 * 1024,
+        "efidisk" => 128 * 1024,
+        _ => return None,
+    };
+    Some(allocated_size(plugintype, asked))
 }
 
 #[cfg(test)]
@@ -208,14 +247,38 @@ mod tests {
         assert_eq!(sparse.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB), None);
         let thin = scfg(json!({"storage": "t", "type": "lvmthin"}));
         assert_eq!(thin.refuses_allocation("vm-1-disk-0", 2 * GIB, 0), None);
+        // Plugin.pm alloc_image → qemu_img_create with preallocation_cmd_opt: falloc and full files
+        // take their size at once; sparse ones (the default) never fail for space
+        let falloc = scfg(json!({"storage": "f", "type": "nfs", "path": "/mnt/pve/f", "preallocation": "falloc"}));
+        assert!(falloc.reserves_space());
+        assert_eq!(
+            falloc.refuses_allocation("102/vm-102-disk-0.raw", 9 * GIB, 8 * GIB).as_deref(),
+            Some("unable to create image: qemu-img: /mnt/pve/f/images/102/vm-102-disk-0.raw: Could not preallocate data for the new file: No space left on device")
+        );
+        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.raw", 8 * GIB, 8 * GIB), None);
+        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.vmdk", 9 * GIB, 8 * GIB), None);
+        let full = scfg(json!({"storage": "d", "type": "dir", "path": "/d", "preallocation": "full"}));
+        assert!(full.refuses_allocation("1/vm-1-disk-0.qcow2", 2 * GIB, GIB).unwrap().ends_with(
+            "/d/images/1/vm-1-disk-0.qcow2: Could not write zeros for preallocation: No space left on device"
+        ));
+        let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
+        assert!(!sparse_files.reserves_space());
+        assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);
     }
 
     #[test]
     fn efi_and_tpm_sizes() {
         assert_eq!(fixed_volume_size("efidisk", "lvm", Some("4m")), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("efidisk", "lvmthin", None), Some(4 * MIB));
         assert_eq!(fixed_volume_size("efidisk", "nfs", Some("4m")), Some(528 * 1024));
-        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(128 * 1024));
+        assert_eq!(fixed_volume_size("efidisk", "dir", None), Some(128 * 1024));
+        // RBDPlugin.pm alloc_image and ZFSPoolPlugin.pm zfs_create_zvol: whole MiB
+        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(MIB));
+        assert_eq!(fixed_volume_size("efidisk", "zfspool", Some("4m")), Some(MIB));
         assert_eq!(fixed_volume_size("tpmstate", "dir", None), Some(4 * MIB));
+        assert_eq!(fixed_volume_size("tpmstate", "rbd", None), Some(4 * MIB));
+        assert_eq!(allocated_size("lvm", 4 * MIB + 1), 8 * MIB);
+        assert_eq!(allocated_size("nfs", 528 * 1024), 528 * 1024);
         assert_eq!(fixed_volume_size("scsi", "dir", None), None);
     }
 
@@ -254,7 +317,8 @@ mod tests {
             assert_eq!(linked_clone_name(plugintype, &base, 300, 1).as_deref(), *linked, "{plugintype} {base:?}");
         }
         assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
-        assert_eq!(cloudinit_volume_name("nfs", 303), "303/vm-303-cloudinit.qcow2");
-        assert_eq!(cloudinit_volume_name("zfspool", 302), "vm-302-cloudinit");
+        assert_eq!(cloudinit_volume_name("nfs", 303, "qcow2"), "303/vm-303-cloudinit.qcow2");
+        assert_eq!(cloudinit_volume_name("nfs", 303, "raw"), "303/vm-303-cloudinit.raw");
+        assert_eq!(cloudinit_volume_name("zfspool", 302, "raw"), "vm-302-cloudinit");
     }
 }

@@ -613,3 +613,20 @@ fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
     let empty = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
     assert_eq!(empty.after.get("ide2"), Some("none,media=cdrom"));
 }
+
+#[test]
+fn a_moved_efi_disk_takes_the_size_the_target_storage_gives_the_ovmf_vars() {
+    // QemuServer.pm clone_disk allocates a moved efidisk0 at `efisize` (OVMF.pm get_efivars_size),
+    // which LVM rounds up to one 4 MiB extent; on a directory it is 528 KiB again (§8.5).
+    let storages = storages();
+    let on_dir = config(&[("efidisk0", "vmdata:100/vm-100-disk-0.raw,efitype=4m,size=528K")]);
+    let w =
+        Facts { vmid: 100, running: false, config: &on_dir, storages: &storages, listed: &NO_VOLUMES, target: None };
+    let p = plan(&params(json!({"disk": "efidisk0", "state": "moved", "target_storage": "local-lvm"})), &w).unwrap();
+    assert_eq!(p.after.get("efidisk0"), Some("local-lvm:vm-100-disk-0,efitype=4m,size=4M"));
+    let on_lvm = config(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m,size=4M")]);
+    let w =
+        Facts { vmid: 100, running: false, config: &on_lvm, storages: &storages, listed: &NO_VOLUMES, target: None };
+    let p = plan(&params(json!({"disk": "efidisk0", "state": "moved", "target_storage": "vmdata"})), &w).unwrap();
+    assert_eq!(p.after.get("efidisk0"), Some("vmdata:100/vm-100-disk-0.raw,efitype=4m,size=528K"));
+}

@@ -313,7 +313,7 @@ pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, stora
                 Err(_) => v,
             }
         } else if is_drive_key(&k) {
-            alloc.clone_drive(&v, c.full, c.storage.as_deref(), c.format.as_deref())
+            alloc.clone_drive(&k, &v, c.full, c.storage.as_deref(), c.format.as_deref())
         } else if k == "vmgenid" {
             module_utils::check::unknown::KNOWN_AFTER_APPLY.to_string()
         } else {

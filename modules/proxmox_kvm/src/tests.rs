@@ -400,6 +400,56 @@ fn clone_names_volumes_by_storage_and_kind() {
     assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
 }
 
+/// docs/pve-semantics.md §8.5, §15: a linked clone links `efidisk0` but copies `tpmstate0` in full
+/// (Qemu.pm clone_vm), and a full copy allocates EFI vars at the OVMF vars' size on the target
+/// (QemuServer.pm clone_disk `efisize`), not at the source's.
+#[test]
+fn clone_copies_tpm_state_and_sizes_efi_vars_for_the_target() {
+    let source = config(&[
+        ("efidisk0", "ceph:base-9000-disk-0,efitype=4m,size=1M"),
+        ("scsi0", "ceph:base-9000-disk-1,size=8G"),
+        ("tpmstate0", "ceph:base-9000-disk-2,size=4M,version=v2.0"),
+    ]);
+    let linked = CloneOpts { full: false, ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 300, &linked, &storages());
+    assert_eq!(base.get("efidisk0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,efitype=4m,size=1M"));
+    assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=8G"));
+    assert_eq!(base.get("tpmstate0"), Some("ceph:vm-300-disk-2,size=4M,version=v2.0"));
+    let to_dir = CloneOpts { full: true, storage: Some("vmdata".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 301, &to_dir, &storages());
+    assert_eq!(base.get("efidisk0"), Some("vmdata:301/vm-301-disk-0.raw,efitype=4m,size=528K"));
+    let to_thin = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 302, &to_thin, &storages());
+    assert_eq!(base.get("efidisk0"), Some("local-lvm:vm-302-disk-0,efitype=4m,size=4M"));
+}
+
+/// docs/pve-semantics.md §22.6: a full copy keeps its source's format where the target storage
+/// takes it (QemuServer.pm clone_disk → resolve_dst_disk_format), cloud-init included, and nfs
+/// numbers each format apart (Plugin.pm $get_vm_disk_number).
+#[test]
+fn a_full_clone_keeps_each_source_format_where_the_target_takes_it() {
+    let mut with_nfs = storages();
+    with_nfs.extend(StorageConfig::from_json(
+        &json!({"storage": "truenas", "type": "nfs", "content": "images", "format": "qcow2"}),
+    ));
+    let source = config(&[
+        ("ide2", "ceph:vm-9000-cloudinit,media=cdrom,size=4M"),
+        ("scsi0", "ceph:base-9000-disk-1,size=8G"),
+        ("scsi1", "vmdata:9000/base-9000-disk-2.qcow2,size=2G"),
+    ]);
+    let to_nfs = CloneOpts { full: true, storage: Some("truenas".into()), ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 303, &to_nfs, &with_nfs);
+    assert_eq!(base.get("ide2"), Some("truenas:303/vm-303-cloudinit.raw,media=cdrom,size=4M"));
+    assert_eq!(base.get("scsi0"), Some("truenas:303/vm-303-disk-0.raw,size=8G"));
+    assert_eq!(base.get("scsi1"), Some("truenas:303/vm-303-disk-0.qcow2,size=2G"));
+    // a format asked for wins where the target takes it
+    let as_qcow2 = CloneOpts { format: Some("qcow2".into()), ..to_nfs };
+    let base = clone_base(&source, "c", 303, &as_qcow2, &with_nfs);
+    assert_eq!(base.get("ide2"), Some("truenas:303/vm-303-cloudinit.qcow2,media=cdrom,size=4M"));
+    assert_eq!(base.get("scsi0"), Some("truenas:303/vm-303-disk-0.qcow2,size=8G"));
+    assert_eq!(base.get("scsi1"), Some("truenas:303/vm-303-disk-1.qcow2,size=2G"));
+}
+
 /// A real run's diff shows the volumes PVE made (read back), a check run's the predicted ones.
 #[test]
 fn real_diffs_name_the_volumes_pve_made() {

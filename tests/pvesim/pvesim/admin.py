@@ -73,8 +73,10 @@ class AdminMixin(object):
         self.bridges = ['vmbr0']
         self.datacenter = {}
         self.task_secs = {}
-        # the `storage` of each clone asked for, by new vmid (clone_migrate.py, tasks.py)
+        # the `storage` and `format` each clone asked for, by new vmid (clone_migrate.py, tasks.py)
         self.clone_storage = {}
+        # the source config of each clone in progress, by new vmid: its drives are what clone_disk copies
+        self.clone_sources = {}
         self.repoid = '14a22df35955'
         self._fault_ids = 0
         self._permissions_init()
@@ -174,9 +176,12 @@ class AdminMixin(object):
             if store is None:
                 raise ValueError('seed: VM {0} uses unknown storage {1}'.format(vm.vmid, sid))
             fmt = name.rsplit('.', 1)[1] if '.' in name.rsplit('/', 1)[-1] else 'raw'
-            store['volumes'].setdefault(name, {
+            vol = store['volumes'].setdefault(name, {
                 'content': 'images', 'format': fmt, 'size': d.parse_size(props.get('size')) or 0,
                 'vmid': d.volume_owner(volume) or vm.vmid, 'ctime': 1767225600})
+            if key in spec.get('written', {}):
+                # the bytes the guest wrote in that disk (storage_types.py `_footprint`); unset: full
+                vol['written'] = int(spec['written'][key])
 
     # ------------------------------------------------------------------ app
 

@@ -32,8 +32,54 @@ class CloneMigrateMixin:
                 if sid is not None and not str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True'):
                     raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
         # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
-        self.clone_storage[int(v['newid'])] = storage
+        self.clone_storage[int(v['newid'])] = (storage, v.get('format'))
+        if src is not None:
+            conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
+            self.clone_sources[int(v['newid'])] = (dict(conf or {}), v.get('format'))
         return await super()._qm_clone(v, user)
+
+    async def ceph_io(self, vm, keys=None):
+        """fakepve's clone task calls this on the new VM once it has allocated every volume, inside the task
+        (an error fails it as `clone failed: ...` and frees what fakepve allocated): the point where
+        `_clone_copies` does what fakepve's clone leaves out."""
+        await super().ceph_io(vm, keys)
+        if vm.lock == 'clone' and vm.vmid in self.clone_sources:
+            self._clone_copies(vm, *self.clone_sources.pop(vm.vmid))
+
+    def _clone_copies(self, vm, source, requested):
+        """QemuServer.pm clone_disk for each drive of the clone: a full copy is in the format
+        resolve_dst_disk_format gives (`requested`, else the source's, where the target storage takes it,
+        else its default: fakepve gives the target's default), an `efidisk0` copy is allocated at the OVMF
+        vars' size (`efisize`), not the source's, and the copy writes the source's data (`_copy_data`);
+        Qemu.pm clone_vm copies `tpmstate0` in full even in a linked clone (it is among the drives that need
+        the 'copy' feature, with `full` and cloud-init), on the source's storage."""
+        made = []
+        try:
+            for key in sorted(vm.config, key=o.natural):
+                if not d.is_drive(key) or d.is_cdrom(vm.config[key]) or key not in source:
+                    continue
+                volume, props = d.parse_drive(vm.config[key])
+                vol = self._qm_volume(volume)
+                src_volume = d.parse_drive(source[key])[0]
+                src = self._qm_volume(src_volume)
+                if vol is None or src is None or (vol.get('linked_from') and key != 'tpmstate0'):
+                    continue
+                sid, fixed = volume_ref(volume)[0], d.fixed_size(key, props)
+                fmt = self._target_format(sid, requested, src.get('format'))
+                if vol.get('linked_from') or fixed is not None or fmt != vol.get('format'):
+                    # allocated again as clone_disk does: the lowest free number is the one just freed (once
+                    # the config no longer names it either), as PVE's allocations in key order give it
+                    self._qm_free(volume)
+                    del vm.config[key]
+                    volume = self._qm_alloc(sid, vm.vmid, fmt, fixed or int(vol.get('size') or 0))[0]
+                    made.append(volume)
+                    props['size'] = d.format_size(self._qm_volume(volume)['size'])
+                    vm.config[key] = d.print_drive(volume, props)
+                self._copy_data(src_volume, volume)
+        except PveError:
+            for volume in made:
+                self._qm_free(volume)
+            raise
 
     def _migrate_local_volumes(self, vm):
         """QemuMigrate.pm scan_local_volumes: the config's volumes on storage that is not shared, each with

@@ -75,10 +75,9 @@ class DiskCallsMixin:
                 return None
             if vol is not None:
                 try:
-                    self._check_grow(sid, volume_ref(volume)[1], newsize - size)
+                    self._resize_volume(sid, volume_ref(volume)[1], vol, newsize)
                 except PveError as e:
                     raise TaskError(e.message) from e
-                vol['size'] = newsize
             props['size'] = d.format_size(newsize)
             vm.config[disk] = d.print_drive(volume, props)
             return 'Image resized.'
@@ -138,12 +137,19 @@ class DiskCallsMixin:
             current = vm.config.get(disk)
             cur_volume, cur_props = d.parse_drive(current)
             src = self._qm_volume(cur_volume) or {}
-            size = int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
+            # QemuServer.pm clone_disk: EFI vars and TPM state at their fixed size, other disks at the source's
+            size = d.fixed_size(disk, cur_props) or int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
             target_fmt = self._target_format(storage, fmt, src.get('format'))
+            newvol = None
             try:
                 newvol, _ = self._qm_alloc(storage, vmid, target_fmt, size)
+                self._copy_data(cur_volume, newvol)
             except PveError as e:
+                if newvol:
+                    self._qm_free(newvol)
                 raise TaskError('storage migration failed: {0}'.format(e.message)) from e
+            # the drive's size is what the target storage made of it (volume_size_info)
+            size = int(self._qm_volume(newvol)['size'])
             lines = ["copying volume '{0}' from current storage '{1}' to target storage '{2}'".format(
                 cur_volume, volume_ref(cur_volume)[0], storage),
                 "create full clone of drive {0} ({1})".format(disk, cur_volume)]

@@ -58,6 +58,18 @@ def volume_owner(volid):
     return int(found[-1]) if found else None
 
 
+def fixed_size(key, props):
+    """The size qemu-server asks the storage for when it allocates an `efidisk0` or a `tpmstate0`, whether new
+    (OVMF.pm create_efidisk, Qemu.pm create_disks) or copied (QemuServer.pm clone_disk: `efisize`, from
+    OVMF.pm get_efivars_size, and TPMSTATE_DISK_SIZE): the OVMF vars file, 528 KiB for `efitype=4m` and
+    128 KiB otherwise (x86_64), and 4 MiB of TPM state; None for other drives."""
+    if key == 'efidisk0':
+        return 528 * 1024 if props.get('efitype') == '4m' else 128 * 1024
+    if key == 'tpmstate0':
+        return 4 * 1024 ** 2
+    return None
+
+
 def format_size(size):
     """pve-common format_size: the largest unit that divides the size, else bytes."""
     size = int(size)

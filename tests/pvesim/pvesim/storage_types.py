@@ -5,7 +5,8 @@ Sources: pve-storage 9.1.7 src/PVE/Storage.pm (`vdisk_alloc`, `storage_default_f
 src/PVE/Storage/Plugin.pm (`@SHARED_STORAGE`, `parse_config`, `get_formats`, `find_free_diskname`,
 `$get_vm_disk_number`, `parse_volname`, `clone_image`), DirPlugin.pm, NFSPlugin.pm, CIFSPlugin.pm, RBDPlugin.pm,
 ZFSPoolPlugin.pm, LVMPlugin.pm, LvmThinPlugin.pm (each one's `plugindata`, `alloc_image`, `clone_image`,
-`parse_volname`, `volume_has_feature`); qemu-server 9.2.6 QemuServer.pm `template_create`;
+`parse_volname`, `volume_has_feature`, `status`), Plugin.pm `preallocation_cmd_opt`; qemu-server 9.2.6
+QemuServer.pm `template_create`, `clone_disk`, QemuImage.pm `convert`;
 docs/pve-semantics.md §8, §22.
 """
 
@@ -33,11 +34,43 @@ LINKED_NAME = {'rbd': re.compile(r'^(?:base-\d+-\S+/)?(?:base|vm)-(\d+)-\S+$'),
                'zfspool': re.compile(r'^(?:(?:base|basevol)-\d+-\S+/)?(?:base|basevol|vm|subvol)-(\d+)-\S+$')}
 FILE_LINKED = re.compile(r'^(\d+)/(\S+)/(\d+)/(\S+)$')
 LVM_EXTENT = 4 * MIB
+# What a plugin's alloc_image rounds a new volume up to: lvcreate whole extents (LVMPlugin.pm lvcreate,
+# LvmThinPlugin.pm alloc_image `-V`), RBDPlugin.pm alloc_image `rbd create --size` in whole MiB
+# (int((kib + 1023) / 1024)), ZFSPoolPlugin.pm zfs_create_zvol pads to whole MiB; files keep the size.
+ALLOC_UNIT = {'lvm': LVM_EXTENT, 'lvmthin': LVM_EXTENT, 'rbd': MIB, 'zfspool': MIB}
 
 
 def is_shared(store):
     """Plugin.pm parse_config: a type of @SHARED_STORAGE is shared; dir and lvm when the admin says so."""
     return store.get('type') in SHARED_TYPES or str(store.get('shared', 0)) in ('1', 'True', 'true')
+
+
+def alloc_size(store, size):
+    """The size a new volume of `size` bytes gets on this storage (ALLOC_UNIT), which volume_size_info
+    then reports and the drive's `size=` shows."""
+    unit = ALLOC_UNIT.get(store.get('type'))
+    return int(math.ceil(size / float(unit))) * unit if unit and size else size
+
+
+def preallocation(store, fmt):
+    """Plugin.pm preallocation_cmd_opt: the storage's `preallocation` for a qcow2 (default metadata) or raw
+    image (default off; metadata means off on raw); None for other formats."""
+    mode = store.get('preallocation')
+    if fmt == 'qcow2':
+        return mode or 'metadata'
+    if fmt == 'raw':
+        return 'off' if mode in (None, 'metadata') else mode
+    return None
+
+
+def written_at_alloc(store, fmt, size):
+    """The bytes a new empty volume takes from its storage's free space as that storage's status counts it
+    (see `_footprint`): on a file storage, the whole file with preallocation falloc or full (qemu-img create
+    -o preallocation=..., Plugin.pm alloc_image), else nothing (a sparse raw file; qcow2's few metadata
+    clusters are not counted); nothing on thin storages either."""
+    if store.get('type') in FILE_TYPES and preallocation(store, fmt) in ('falloc', 'full'):
+        return size
+    return 0
 
 
 def formats_of(store):
@@ -65,14 +98,28 @@ class StorageTypesMixin:
         return out
 
     def _space(self, store):
-        """(total, used, avail) in bytes, used + avail = total: `total` from the seed (100 GiB if unset); `used`
-        adds up the volumes as if full, a linked clone counting nothing (it shares its base's blocks), and
-        stops at `total` on the storages that over-provision (what a full thin pool reports)."""
+        """(total, used, avail) in bytes, used + avail = total: `total` from the seed (100 GiB if unset), `used`
+        the volumes' footprints (`_footprint`), stopping at `total` on the storages that over-provision (what a
+        full thin pool reports)."""
         total = int(store.get('total', 100 * GIB))
-        used = sum(int(vol.get('size') or 0) for vol in store.get('volumes', {}).values()
-                   if not vol.get('linked_from'))
+        used = sum(self._footprint(store, vol) for vol in store.get('volumes', {}).values())
         used = min(used, total)
         return total, used, total - used
+
+    @staticmethod
+    def _footprint(store, vol):
+        """What one volume takes from its storage as the plugin's `status` counts it: thick LVM the whole LV
+        (LVMPlugin.pm status: vg size - vg free) and a non-sparse zvol its reservation (ZFSPoolPlugin.pm status:
+        the pool's `used`, which counts refreservation; a zfs clone has none); everything else what is written
+        in it, the volume's `written` (file storages: Plugin.pm status is df of the path; LvmThinPlugin.pm status:
+        the pool's data_percent; RBDPlugin.pm status: the pool's `stored`). A seeded volume without `written`
+        counts as full."""
+        size = int(vol.get('size') or 0)
+        kind = store.get('type')
+        if kind == 'lvm' or (kind == 'zfspool' and str(store.get('sparse', 0)) != '1'
+                             and not vol.get('linked_from') and vol.get('content') == 'images'):
+            return size
+        return int(vol.get('written', size))
 
     def _qm_free_name(self, sid, vmid, fmt):
         """Plugin.pm find_free_diskname: the lowest free vm-<vmid>-disk-<n> (with `.<fmt>` on file storages)."""
@@ -114,8 +161,10 @@ class StorageTypesMixin:
                 raise die("unsupported format '{0}'".format(fmt))
             name = self._qm_free_name(sid, vmid, fmt)
             volname = '{0}/{1}'.format(vmid, name) if kind in FILE_TYPES else name
-            self._check_capacity(sid, store, volname, size)
-        vol = {'content': 'images', 'format': fmt, 'size': size, 'vmid': vmid, 'ctime': int(time.time())}
+            self._check_capacity(sid, store, volname, size, fmt)
+            size = alloc_size(store, size)
+        vol = {'content': 'images', 'format': fmt, 'size': size, 'vmid': vmid, 'ctime': int(time.time()),
+               'written': 0 if linked_from else written_at_alloc(store, fmt, size)}
         if linked_from:
             vol['linked_from'] = linked_from
         store.setdefault('volumes', {})[volname] = vol
@@ -136,13 +185,22 @@ class StorageTypesMixin:
             return '{0}/{1}'.format(base.rsplit('/', 1)[-1], name), 'raw'
         return name, 'raw'
 
-    def _check_capacity(self, sid, store, volname, size):
+    def _check_capacity(self, sid, store, volname, size, fmt='raw'):
         """Where allocation itself needs the space (§22.4): thick LVM (LVMPlugin.pm alloc_lvm_image, which
-        compares free bytes with the size in KiB, then lvcreate) and non-sparse zvols (ZFSPoolPlugin.pm
-        zfs_create_zvol, whole MiB). Thin storages (lvmthin, rbd, sparse zfs) and file storages (sparse
-        files, qcow2 metadata) over-provision: their allocation does not fail for space."""
+        compares free bytes with the size in KiB, then lvcreate), non-sparse zvols (ZFSPoolPlugin.pm
+        zfs_create_zvol, whole MiB) and files preallocated with falloc or full (qemu-img create fails as
+        Plugin.pm alloc_image runs it). Thin storages (lvmthin, rbd, sparse zfs) and sparse files
+        over-provision: their allocation does not fail for space."""
         kind = store.get('type')
         _total, _used, free = self._space(store)
+        if written_at_alloc(store, fmt, size) > free:
+            # PVE::Storage::Common::qemu_img_create runs it with errmsg "unable to create image", so
+            # PVE::Tools run_command dies with qemu-img's last stderr line (block/file-posix.c,
+            # raw_regular_truncate: fallocate, or writing the zeroes of `full`)
+            what = 'preallocate data' if preallocation(store, fmt) == 'falloc' else 'write zeros'
+            raise die('unable to create image: qemu-img: {0}: Could not {1} for {2}: No space left on '
+                      'device'.format(self._volume_path(sid, volname, 'images'), what,
+                                      'the new file' if what == 'preallocate data' else 'preallocation'))
         if kind == 'lvm':
             kib = int(math.ceil(size / 1024.0))
             if free < kib:
@@ -156,6 +214,27 @@ class StorageTypesMixin:
             if int(math.ceil(size / float(MIB))) * MIB > free:
                 raise die("zfs error: cannot create '{0}/{1}': out of space".format(store.get('pool', 'rpool'),
                                                                                      volname))
+
+    def _copy_data(self, src_volid, dst_volid):
+        """A full copy (QemuServer.pm clone_disk → clone_disk_copy_data → QemuImage.pm convert, `qemu-img convert
+        -n` into the volume vdisk_alloc just made) writes the source's data into the target: its `written`
+        grows by it. A file storage whose file system cannot hold it fails the copy (qemu-img's write error,
+        `copy failed: command ... failed: exit code 1`); thin storages take it (their `used` stops at `total`)."""
+        src, dst = self._qm_volume(src_volid), self._qm_volume(dst_volid)
+        if src is None or dst is None:
+            return
+        data = min(int(src.get('written', src.get('size') or 0)), int(dst.get('size') or 0))
+        grow = max(data - int(dst.get('written') or 0), 0)
+        sid, name = volume_ref(dst_volid)
+        store = self.storages[sid]
+        if store.get('type') in FILE_TYPES and grow > self._space(store)[2]:
+            ssid, sname = volume_ref(src_volid)
+            # QemuImage.pm convert: source format and path, target `zeroinit:` (a new file is zero-initialized)
+            raise die("copy failed: command '/usr/bin/qemu-img convert -p -n -f {0} -O {1} {2} zeroinit:{3}' "
+                      "failed: exit code 1".format(src.get('format') or 'raw', dst.get('format') or 'raw',
+                                                    self._volume_path(ssid, sname, 'images'),
+                                                    self._volume_path(sid, name, 'images')))
+        dst['written'] = int(dst.get('written') or 0) + grow
 
     def _renamed_volname(self, store, volname, target, name):
         """Each plugin's rename_volume (a disk moved to VM `target` as `name`): a linked clone keeps its base
@@ -183,6 +262,16 @@ class StorageTypesMixin:
             raise die("zfs error: cannot set property for '{0}/{1}': size is greater than available space".format(
                 store.get('pool', 'rpool'), volname))
 
+    def _resize_volume(self, sid, volname, vol, newsize):
+        """A volume grown to `newsize` bytes, once `_check_grow` allows it: a preallocated file grows its
+        footprint with it (Plugin.pm volume_resize passes preallocation_cmd_opt to qemu-img resize)."""
+        self._check_grow(sid, volname, newsize - int(vol.get('size') or 0))
+        store = self.storages[sid]
+        if 'written' in vol:
+            grow = written_at_alloc(store, vol.get('format') or 'raw', newsize - int(vol.get('size') or 0))
+            vol['written'] = int(vol['written']) + grow
+        vol['size'] = newsize
+
     def _storage_resource(self, node, name):
         """The storage's /cluster/resources entry with the same figures as its status (disk = used,
         maxdisk = total; pve-manager PVE/API2Tools.pm extract_storage_stats)."""
@@ -190,6 +279,15 @@ class StorageTypesMixin:
         if item is not None:
             total, used, _avail = self._space(self.storages[name])
             item.update(disk=used, maxdisk=total)
+        return item
+
+    def _item(self, name, volname, vol):
+        """A storage content entry; on file storages a VM image's `used` is what its file occupies (Plugin.pm
+        list_images: file_size_info), its footprint here."""
+        item = super()._item(name, volname, vol)
+        store = self.storages[name]
+        if store.get('type') in FILE_TYPES and vol.get('content') == 'images':
+            item['used'] = self._footprint(store, vol)
         return item
 
     def _parse_volname(self, store, volname):

@@ -126,12 +126,15 @@ class TasksMixin:
     def _after_task(self, ttype, vm):
         if ttype == 'qmclone' and vm is not None:
             # The clone gets its own cloud-init drive, on the clone's `storage` if given, else beside the
-            # source's (Qemu.pm clone_vm → QemuServer.pm clone_disk).
+            # source's, in the `format` asked or the source's, where that storage takes it (Qemu.pm clone_vm →
+            # QemuServer.pm clone_disk, resolve_dst_disk_format).
             for key in sorted(vm.config):
                 if d.is_drive(key) and d.is_cloudinit(vm.config[key]):
                     volume, props = d.parse_drive(vm.config[key])
-                    sid = self.clone_storage.get(vm.vmid) or volume_ref(volume)[0]
-                    volid = self._alloc_cloudinit(sid, vm.vmid)
+                    storage, requested = self.clone_storage.get(vm.vmid) or (None, None)
+                    sid = storage or volume_ref(volume)[0]
+                    fmt = self._target_format(sid, requested, (self._qm_volume(volume) or {}).get('format'))
+                    volid = self._alloc_cloudinit(sid, vm.vmid, fmt)
                     props['size'] = props.get('size', '4M')
                     vm.config[key] = d.print_drive(volid, props)
         if ttype == 'qmdestroy' and vm is not None and vm not in self.vms:

@@ -8,7 +8,7 @@ Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `create_disks`, src/PV
 import re
 import time
 
-from fakepve.model import TaskError
+from fakepve.model import PveError, TaskError
 from fakepve.qemu import NEW_DISK, volume_ref
 from fakepve.routing import die
 from fakepve.storage import _is_file
@@ -41,11 +41,13 @@ class VolumesMixin:
             if d.volume_owner(volume) == vm.vmid:
                 self._qm_free(volume)
 
-    def _alloc_cloudinit(self, sid, vmid):
-        """A cloud-init volume: vm-<vmid>-cloudinit, qcow2 on file storages, 4 MiB (§8.5)."""
+    def _alloc_cloudinit(self, sid, vmid, fmt=None):
+        """A cloud-init volume: vm-<vmid>-cloudinit, 4 MiB (§8.5); on file storages in `fmt` (a clone's:
+        its source's), qcow2 for a new one (Qemu.pm create_disks)."""
         store = self.storages[sid]
         if _is_file(store):
-            name, fmt = '{0}/vm-{0}-cloudinit.qcow2'.format(vmid), 'qcow2'
+            fmt = fmt or 'qcow2'
+            name = '{0}/vm-{0}-cloudinit.{1}'.format(vmid, fmt)
         else:
             name, fmt = 'vm-{0}-cloudinit'.format(vmid), 'raw'
         volumes = store.setdefault('volumes', {})
@@ -69,19 +71,16 @@ class VolumesMixin:
             return d.print_drive(volid, props), [volid]
         if props.get('import-from') and NEW_DISK.match(volume or ''):
             return self._qm_import_drive(vmid, volume, props, default)
-        out, made = super()._qm_new_drive(vmid, key, value, default)
-        if key == 'efidisk0' and NEW_DISK.match(volume or ''):
-            newvol, newprops = d.parse_drive(out)
-            sid = volume_ref(newvol)[0]
-            size = 528 * 1024 if props.get('efitype') == '4m' else 128 * 1024
-            if self.storages[sid].get('type') in ('lvm', 'lvmthin'):
-                size = 4 * 1024 ** 2
-            vol = self._qm_volume(newvol)
-            if vol is not None:
-                vol['size'] = size
-            newprops['size'] = d.format_size(size)
-            out = d.print_drive(newvol, newprops)
-        return out, made
+        if key in ('efidisk0', 'tpmstate0') and NEW_DISK.match(volume or ''):
+            # OVMF.pm create_efidisk / Qemu.pm create_disks: vdisk_alloc of the fixed size (the `N` is ignored),
+            # and `size=` what the storage made of it (volume_size_info: 4M on LVM, 1M on RBD and ZFS)
+            sid = NEW_DISK.match(volume).group(1) or default
+            if sid not in self.storages:
+                raise die("storage '{0}' does not exist".format(sid))
+            volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), d.fixed_size(key, props))
+            props['size'] = d.format_size(self._qm_volume(volid)['size'])
+            return d.print_drive(volid, props), [volid]
+        return super()._qm_new_drive(vmid, key, value, default)
 
     def _qm_import_drive(self, vmid, volume, props, default):
         """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source
@@ -97,5 +96,10 @@ class VolumesMixin:
             raise die('volume {0} does not exist'.format(source))
         size = int(src.get('size') or 0)
         volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), size)
-        props['size'] = d.format_size(size)
+        try:
+            self._copy_data(source, volid)
+        except PveError:
+            self._qm_free(volid)
+            raise
+        props['size'] = d.format_size(self._qm_volume(volid)['size'])
         return d.print_drive(volid, props), [volid]

@@ -128,9 +128,11 @@ def test_capacity_status_and_what_each_type_refuses_when_full(sim):
     result = run(sim, 'POST', Q, {'vmid': 108, 'scsi0': 'zfs-thick:30'})
     assert result['exitstatus'] == "unable to create VM 108 - zfs error: cannot create 'tank/vm/vm-108-disk-0': " \
                                    "out of space"
+    # thin storages count only what is written (LvmThinPlugin.pm status: data_percent; RBDPlugin.pm status:
+    # `stored`), so a new 30 GiB volume on a 20 GiB pool leaves it empty (tests/test_storage_space.py)
     for thin in ('thin', 'ceph'):
         create(sim, 109 if thin == 'thin' else 110, scsi0=thin + ':30')
-        assert status(thin)['avail'] == 0
+        assert status(thin)['avail'] == 20 * GIB
 
 
 def test_shared_storage_is_what_a_clone_to_another_node_needs(sim):
@@ -148,8 +150,10 @@ def test_shared_storage_is_what_a_clone_to_another_node_needs(sim):
     assert (err.status, err.message) == (500, "can't clone VM to node 'pve2' (VM uses local storage)")
     create(sim, 112, scsi0='ceph:1', scsi1='nfs-qcow:1')
     ok(run(sim, 'POST', Q + '/112/clone', {'newid': 212, 'target': 'pve2', 'storage': 'smb', 'full': 1}))
+    # QemuServer.pm clone_disk → resolve_dst_disk_format: each copy keeps its source's format where the
+    # target takes it (cifs numbers per format, §22.2)
     cfg = config(sim, 212, node='pve2')
-    assert (disk(cfg), disk(cfg, 'scsi1')) == ('smb:212/vm-212-disk-0.raw', 'smb:212/vm-212-disk-1.raw')
+    assert (disk(cfg), disk(cfg, 'scsi1')) == ('smb:212/vm-212-disk-0.raw', 'smb:212/vm-212-disk-0.qcow2')
 
 
 @pytest.mark.pvesim_seed('ceph')
@@ -164,9 +168,11 @@ def test_the_ceph_seed_clones_its_template_to_both_nodes_and_blocks_live_migrati
     cfg = config(sim, 130, node='pve2')
     assert (disk(cfg, 'efidisk0'), disk(cfg), disk(cfg, 'ide2')) == (
         'ceph:base-9000-disk-0/vm-130-disk-0', 'ceph:base-9000-disk-1/vm-130-disk-1', 'ceph:vm-130-cloudinit')
+    # a full copy keeps the source's raw format on the qcow2-default NFS storage, cloud-init too
+    # (QemuServer.pm clone_disk → resolve_dst_disk_format)
     ok(run(sim, 'POST', Q + '/9000/clone', {'newid': 131, 'full': 1, 'storage': 'truenas'}))
     cfg = config(sim, 131)
-    assert (disk(cfg), disk(cfg, 'ide2')) == ('truenas:131/vm-131-disk-1.qcow2', 'truenas:131/vm-131-cloudinit.qcow2')
+    assert (disk(cfg), disk(cfg, 'ide2')) == ('truenas:131/vm-131-disk-1.raw', 'truenas:131/vm-131-cloudinit.raw')
     status = run(sim, 'POST', '/nodes/pve2/qemu/120/migrate', {'target': 'pve1', 'online': 1})
     assert status['exitstatus'] == 'migration aborted'
     log = [line['t'] for line in sim.api('GET', '/nodes/pve2/tasks/{0}/log'.format(status['upid']))]

@@ -1,8 +1,9 @@
 //! The plan of `state: moved`: to another storage (`move_disk`), or to another VM (a reassign, with the volume renamed for it). Pure.
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
-use module_utils::pve::devices::volume_storage;
-use module_utils::pve::propstring::PropertyString;
+use module_utils::pve::devices::{disk_bus, volume_storage};
+use module_utils::pve::propstring::{format_size, PropertyString};
+use module_utils::pve::storage::fixed_volume_size;
 use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
 
@@ -47,6 +48,14 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     );
     let mut moved = current.clone();
     moved.remove("format");
+    // QemuServer.pm clone_disk: EFI vars and TPM state are allocated at their fixed size on the
+    // target, whatever the source's was (528K on a directory becomes 4M on LVM, and back; §8.5)
+    let target_type = facts.storages.iter().find(|s| s.storage == target).map(|s| s.plugintype.as_str());
+    if let (Some(bus), Some(t)) = (disk_bus(disk), target_type) {
+        if let Some(bytes) = fixed_volume_size(bus, t, current.get("efitype")) {
+            moved.set("size", &format_size(bytes));
+        }
+    }
     match &new_volume {
         Some(v) => moved.set("file", v),
         None => moved.set("file", &format!("{target}:{KNOWN_AFTER_APPLY}")),

@@ -36,9 +36,8 @@ impl<'s> Allocator<'s> {
                 continue;
             }
             let (file, _) = split_drive(value);
-            if let Some(n) = Volume::parse(&file).and_then(|v| v.disk_number(vmid).map(|n| (v.storage.to_string(), n)))
-            {
-                taken.entry(n.0).or_default().insert(n.1);
+            if let Some((v, n)) = Volume::parse(&file).and_then(|v| v.disk_number(vmid).map(|n| (v, n))) {
+                taken.entry(numbering(storages, v.storage, v.format())).or_default().insert(n);
             }
         }
         Allocator { vmid, storages, taken }
@@ -57,9 +56,10 @@ impl<'s> Allocator<'s> {
         self.storage(sid).map_or_else(|| "raw".into(), |s| s.new_volume_format(None, None))
     }
 
-    /// The lowest disk number of this VM still free on `sid` (`find_free_diskname`), taken.
-    fn take_number(&mut self, sid: &str) -> u32 {
-        let used = self.taken.entry(sid.to_string()).or_default();
+    /// The lowest disk number of this VM still free on `sid` for a volume in `format`
+    /// (`find_free_diskname`), taken.
+    fn take_number(&mut self, sid: &str, format: &str) -> u32 {
+        let used = self.taken.entry(numbering(self.storages, sid, format)).or_default();
         let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
         used.insert(n);
         n
@@ -75,7 +75,8 @@ impl<'s> Allocator<'s> {
             // the vmid PVE will give the VM is not known: nor is the name
             return Some(format!("{sid}:{KNOWN_AFTER_APPLY}"));
         }
-        let n = self.take_number(sid);
+        // a linked clone on a file storage is a qcow2 overlay, numbered as one
+        let n = self.take_number(sid, if linked.is_some() { "qcow2" } else { format });
         let plugintype = self.plugintype(sid);
         let name = match linked {
             Some(base) => linked_clone_name(plugintype, base, self.vmid, n).unwrap_or_else(|| KNOWN_AFTER_APPLY.into()),
@@ -84,13 +85,19 @@ impl<'s> Allocator<'s> {
         Some(format!("{sid}:{name}"))
     }
 
-    /// The cloud-init volume of this VM on `sid`.
-    fn cloudinit(&self, sid: &str) -> String {
+    /// The cloud-init volume of this VM on `sid`, in `format` where the storage names it so.
+    fn cloudinit(&self, sid: &str, format: &str) -> String {
         if self.vmid == 0 {
             format!("{sid}:{KNOWN_AFTER_APPLY}")
         } else {
-            format!("{sid}:{}", cloudinit_volume_name(self.plugintype(sid), self.vmid))
+            format!("{sid}:{}", cloudinit_volume_name(self.plugintype(sid), self.vmid, format))
         }
+    }
+
+    /// The format of a copy on `sid` (`resolve_dst_disk_format`, §22.6): `requested` where the
+    /// storage takes it, else the source's, else the storage's default.
+    fn copy_format(&self, sid: &str, requested: Option<&str>, source: &str) -> String {
+        self.storage(sid).map_or_else(|| source.to_string(), |s| s.new_volume_format(requested, Some(source)))
     }
 
     /// The size PVE records for a new `key` of `size` on `sid`: EFI vars and TPM state have a
@@ -116,7 +123,7 @@ impl<'s> Allocator<'s> {
             props.remove("format");
             props.insert("media".into(), "cdrom".into());
             props.insert("size".into(), "4M".into());
-            return join_drive(&self.cloudinit(sid), &props);
+            return join_drive(&self.cloudinit(sid, "qcow2"), &props);
         }
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom");
         let Some((storage, size)) = parse_new_disk(&file).filter(|_| !cdrom) else { return value.to_string() };
@@ -129,34 +136,56 @@ impl<'s> Allocator<'s> {
         join_drive(&volume, &props)
     }
 
-    /// A drive of a clone's source as the clone gets it (`clone_disk`): a cloud-init drive as
-    /// the clone's own cloud-init volume (§15); other CD-ROMs and drives without a volume as
-    /// they are; a full copy as a new disk on `storage` (else the same
-    /// storage) in `format` (else the source's format on the same storage, the target's default
-    /// on another); a linked clone as the storage's `clone_image` names it (§22.3).
-    pub fn clone_drive(&mut self, value: &str, full: bool, storage: Option<&str>, format: Option<&str>) -> String {
-        let (file, props) = split_drive(value);
+    /// The drive `key` of a clone's source as the clone gets it (`clone_disk`): a cloud-init
+    /// drive as the clone's own cloud-init volume (§15); other CD-ROMs and drives without a
+    /// volume as they are; a full copy as a new disk on `storage` (else the same
+    /// storage) in the format `resolve_dst_disk_format` gives (`format`, else the source's,
+    /// where the target takes it, else its default), EFI vars and TPM state at their fixed size there (§8.5); a linked clone as
+    /// the storage's `clone_image` names it (§22.3), except `tpmstate0`, which `clone_vm` always
+    /// copies in full.
+    pub fn clone_drive(
+        &mut self,
+        key: &str,
+        value: &str,
+        full: bool,
+        storage: Option<&str>,
+        format: Option<&str>,
+    ) -> String {
+        let (file, mut props) = split_drive(value);
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom") || file == "cdrom";
         let Some(source) = Volume::parse(&file) else { return value.to_string() };
         let dest = storage.unwrap_or(source.storage);
         if source.kind == VolumeKind::CloudInit {
             // always copied (`clone_disk`), as the clone's own cloud-init volume on the target storage
-            return join_drive(&self.cloudinit(dest), &props);
+            let format = self.copy_format(dest, format, source.format());
+            return join_drive(&self.cloudinit(dest, &format), &props);
         }
         if cdrom {
             return value.to_string();
         }
+        let full = full || key == "tpmstate0";
         let volume = if full {
-            let format = match format {
-                Some(f) => f.to_string(),
-                None if dest == source.storage => source.format().to_string(),
-                None => self.default_format(dest),
-            };
+            let format = self.copy_format(dest, format, source.format());
             self.next(dest, &format, None)
         } else {
             self.next(dest, source.format(), Some(&source))
         };
+        let efitype = props.get("efitype").map(String::as_str);
+        if let Some(bytes) =
+            disk_bus(key).filter(|_| full).and_then(|bus| fixed_volume_size(bus, self.plugintype(dest), efitype))
+        {
+            props.insert("size".into(), format_size(bytes));
+        }
         volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
+    }
+}
+
+/// The set of disk numbers a volume in `format` on `sid` is numbered among: the storage's, or on
+/// nfs and cifs the storage's of that format (`StorageConfig::numbers_by_format`, §22.2).
+fn numbering(storages: &[StorageConfig], sid: &str, format: &str) -> String {
+    match storages.iter().find(|s| s.storage == sid) {
+        Some(s) if s.numbers_by_format() => format!("{sid}.{format}"),
+        _ => sid.to_string(),
     }
 }
 
