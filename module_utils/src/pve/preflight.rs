@@ -115,6 +115,16 @@ impl StorageConfig {
 pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
 
 /// The checks of one module run, with the reads they share.
+/// A volume one task makes, for `Preflight::allocations`: its storage, its volume id as PVE will
+/// name it, its size, and the task option it comes from (for the refusal).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewVolume {
+    pub storage: String,
+    pub volid: String,
+    pub bytes: u64,
+    pub option: String,
+}
+
 pub struct Preflight<'a> {
     api: &'a dyn Api,
     nodes: RefCell<Option<Rc<Vec<NodeState>>>>,
@@ -264,11 +274,11 @@ impl<'a> Preflight<'a> {
     }
 
     /// Allocating `bytes` on `storage` of `node` fits where the storage reserves the size (thick
-    /// LVM, a non-sparse zfspool); elsewhere allocation over-provisions and never fails for space
-    /// (§22.4). The free space is the storage's `avail` (`GET /nodes/{node}/storage/{storage}/status`,
-    /// read only for those types); `volname` names the volume PVE would create, asked only to word
-    /// a refusal as PVE does; `during` is what PVE prefixes the plugin's error with (a move's task
-    /// says `storage migration failed: `).
+    /// LVM, a non-sparse zfspool, a preallocating file storage); elsewhere allocation
+    /// over-provisions and never fails for space (§22.4). The free space is the storage's `avail`
+    /// (`GET /nodes/{node}/storage/{storage}/status`, read only for those types); `volname` names
+    /// the volume PVE would create, asked only to word a refusal as PVE does; `during` is what PVE
+    /// prefixes the plugin's error with (a move's task says `storage migration failed: `).
     pub fn allocation(
         &self,
         node: &str,
@@ -282,11 +292,7 @@ impl<'a> Preflight<'a> {
         let Some(scfg) = storages.iter().find(|s| s.storage == storage).filter(|s| s.reserves_space()) else {
             return Ok(());
         };
-        let status = self
-            .api
-            .get(&ApiPath::new(["nodes", node, "storage", storage, "status"]), &Vec::new())
-            .map_err(|e| e.context(&format!("reading the status of storage '{storage}' on node {node}")))?;
-        let Some(avail) = lenient_u64(status.get("avail")) else {
+        let Some(avail) = self.avail(node, storage)? else {
             return Ok(());
         };
         if scfg.refuses_allocation("", bytes, avail).is_none() {
@@ -298,6 +304,40 @@ impl<'a> Preflight<'a> {
             Some(why) => Err(refuse(option, format!("{during}{why}"))),
             None => Ok(()),
         }
+    }
+
+    /// Each of one task's new volumes (in the order PVE allocates them) fits, as `allocation`
+    /// checks one: the free space of each storage that reserves sizes is read once and goes down
+    /// by what the earlier volumes reserved, so a VM's second disk can be the one that fails, as
+    /// in PVE, where each `vdisk_alloc` of `create_disks` or `clone_disk` takes its space.
+    pub fn allocations(&self, node: &str, volumes: &[NewVolume], during: &str) -> Result<()> {
+        let storages = self.storages()?;
+        let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
+        for v in volumes {
+            let Some(scfg) = storages.iter().find(|s| s.storage == v.storage).filter(|s| s.reserves_space()) else {
+                continue;
+            };
+            let avail = match free.get(v.storage.as_str()) {
+                Some(known) => *known,
+                None => self.avail(node, &v.storage)?,
+            };
+            let Some(avail) = avail else { continue };
+            let volname = Volume::parse(&v.volid).map_or(v.volid.as_str(), |x| x.volname);
+            if let Some(why) = scfg.refuses_allocation(volname, v.bytes, avail) {
+                return Err(refuse(&v.option, format!("{during}{why}")));
+            }
+            free.insert(&v.storage, Some(avail.saturating_sub(scfg.reserved_by(volname, v.bytes))));
+        }
+        Ok(())
+    }
+
+    /// A storage's free bytes on `node` (`avail` of its status); `None` when PVE does not say.
+    fn avail(&self, node: &str, storage: &str) -> Result<Option<u64>> {
+        let status = self
+            .api
+            .get(&ApiPath::new(["nodes", node, "storage", storage, "status"]), &Vec::new())
+            .map_err(|e| e.context(&format!("reading the status of storage '{storage}' on node {node}")))?;
+        Ok(lenient_u64(status.get("avail")))
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as

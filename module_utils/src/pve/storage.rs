@@ -126,6 +126,18 @@ impl StorageConfig {
         self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse) || self.preallocates("raw")
     }
 
+    /// The bytes a new volume `volname` of `bytes` takes from the free space at once: its
+    /// allocated size where the storage reserves it (`reserves_space`, a file only when its format
+    /// is preallocated), else nothing (thin and file storages take space as data is written).
+    pub fn reserved_by(&self, volname: &str, bytes: u64) -> u64 {
+        let reserves = if self.is_file() { self.preallocates(name_format(volname)) } else { self.reserves_space() };
+        if reserves {
+            allocated_size(&self.plugintype, bytes)
+        } else {
+            0
+        }
+    }
+
     /// Whether a new file of `format` here is written whole at once: Plugin.pm
     /// `preallocation_cmd_opt` gives raw and qcow2 images the storage's `preallocation`, and
     /// only falloc and full write the whole size (metadata means off on raw; §22.4).
@@ -143,8 +155,7 @@ impl StorageConfig {
     /// sparse files over-provision (§22.4). An empty `volname` asks whether it would fail at all.
     pub fn refuses_allocation(&self, volname: &str, bytes: u64, avail: u64) -> Option<String> {
         if self.is_file() {
-            let format = volname.rsplit_once('.').map_or("raw", |(_, ext)| ext);
-            if !self.preallocates(format) || bytes <= avail {
+            if !self.preallocates(name_format(volname)) || bytes <= avail {
                 return None;
             }
             let path = format!("{}/images/{volname}", self.path.as_deref().unwrap_or_default());
@@ -176,6 +187,11 @@ impl StorageConfig {
             _ => None,
         }
     }
+}
+
+/// The format a volume name ends with on a file storage (`.qcow2`), raw without one.
+fn name_format(volname: &str) -> &str {
+    volname.rsplit_once('.').map_or("raw", |(_, ext)| ext)
 }
 
 /// The size a new volume asked for at `bytes` gets on a storage of type `plugintype`, as its

@@ -292,3 +292,41 @@ fn allocation_reads_the_status_only_where_the_size_is_reserved_and_refuses_in_pv
     // no status read for the thin pool, which over-provisions
     assert!(!calls(&api).iter().any(|c| c.contains("/storage/thin/status")));
 }
+
+#[test]
+fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
+    // Qemu.pm create_disks / QemuServer.pm clone_disk: each vdisk_alloc reserves its extents on
+    // thick LVM before the next (LVMPlugin.pm alloc_lvm_image; docs/pve-semantics.md §22.4)
+    let api = ScriptedApi::default();
+    // 100 GiB free (25600 extents): read once per call that reaches the thick pool (three below)
+    for _ in 0..3 {
+        api.answer(Method::Get, "/nodes/pve1/storage/san/status", Ok(json!({"avail": 25600u64 << 22})));
+    }
+    api.answer(
+        Method::Get,
+        "/storage",
+        Ok(json!([
+            {"storage": "san", "type": "lvm", "vgname": "san", "content": "images"},
+            {"storage": "thin", "type": "lvmthin", "content": "images"},
+        ])),
+    );
+    let pf = Preflight::new(&api);
+    let new = |storage: &str, n: u32, gib: u64, option: &str| NewVolume {
+        storage: storage.into(),
+        volid: format!("{storage}:vm-230-disk-{n}"),
+        bytes: gib << 30,
+        option: option.into(),
+    };
+    let task = [new("san", 0, 60, "scsi.scsi0"), new("thin", 0, 5000, "scsi.scsi1"), new("san", 1, 60, "scsi.scsi2")];
+    assert_eq!(
+        text(pf.allocations("pve1", &task, "unable to create VM 230 - ")),
+        "scsi.scsi2: unable to create VM 230 - lvcreate 'san/vm-230-disk-1' error:   Volume group \"san\" has \
+         insufficient free space (10240 extents): 15360 required."
+    );
+    // each alone fits; the status was read once, the thin pool's never
+    for one in &task {
+        assert!(pf.allocations("pve1", std::slice::from_ref(one), "").is_ok());
+    }
+    let reads = calls(&api).iter().filter(|c| c.contains("/status")).count();
+    assert_eq!(reads, 1 + 2, "one read per allocations call that reaches the thick pool");
+}
