@@ -206,7 +206,7 @@ fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
             let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
             vec![(Method::Post, source.path().join(["clone"]), form, context)]
         }
-        Write::Power { vm, call, body } => {
+        Write::Power { vm, call, body, .. } => {
             vec![(Method::Post, vm.path().join(["status", call.verb()]), body.clone(), call.failure(vm.vmid))]
         }
         Write::Remove { vm, stop, query } => {
