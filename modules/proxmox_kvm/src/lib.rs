@@ -210,12 +210,17 @@ impl Run<'_> {
         }
         // A real create or clone without a vmid: the privileges of the id PVE offers now, which
         // its first attempt then takes.
-        let offered_vmid = match plan.vm.vmid {
-            0 => Some(apply::nextid(self.api)?),
-            _ => None,
+        let (vmid, offered_vmid) = match plan.vm.vmid {
+            0 => {
+                let api = self.api;
+                let id = self.guard.before_new_vm(&plan.write, before, self.p, || apply::nextid(api))?;
+                (id, Some(id))
+            }
+            id => {
+                self.guard.before_write(&plan.write, before, id, self.p)?;
+                (id, None)
+            }
         };
-        let vmid = offered_vmid.unwrap_or(plan.vm.vmid);
-        self.guard.before_write(&plan.write, before, vmid, self.p)?;
         if self.ctx.check_mode {
             self.guard.schema(&plan.write, vmid)?;
             self.world.record(plan.prediction.clone())?;

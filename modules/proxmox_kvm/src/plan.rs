@@ -412,9 +412,8 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
     } else {
         config.clone()
     };
-    // Only pending changes, which a start or stop may apply (or fail to), change what the
-    // result shows of the config (its keys, MACs, volumes, pending list): without any, the
-    // config after the call is the one read before it, and reading it again tells nothing.
+    // Only pending changes, which a start or stop applies or fails to (pve-semantics §16), change
+    // what the result shows of the config: without any, it is the config read before the call.
     let read_back = !config.pending.is_empty() || !config.pending_delete.is_empty();
     Plan {
         write: Write::Power { vm: vm.clone(), call, body, read_back },
