@@ -39,7 +39,7 @@ pub enum Need {
 }
 
 /// The privileges of one VM path, `/vms/{vmid}`.
-fn vms(vmid: u64) -> String {
+pub fn vms(vmid: u64) -> String {
     format!("/vms/{vmid}")
 }
 

@@ -114,6 +114,12 @@ impl StorageConfig {
 /// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
 pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
 
+/// The other node a clone of a VM on `node` goes to: `target`, unless that is `node` itself or
+/// `localhost` (qemu-server `API2/Qemu.pm` `clone_vm` then clones on the node it runs on). §26.4.
+pub fn clone_other_node<'t>(node: &str, target: Option<&'t str>) -> Option<&'t str> {
+    target.filter(|t| *t != node && *t != "localhost")
+}
+
 /// The checks of one module run, with the reads they share.
 /// A volume one task makes, for `Preflight::allocations`: its storage, its volume id as PVE will
 /// name it, its size, and the task option it comes from (for the refusal).
@@ -353,7 +359,7 @@ impl<'a> Preflight<'a> {
         storage: Option<&str>,
         source: &BTreeMap<String, String>,
     ) -> Result<()> {
-        let target = target.filter(|t| *t != node && *t != "localhost");
+        let target = clone_other_node(node, target);
         if target.is_none() && storage.is_none() {
             return Ok(());
         }

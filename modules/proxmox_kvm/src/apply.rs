@@ -51,6 +51,10 @@ pub(crate) struct Apply<'a> {
     pub api: &'a dyn Api,
     pub ctx: &'a mut Context,
     pub p: &'a Params,
+    /// For a create or clone without a vmid: the id `GET /cluster/nextid` offered before the
+    /// writes, whose privileges the guard checked. The first attempt takes it; a collision
+    /// with another run asks for the next one.
+    pub offered_vmid: Option<u64>,
 }
 
 impl Apply<'_> {
@@ -67,17 +71,19 @@ impl Apply<'_> {
                 let after = config::read(self.api, &vm)?;
                 Ok(Applied { vm: Some(vm), after: Some(after) })
             }
-            Write::Clone { source, newid, name, body } => {
+            Write::Clone { source, newid, name, node, body } => {
                 let newid = self.clone_with_retry(source, *newid, name, body)?;
-                let vm = self.wait_unlocked(newid)?;
-                let after = self.configure_clone(&vm)?;
+                let vm = plan::resource(newid, Some(name), node, "stopped");
+                let config = self.wait_unlocked(&vm)?;
+                let after = self.configure_clone(&vm, config)?;
                 Ok(Applied { vm: Some(vm), after: Some(after) })
             }
-            Write::Power { vm, call, body } => {
+            Write::Power { vm, call, body, read_back } => {
                 let path = vm.path().join(["status", call.verb()]);
                 self.post_and_wait(&path, body.clone(), call.extra_wait())
                     .map_err(|e| e.context(&call.failure(vm.vmid)))?;
-                Ok(Applied { vm: None, after: Some(config::read(self.api, vm)?) })
+                let after = if *read_back { Some(config::read(self.api, vm)?) } else { None };
+                Ok(Applied { vm: None, after })
             }
             Write::Remove { vm, stop, query } => {
                 self.remove(vm, stop.as_ref(), query)?;
@@ -114,6 +120,15 @@ impl Apply<'_> {
         Ok(())
     }
 
+    /// The id a create or clone without a vmid tries next: the one offered before the writes,
+    /// then a new `GET /cluster/nextid` for each retry.
+    fn next_free_vmid(&mut self) -> Result<u64> {
+        match self.offered_vmid.take() {
+            Some(id) => Ok(id),
+            None => nextid(self.api),
+        }
+    }
+
     fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
         let answer = self.api.post(path, &body)?;
         self.wait(&answer, extra)
@@ -128,7 +143,7 @@ impl Apply<'_> {
             attempt += 1;
             let id = match vmid {
                 Some(v) => v,
-                None => nextid(self.api)?,
+                None => self.next_free_vmid()?,
             };
             let mut body: Form = vec![("vmid".into(), id.to_string())];
             body.extend(form.iter().cloned());
@@ -152,7 +167,7 @@ impl Apply<'_> {
             attempt += 1;
             let id = match newid {
                 Some(v) => v,
-                None => nextid(self.api)?,
+                None => self.next_free_vmid()?,
             };
             let mut body: Form = vec![("newid".into(), id.to_string())];
             body.extend(form.iter().cloned());
@@ -166,23 +181,22 @@ impl Apply<'_> {
         }
     }
 
-    /// After the clone task: find the clone (it may be on the target node) and wait until its
-    /// `lock: clone` is gone, so the configuration that follows is not refused as locked.
-    fn wait_unlocked(&self, vmid: u64) -> Result<VmResource> {
+    /// After the clone task: wait until the clone's `lock: clone` is gone, so the configuration
+    /// that follows is not refused as locked, and return its config as read then. The clone is
+    /// on the node the plan named: Qemu.pm `clone_vm` writes its config on the node the request
+    /// went to and, for a `target`, moves it there before the task ends.
+    fn wait_unlocked(&self, vm: &VmResource) -> Result<VmConfig> {
         let deadline = Instant::now() + Duration::from_secs(self.p.timeout);
         let mut pause = Duration::from_millis(50);
         loop {
-            let vms = module_utils::pve::resources::cluster_vms(self.api)?;
-            if let Some(vm) = vms.into_iter().find(|v| v.vmid == vmid) {
-                let config = config::read(self.api, &vm)?;
-                if !config.current.contains_key("lock") {
-                    return Ok(vm);
-                }
+            let config = config::read(self.api, vm)?;
+            if !config.current.contains_key("lock") {
+                return Ok(config);
             }
             if Instant::now() >= deadline {
                 return Err(Error::failed(format!(
-                    "the clone task ended, but VM {vmid} is still missing or locked after {}s",
-                    self.p.timeout
+                    "the clone task ended, but VM {} is still locked after {}s",
+                    vm.vmid, self.p.timeout
                 )));
             }
             std::thread::sleep(pause);
@@ -191,9 +205,9 @@ impl Apply<'_> {
     }
 
     /// Converge a new clone to the task. Its config is only known once PVE made it (new MACs,
-    /// volume names), so this one change is planned here, from the clone as read.
-    fn configure_clone(&mut self, vm: &VmResource) -> Result<VmConfig> {
-        let config = config::read(self.api, vm)?;
+    /// volume names), so this one change is planned here, from the clone as read (`config`,
+    /// read once its lock was gone).
+    fn configure_clone(&mut self, vm: &VmResource, config: VmConfig) -> Result<VmConfig> {
         let conv = plan::converge(&config, &self.p.desired);
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
         if conv.changes.is_empty() {

@@ -208,18 +208,25 @@ impl Run<'_> {
                 plan.set_vmid(vmid);
             }
         }
-        // A real create or clone without a vmid: the privileges of the id PVE offers now.
-        let vmid = match plan.vm.vmid {
-            0 => apply::nextid(self.api)?,
-            id => id,
+        // A real create or clone without a vmid: the privileges of the id PVE offers now, which
+        // its first attempt then takes.
+        let (vmid, offered_vmid) = match plan.vm.vmid {
+            0 => {
+                let api = self.api;
+                let id = self.guard.before_new_vm(&plan.write, before, self.p, || apply::nextid(api))?;
+                (id, Some(id))
+            }
+            id => {
+                self.guard.before_write(&plan.write, before, id, self.p)?;
+                (id, None)
+            }
         };
-        self.guard.before_write(&plan.write, before, vmid, self.p)?;
         if self.ctx.check_mode {
             self.guard.schema(&plan.write, vmid)?;
             self.world.record(plan.prediction.clone())?;
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }
-        let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p }.run(&plan.write)?;
+        let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid }.run(&plan.write)?;
         Ok(Done {
             vm: applied.vm.unwrap_or(plan.vm),
             after: applied.after.unwrap_or_else(|| plan.after.clone()),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use module_utils::check::predictions::PredictedVm;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
-use module_utils::pve::preflight::StorageConfig;
+use module_utils::pve::preflight::{clone_other_node, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{StorageResource, VmResource};
 use module_utils::{Error, Result};
@@ -40,9 +40,10 @@ pub enum Write {
     Create { node: String, vmid: Option<u64>, name: Option<String>, label: String, form: Form },
     /// `POST .../clone` with `newid` first (`None`: as `Create`), the wait for the clone's lock
     /// to go, then the clone converged to the task (planned from the clone as PVE made it).
-    Clone { source: VmResource, newid: Option<u64>, name: String, body: Form },
-    /// `POST .../status/<verb>`, then the config read back.
-    Power { vm: VmResource, call: PowerCall, body: Form },
+    /// `node`: where PVE puts the clone, `target` or else the source's node.
+    Clone { source: VmResource, newid: Option<u64>, name: String, node: String, body: Form },
+    /// `POST .../status/<verb>`, then, when `read_back`, the config read back.
+    Power { vm: VmResource, call: PowerCall, body: Form, read_back: bool },
     /// A stop first when `stop` is set (its body), then `DELETE` the VM and a check that it is gone.
     Remove { vm: VmResource, stop: Option<Form>, query: Form },
     /// A stop first when `stop_first`, then `POST .../template`, then the config read back.
@@ -346,7 +347,7 @@ pub fn clone(
         source.vmid
     ))?;
     let planned = predict(&base, &conv.changes, false);
-    let node = c.target.clone().unwrap_or_else(|| source.node.clone());
+    let node = clone_other_node(&source.node, c.target.as_deref()).unwrap_or(&source.node).to_string();
     let mut body: Form =
         vec![("name".into(), name.to_string()), ("full".into(), if c.full { "1" } else { "0" }.into())];
     for (k, v) in [
@@ -371,7 +372,13 @@ pub fn clone(
         storages: storages.to_vec(),
     };
     Ok(Plan {
-        write: Write::Clone { source: source.clone(), newid: c.newid, name: name.to_string(), body },
+        write: Write::Clone {
+            source: source.clone(),
+            newid: c.newid,
+            name: name.to_string(),
+            node: node.clone(),
+            body,
+        },
         prediction: masked(prediction),
         vm: resource(newid, Some(name), &node, "stopped"),
         after: planned,
@@ -405,8 +412,11 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
     } else {
         config.clone()
     };
+    // Only pending changes, which a start or stop applies or fails to (pve-semantics §16), change
+    // what the result shows of the config: without any, it is the config read before the call.
+    let read_back = !config.pending.is_empty() || !config.pending_delete.is_empty();
     Plan {
-        write: Write::Power { vm: vm.clone(), call, body },
+        write: Write::Power { vm: vm.clone(), call, body, read_back },
         prediction: power_prediction(vm, config, next, vm.template),
         vm: vm.clone(),
         after,

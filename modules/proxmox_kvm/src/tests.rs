@@ -323,6 +323,27 @@ fn clone_base_drops_what_pve_does_not_copy() {
     assert_eq!(base.current, want);
 }
 
+/// The clone's node, which apply reads its config on without looking it up: `target`, unless
+/// that is `localhost` or the source's own node (Qemu.pm `clone_vm`).
+#[test]
+fn a_clone_is_planned_on_the_node_pve_puts_it_on() {
+    use plan::Write;
+    let source = plan::resource(9000, Some("tmpl"), "pve1", "stopped");
+    let source_config = config(&[("name", "tmpl"), ("template", "1"), ("cores", "1")]);
+    for (target, node) in [(None, "pve1"), (Some("pve2"), "pve2"), (Some("localhost"), "pve1"), (Some("pve1"), "pve1")]
+    {
+        let mut args = json!({"node": "pve1", "clone": "tmpl", "name": "c"});
+        if let Some(t) = target {
+            args["target"] = json!(t);
+        }
+        let p = params_from(args).unwrap();
+        let c = p.clone.clone().unwrap();
+        let plan = plan::clone(&source, &source_config, &c, "c", &p, vec![9000], &storages()).unwrap();
+        let Write::Clone { node: planned, .. } = &plan.write else { panic!("a clone") };
+        assert_eq!((planned.as_str(), plan.vm.node.as_str()), (node, node), "target {target:?}");
+    }
+}
+
 fn storages() -> Vec<StorageConfig> {
     [
         json!({"storage": "local-lvm", "type": "lvmthin", "content": "images"}),
@@ -784,9 +805,14 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     let Transition::Call(call, next) = transition(Power::Running, Wanted::Stopped, p.force) else { panic!("a call") };
     let plan = plan::power(&vm, &cfg, call, next, &p);
     let body = vec![("forceStop".to_string(), "1".to_string()), ("timeout".into(), "60".into())];
-    assert_eq!(plan.write, Write::Power { vm: vm.clone(), call, body });
+    assert_eq!(plan.write, Write::Power { vm: vm.clone(), call, body, read_back: true });
     assert_eq!((plan.after.get("cores"), plan.after.pending_keys().len()), (Some("4"), 0));
     assert_eq!((plan.prediction.status.as_str(), plan.prediction.pending.len()), ("stopped", 0));
+    // With nothing pending, the call leaves the config as read: it is not read back.
+    let settled = VmConfig { current: cfg.effective(), ..Default::default() };
+    let plan = plan::power(&vm, &settled, PowerCall::Start, Power::Running, &p);
+    assert!(matches!(plan.write, Write::Power { read_back: false, .. }), "{:?}", plan.write);
+    assert_eq!(plan.after, settled);
     // A resume keeps the pending change.
     let plan = plan::power(&vm, &cfg, PowerCall::Resume, Power::Running, &p);
     assert_eq!(plan.after, cfg);

@@ -51,6 +51,32 @@ impl<'a> Privileges<'a> {
         Ok(privs)
     }
 
+    /// Read now the privileges on the paths `require(needs)` reads, in its order, except
+    /// `except`, so that `require` then asks only for that one: a create or clone reads the rest
+    /// before it asks PVE for the new VM's id (`except` is the path of a placeholder id), which
+    /// it then takes as late as it can. Stops where `require` would fail (the failure is left to
+    /// `require`); the options of a `OneOf` are left to it too: which of them it reads depends
+    /// on what is held.
+    pub fn read_ahead(&self, needs: &[Need], except: &str) -> Result<()> {
+        self.read_ahead_until_refused(needs, except).map(|_| ())
+    }
+
+    /// `read_ahead`; `false` once a need is found not held.
+    fn read_ahead_until_refused(&self, needs: &[Need], except: &str) -> Result<bool> {
+        for need in needs {
+            let held = match need {
+                Need::Privs { path, .. } if path != except => self.check(need)?.is_none(),
+                Need::AllOf(inner) => self.read_ahead_until_refused(inner, except)?,
+                Need::Bridge { .. } => self.check(need)?.is_none(),
+                Need::Privs { .. } | Need::OneOf { .. } | Need::RootOnly(_) | Need::Refused(_) => true,
+            };
+            if !held {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Every need, in order; the first not held fails with PVE's message: a missing privilege
     /// with the text of PVE's 403, a root-only or refused one with the text PVE dies with.
     pub fn require(&self, needs: &[Need]) -> Result<()> {

@@ -359,3 +359,36 @@ fn a_failed_permissions_read_is_an_error_not_a_refusal() {
     assert_eq!(e.api_status(), Some(500));
     assert!(e.to_string().starts_with("reading the privileges of ansible@pve!automation on /vms/100"), "{e}");
 }
+
+#[test]
+fn read_ahead_reads_every_path_but_the_new_vms_and_require_reads_only_that_one() {
+    let api = acl(&[
+        ("/vms/9000", &["VM.Clone"]),
+        ("/vms/101", &["VM.Allocate"]),
+        ("/storage/local-lvm", &["Datastore.AllocateSpace"]),
+        ("/sdn/zones/localnetwork/vmbr0", &["SDN.Use"]),
+    ]);
+    let p = Privileges::new(&api, "ansible@pve!automation");
+    let source: BTreeMap<String, String> =
+        [("scsi0", "local-lvm:base-9000-disk-0,size=8G"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0,tag=5")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    // The needs with a placeholder id: every path but the placeholder's is read, a pool's
+    // alternative (a OneOf) is left to `require`.
+    p.read_ahead(&clone(9000, 0, Some("web"), None, &source), &vms(0)).unwrap();
+    assert_eq!(*api.asked.borrow(), ["/vms/9000", "/storage/local-lvm", "/sdn/zones/localnetwork/vmbr0/5"]);
+    api.asked.borrow_mut().clear();
+    // With the id PVE offers: only the new VM's path is asked (it holds VM.Allocate there, so
+    // the pool is not), and the outcome is require's own (here the VLAN's missing SDN.Use).
+    assert_eq!(
+        refusal(&p, &clone(9000, 101, Some("web"), None, &source)),
+        "Permission check failed (/sdn/zones/localnetwork/vmbr0/5, SDN.Use)"
+    );
+    assert_eq!(*api.asked.borrow(), ["/vms/101"]);
+    // Where require would stop (no VM.Clone on the source), read_ahead stops, and fails nothing.
+    let api = acl(&[("/vms/9000", &["VM.Audit"])]);
+    let p = Privileges::new(&api, "ansible@pve!automation");
+    p.read_ahead(&clone(9000, 0, None, None, &source), &vms(0)).unwrap();
+    assert_eq!(*api.asked.borrow(), ["/vms/9000"]);
+}

@@ -104,47 +104,63 @@ impl<'a> Guard<'a> {
     /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
     /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
-        let needs: Vec<Need> = match write {
+        self.preflight(write, before, p)?;
+        self.privileges.require(&needs(write, before, vmid, p))
+    }
+
+    /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
+    /// (the one PVE offers now) and returns it: the same checks in the same order, but the id is
+    /// asked for only once the preflight and the privilege reads on every other path are done.
+    /// The later the id is taken, the less likely another run creating at the same moment is
+    /// offered the same one (each such collision costs a refused write and a new id).
+    pub(crate) fn before_new_vm(
+        &self,
+        write: &Write,
+        before: Option<&VmConfig>,
+        p: &Params,
+        offer: impl FnOnce() -> Result<u64>,
+    ) -> Result<u64> {
+        self.preflight(write, before, p)?;
+        // No VM has id 0 (PVE's start at 100): its path stands for the one not known yet.
+        self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
+        let vmid = offer()?;
+        self.privileges.require(&needs(write, before, vmid, p))?;
+        Ok(vmid)
+    }
+
+    /// What PVE would refuse of `write` other than for privileges: nodes, storages, volumes,
+    /// bridges, targets, and a balloon above the memory.
+    fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
+        match write {
             Write::Create { node, form, .. } => {
                 self.preflight.node(node, "node")?;
-                self.config_values(node, form, p.storage.as_deref())?;
-                permissions::create(vmid, p.pool.as_deref(), p.storage.as_deref(), false, form)
+                self.config_values(node, form, p.storage.as_deref())
             }
             Write::Config { vm, body, context, .. } => {
                 let current = before.map(VmConfig::effective).unwrap_or_default();
-                let (set, delete) = split_config_body(body);
+                let (set, _) = split_config_body(body);
                 self.config_values(&vm.node, &set, None)?;
-                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))?;
-                permissions::update(vm.vmid, &current, &set, &delete)
+                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))
             }
             Write::Clone { source, body, .. } => {
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
-                let value = |k: &str| body.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-                self.preflight.clone_target(&source.node, value("target"), value("storage"), &source_config)?;
-                if value("full") == Some("0") {
+                self.preflight.clone_target(
+                    &source.node,
+                    value(body, "target"),
+                    value(body, "storage"),
+                    &source_config,
+                )?;
+                if value(body, "full") == Some("0") {
                     self.preflight.linked_clone(&source_config)?;
                 }
-                permissions::clone(source.vmid, vmid, p.pool.as_deref(), value("storage"), &source_config)
-            }
-            Write::Power { vm, .. } => permissions::power(vm.vmid),
-            Write::Remove { vm, stop, .. } => {
-                let mut needs = if stop.is_some() { permissions::power(vm.vmid) } else { Vec::new() };
-                needs.extend(permissions::destroy(vm.vmid));
-                needs
-            }
-            Write::Template { vm, stop_first } => {
-                let mut needs = if *stop_first { permissions::power(vm.vmid) } else { Vec::new() };
-                needs.extend(permissions::template(vm.vmid));
-                needs
+                Ok(())
             }
             Write::Migrate { vm, body, .. } => {
-                let target = body.iter().find(|(k, _)| k == "target").map_or("", |(_, v)| v.as_str());
                 let config = before.map(VmConfig::effective).unwrap_or_default();
-                self.preflight.migrate_target(&vm.node, target, &config, None)?;
-                permissions::migrate(vm.vmid, None)
+                self.preflight.migrate_target(&vm.node, value(body, "target").unwrap_or(""), &config, None)
             }
-        };
-        self.privileges.require(&needs)
+            Write::Power { .. } | Write::Remove { .. } | Write::Template { .. } => Ok(()),
+        }
     }
 
     /// In a check run: each request the real run would send for `write`, checked against PVE's
@@ -156,6 +172,39 @@ impl<'a> Guard<'a> {
         }
         Ok(())
     }
+}
+
+/// The privileges `write` needs, in the order PVE checks them. `vmid`: a new VM's id.
+fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec<Need> {
+    match write {
+        Write::Create { form, .. } => permissions::create(vmid, p.pool.as_deref(), p.storage.as_deref(), false, form),
+        Write::Config { vm, body, .. } => {
+            let current = before.map(VmConfig::effective).unwrap_or_default();
+            let (set, delete) = split_config_body(body);
+            permissions::update(vm.vmid, &current, &set, &delete)
+        }
+        Write::Clone { source, body, .. } => {
+            let source_config = before.map(VmConfig::effective).unwrap_or_default();
+            permissions::clone(source.vmid, vmid, p.pool.as_deref(), value(body, "storage"), &source_config)
+        }
+        Write::Power { vm, .. } => permissions::power(vm.vmid),
+        Write::Remove { vm, stop, .. } => {
+            let mut needs = if stop.is_some() { permissions::power(vm.vmid) } else { Vec::new() };
+            needs.extend(permissions::destroy(vm.vmid));
+            needs
+        }
+        Write::Template { vm, stop_first } => {
+            let mut needs = if *stop_first { permissions::power(vm.vmid) } else { Vec::new() };
+            needs.extend(permissions::template(vm.vmid));
+            needs
+        }
+        Write::Migrate { vm, .. } => permissions::migrate(vm.vmid, None),
+    }
+}
+
+/// The value of `key` in a request body.
+fn value<'b>(body: &'b Form, key: &str) -> Option<&'b str> {
+    body.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
 /// qemu-server `update_vm_api` refuses a `balloon` above the memory the VM will have, the
@@ -208,7 +257,7 @@ fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
             let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
             vec![(Method::Post, source.path().join(["clone"]), form, context)]
         }
-        Write::Power { vm, call, body } => {
+        Write::Power { vm, call, body, .. } => {
             vec![(Method::Post, vm.path().join(["status", call.verb()]), body.clone(), call.failure(vm.vmid))]
         }
         Write::Remove { vm, stop, query } => {
