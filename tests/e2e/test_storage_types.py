@@ -330,6 +330,7 @@ def test_linked_clones_of_a_template_on_zfs_and_nfs_and_their_disks(ansible, sim
 def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
     make_template(sim, 500, 'tpl-zfs', scsi0='local-zfs:1')
     make_template(sim, 600, 'tpl-san', scsi0='san-lvm:1')
+    make_template(sim, 700, 'tpl-big', scsi0='local-lvm:150')
     # a directory storage that preallocates its files (100 GiB, pvesim's default size), added by root
     login = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
     sim.api('POST', '/storage', {'storage': 'prealloc', 'type': 'dir', 'path': '/mnt/prealloc', 'content': 'images',
@@ -355,6 +356,21 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         # LVMPlugin.pm alloc_lvm_image: thick LVM reserves the size (san-lvm: 200 GiB, 64G used)
         'thick lvm full': (disk('thick lvm full', vmid=121, disk='scsi2', storage='san-lvm', size='150G'),
                            'insufficient free space'),
+        # the same for proxmox_kvm's own allocations, each with the words of the call that fails
+        # (Qemu.pm create_vm, create_disks in sorted key order, clone_vm → clone_disk)
+        'create on thick lvm full': (kvm('create on thick lvm full', node='pve1', vmid=222, name='x5',
+                                         scsi={'scsi0': 'san-lvm:150'}),
+                                     "unable to create VM 222 - lvcreate 'san/vm-222-disk-0' error:   Volume group "
+                                     '"san" has insufficient free space'),
+        'create on thick lvm full, next free vmid': (kvm('create on thick lvm full, next free vmid', node='pve1',
+                                                         name='x8', scsi={'scsi0': 'san-lvm:150'}),
+                                                     'disk-0\' error:   Volume group "san" has insufficient free space'),
+        'second disk does not fit': (kvm('second disk does not fit', node='pve1', vmid=223, name='x6',
+                                         scsi={'scsi0': 'san-lvm:100', 'scsi1': 'san-lvm:100'}),
+                                     "unable to create VM 223 - lvcreate 'san/vm-223-disk-1' error:"),
+        'full clone to thick lvm full': (kvm('full clone to thick lvm full', node='pve1', clone='tpl-big', newid=701,
+                                             name='x7', full=True, storage='san-lvm'),
+                                         "clone failed: lvcreate 'san/vm-701-disk-0' error:"),
         # Plugin.pm alloc_image → qemu_img_create -o preallocation=falloc: the file takes its size at once
         'preallocated file full': (disk('preallocated file full', vmid=121, disk='scsi3', storage='prealloc',
                                         size='150G'),
@@ -370,4 +386,4 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
                 wrong.append('%s run, %r: %s %r' % (mode, name, result['status'], result['result'].get('msg')))
     assert wrong == [], 'not refused with PVE\'s message:\n' + '\n'.join(wrong)
     vmids = {int(r['vmid']) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})}
-    assert vmids == {120, 121, 500, 600, 9000}
+    assert vmids == {120, 121, 500, 600, 700, 9000}

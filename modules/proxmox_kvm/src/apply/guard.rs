@@ -13,7 +13,7 @@ use module_utils::pve::client::{Api, ApiPath, Form, Method};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
-use module_utils::pve::preflight::{Content, Preflight, StorageConfig};
+use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::check_write;
@@ -163,6 +163,23 @@ impl<'a> Guard<'a> {
         }
     }
 
+    /// The space of the volumes `write` makes PVE allocate (`after`: the config the plan
+    /// predicts, its volumes named with `vmid`), where the storage reserves it: the last check,
+    /// as PVE allocates only in the create, config or clone work, after every other check.
+    pub(crate) fn capacity(&self, write: &Write, before: Option<&VmConfig>, after: &VmConfig, vmid: u64) -> Result<()> {
+        let (node, during) = match write {
+            Write::Create { node, .. } => (node.as_str(), format!("unable to create VM {vmid} - ")),
+            Write::Config { vm, .. } => (vm.node.as_str(), String::new()),
+            Write::Clone { source, .. } => (source.node.as_str(), "clone failed: ".to_string()),
+            _ => return Ok(()),
+        };
+        let volumes = allocated_volumes(write, before, after, vmid);
+        if volumes.is_empty() {
+            return Ok(());
+        }
+        self.preflight.allocations(node, &volumes, &during)
+    }
+
     /// In a check run: each request the real run would send for `write`, checked against PVE's
     /// API schema as the client checks it before sending, failing with the context the real
     /// run's failure has. `vmid`: a new VM's id.
@@ -200,6 +217,42 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
         }
         Write::Migrate { vm, .. } => permissions::migrate(vm.vmid, None),
     }
+}
+
+/// The volumes PVE allocates for `write`, in its order (`create_disks` and `clone_vm` take the
+/// drive keys sorted; docs/pve-semantics.md §8, §15), named and sized as the plan predicts them
+/// in `after`: a create's or config write's new disks and cloud-init drives, a clone's copies of
+/// the source's drives (full copies, and the TPM state a linked clone copies; a linked clone of
+/// a base volume allocates no space of its size). A volume the plan could not name is left out.
+fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig, vmid: u64) -> Vec<NewVolume> {
+    let is_request = |file: &str| parse_new_disk(file).is_some() || parse_new_cloudinit(file).is_some();
+    let mut keys: Vec<String> = match write {
+        Write::Create { form, .. } | Write::Config { body: form, .. } => form
+            .iter()
+            .filter(|(k, v)| Disk::parse(k, v).and_then(|d| d.volume).is_some_and(|f| is_request(&f)))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        Write::Clone { .. } => source.map(VmConfig::effective).unwrap_or_default().into_keys().collect(),
+        _ => Vec::new(),
+    };
+    keys.sort_unstable();
+    keys.dedup();
+    let config = after.effective();
+    keys.iter()
+        .filter(|key| is_disk_key(key) && !key.starts_with("unused"))
+        .filter_map(|key| {
+            let disk = Disk::parse(key, config.get(key)?)?;
+            let volid = disk.volume?;
+            let volume = Volume::parse(&volid)?;
+            // the VM's own new volume; not a linked clone sharing its base's blocks, nor a CD-ROM
+            let cdrom = disk.media == "cdrom" && volume.kind != VolumeKind::CloudInit;
+            if volume.owner != Some(vmid) || volume.base.is_some() || cdrom {
+                return None;
+            }
+            let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
+            Some(NewVolume { storage, volid, bytes, option: option_of(key) })
+        })
+        .collect()
 }
 
 /// The value of `key` in a request body.
