@@ -375,7 +375,7 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         'preallocated file full': (disk('preallocated file full', vmid=121, disk='scsi3', storage='prealloc',
                                         size='150G'),
                                    'unable to create image: qemu-img: /mnt/prealloc/images/121/vm-121-disk-0.raw: '
-                                   'Could not preallocate data for the new file: No space left on device'),
+                                   'Could not preallocate new data: No space left on device'),
     }
     book = play(*[dict(task, ignore_errors=True) for task, _ in refusals.values()])
     wrong = []

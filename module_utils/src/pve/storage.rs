@@ -141,10 +141,32 @@ impl StorageConfig {
     /// Whether a new file of `format` here is written whole at once: Plugin.pm
     /// `preallocation_cmd_opt` gives raw and qcow2 images the storage's `preallocation`, and
     /// only falloc and full write the whole size (metadata means off on raw; §22.4).
+    /// btrfs is a file storage, but its `alloc_image` makes a raw volume with `truncate` in a
+    /// subvolume: no qemu-img, no preallocation (BTRFSPlugin.pm).
     fn preallocates(&self, format: &str) -> bool {
         self.is_file()
+            && self.plugintype != "btrfs"
             && matches!(format, "raw" | "qcow2")
             && matches!(self.preallocation.as_deref(), Some("falloc" | "full"))
+    }
+
+    /// qemu-img's error when preallocating `volname` here runs out of space (QEMU
+    /// `block/file-posix.c` `handle_aiocb_truncate`: `Could not preallocate new data` for falloc,
+    /// `Could not write zeros for preallocation` for full; a qcow2 image reaches it through
+    /// `qcow2_co_create` and `qcow2_co_truncate`, which prepend `Could not resize image: ` and
+    /// `Failed to resize underlying file: `).
+    fn preallocation_error(&self, volname: &str) -> String {
+        let what = if self.preallocation.as_deref() == Some("falloc") {
+            "Could not preallocate new data"
+        } else {
+            "Could not write zeros for preallocation"
+        };
+        let through = if name_format(volname) == "qcow2" {
+            "Could not resize image: Failed to resize underlying file: "
+        } else {
+            ""
+        };
+        format!("{through}{what}: No space left on device")
     }
 
     /// Why allocating `bytes` as volume `volname` here fails when the storage has `avail` bytes
@@ -159,11 +181,7 @@ impl StorageConfig {
                 return None;
             }
             let path = format!("{}/images/{volname}", self.path.as_deref().unwrap_or_default());
-            return Some(if self.preallocation.as_deref() == Some("falloc") {
-                format!("unable to create image: qemu-img: {path}: Could not preallocate data for the new file: No space left on device")
-            } else {
-                format!("unable to create image: qemu-img: {path}: Could not write zeros for preallocation: No space left on device")
-            });
+            return Some(format!("unable to create image: qemu-img: {path}: {}", self.preallocation_error(volname)));
         }
         match self.plugintype.as_str() {
             "lvm" => {
@@ -269,14 +287,26 @@ mod tests {
         assert!(falloc.reserves_space());
         assert_eq!(
             falloc.refuses_allocation("102/vm-102-disk-0.raw", 9 * GIB, 8 * GIB).as_deref(),
-            Some("unable to create image: qemu-img: /mnt/pve/f/images/102/vm-102-disk-0.raw: Could not preallocate data for the new file: No space left on device")
+            Some("unable to create image: qemu-img: /mnt/pve/f/images/102/vm-102-disk-0.raw: Could not preallocate new data: No space left on device")
         );
         assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.raw", 8 * GIB, 8 * GIB), None);
         assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.vmdk", 9 * GIB, 8 * GIB), None);
         let full = scfg(json!({"storage": "d", "type": "dir", "path": "/d", "preallocation": "full"}));
         assert!(full.refuses_allocation("1/vm-1-disk-0.qcow2", 2 * GIB, GIB).unwrap().ends_with(
-            "/d/images/1/vm-1-disk-0.qcow2: Could not write zeros for preallocation: No space left on device"
+            "/d/images/1/vm-1-disk-0.qcow2: Could not resize image: Failed to resize underlying file: Could not write \
+             zeros for preallocation: No space left on device"
         ));
+        assert!(full.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, GIB).unwrap().ends_with(
+            "/d/images/1/vm-1-disk-0.raw: Could not write zeros for preallocation: No space left on device"
+        ));
+        assert!(falloc.refuses_allocation("102/vm-102-disk-0.qcow2", 9 * GIB, 8 * GIB).unwrap().ends_with(
+            "vm-102-disk-0.qcow2: Could not resize image: Failed to resize underlying file: Could not preallocate new \
+             data: No space left on device"
+        ));
+        // BTRFSPlugin.pm alloc_image: truncate, never preallocated
+        let btrfs = scfg(json!({"storage": "b", "type": "btrfs", "path": "/b", "preallocation": "falloc"}));
+        assert!(!btrfs.reserves_space());
+        assert_eq!(btrfs.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, GIB), None);
         let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
         assert!(!sparse_files.reserves_space());
         assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);

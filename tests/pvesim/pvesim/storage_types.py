@@ -54,7 +54,10 @@ def alloc_size(store, size):
 
 def preallocation(store, fmt):
     """Plugin.pm preallocation_cmd_opt: the storage's `preallocation` for a qcow2 (default metadata) or raw
-    image (default off; metadata means off on raw); None for other formats."""
+    image (default off; metadata means off on raw); None for other formats, and on btrfs, whose alloc_image
+    makes raw volumes with `truncate` (BTRFSPlugin.pm)."""
+    if store.get('type') == 'btrfs':
+        return None
     mode = store.get('preallocation')
     if fmt == 'qcow2':
         return mode or 'metadata'
@@ -195,12 +198,14 @@ class StorageTypesMixin:
         _total, _used, free = self._space(store)
         if written_at_alloc(store, fmt, size) > free:
             # PVE::Storage::Common::qemu_img_create runs it with errmsg "unable to create image", so
-            # PVE::Tools run_command dies with qemu-img's last stderr line (block/file-posix.c,
-            # raw_regular_truncate: fallocate, or writing the zeroes of `full`)
-            what = 'preallocate data' if preallocation(store, fmt) == 'falloc' else 'write zeros'
-            raise die('unable to create image: qemu-img: {0}: Could not {1} for {2}: No space left on '
-                      'device'.format(self._volume_path(sid, volname, 'images'), what,
-                                      'the new file' if what == 'preallocate data' else 'preallocation'))
+            # PVE::Tools run_command dies with qemu-img's last stderr line: QEMU block/file-posix.c
+            # handle_aiocb_truncate (fallocate, or writing the zeroes of `full`), which a qcow2 image
+            # reaches through qcow2_co_create and qcow2_co_truncate, each prepending its words
+            what = ('Could not preallocate new data' if preallocation(store, fmt) == 'falloc'
+                    else 'Could not write zeros for preallocation')
+            through = 'Could not resize image: Failed to resize underlying file: ' if fmt == 'qcow2' else ''
+            raise die('unable to create image: qemu-img: {0}: {1}{2}: No space left on device'.format(
+                self._volume_path(sid, volname, 'images'), through, what))
         if kind == 'lvm':
             kib = int(math.ceil(size / 1024.0))
             if free < kib:

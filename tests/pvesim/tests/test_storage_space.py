@@ -54,9 +54,15 @@ def test_each_status_counts_as_its_plugin_does_and_preallocation_counts_on_file_
     # a preallocated file that does not fit fails in qemu-img create (PVE::Storage::Common::qemu_img_create,
     # errmsg "unable to create image": PVE::Tools run_command gives qemu-img's stderr); a sparse one fits
     status = run(sim, 'POST', Q, {'vmid': 102, 'scsi0': 'nfs-falloc:8'})
+    # (QEMU block/file-posix.c handle_aiocb_truncate; a qcow2 image through qcow2_co_create/_truncate)
     assert status['exitstatus'] == ('unable to create VM 102 - unable to create image: qemu-img: '
-                                    '/mnt/pve/nfs-falloc/images/102/vm-102-disk-0.raw: Could not preallocate data '
-                                    'for the new file: No space left on device')
+                                    '/mnt/pve/nfs-falloc/images/102/vm-102-disk-0.raw: Could not preallocate new data: '
+                                    'No space left on device')
+    status = run(sim, 'POST', Q, {'vmid': 102, 'scsi0': 'nfs-falloc:8,format=qcow2'})
+    assert status['exitstatus'] == ('unable to create VM 102 - unable to create image: qemu-img: '
+                                    '/mnt/pve/nfs-falloc/images/102/vm-102-disk-0.qcow2: Could not resize image: '
+                                    'Failed to resize underlying file: Could not preallocate new data: '
+                                    'No space left on device')
     create(sim, 102, scsi0='nfs:9')
     # freed volumes give their space back (Storage.pm vdisk_free)
     ok(run(sim, 'DELETE', Q + '/101'))
