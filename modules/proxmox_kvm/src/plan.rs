@@ -412,9 +412,7 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
     } else {
         config.clone()
     };
-    // Only pending changes, which a start or stop applies or fails to (pve-semantics §16), change
-    // what the result shows of the config: without any, it is the config read before the call.
-    let read_back = !config.pending.is_empty() || !config.pending_delete.is_empty();
+    let read_back = call.changes_config(config);
     Plan {
         write: Write::Power { vm: vm.clone(), call, body, read_back },
         prediction: power_prediction(vm, config, next, vm.template),

@@ -813,6 +813,15 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     let plan = plan::power(&vm, &settled, PowerCall::Start, Power::Running, &p);
     assert!(matches!(plan.write, Write::Power { read_back: false, .. }), "{:?}", plan.write);
     assert_eq!(plan.after, settled);
+    // A hibernation writes `lock: suspended` and `vmstate` (RunState.pm vm_suspend); starting a
+    // hibernated VM removes them (QemuServer.pm vm_start_nolock): both are read back.
+    let plan = plan::power(&vm, &settled, PowerCall::Hibernate, Power::Hibernated, &p);
+    assert!(matches!(plan.write, Write::Power { read_back: true, .. }), "{:?}", plan.write);
+    let mut hibernated = settled.clone();
+    hibernated.current.insert("lock".into(), "suspended".into());
+    hibernated.current.insert("vmstate".into(), "local-lvm:vm-100-state-suspend-2026-12-03".into());
+    let plan = plan::power(&vm, &hibernated, PowerCall::Start, Power::Running, &p);
+    assert!(matches!(plan.write, Write::Power { read_back: true, .. }), "{:?}", plan.write);
     // A resume keeps the pending change.
     let plan = plan::power(&vm, &cfg, PowerCall::Resume, Power::Running, &p);
     assert_eq!(plan.after, cfg);

@@ -1,9 +1,9 @@
 //! A VM's power state and the one table of power transitions: from the state a VM is in and the
 //! state a task asks for, the one call PVE gets (or none, or a refusal). Pure.
 
-use crate::params::{form, Form};
+use module_utils::pve::config::VmConfig;
 
-use crate::params::State;
+use crate::params::{form, Form, State};
 
 /// The power state of a VM as the module reasons about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,15 @@ pub enum PowerCall {
 }
 
 impl PowerCall {
+    /// Whether the call changes the config, so the result must read it again; else the config
+    /// read before the call is the result. It changes with pending changes (a start or stop
+    /// applies them, §16), a hibernation (RunState.pm `vm_suspend` writes `lock`, `vmstate`,
+    /// `runningmachine`), and the start or resume of a hibernated VM, which removes them.
+    pub fn changes_config(self, config: &VmConfig) -> bool {
+        let hibernated = ["lock", "vmstate"].iter().any(|k| config.current.contains_key(*k));
+        !config.pending.is_empty() || !config.pending_delete.is_empty() || hibernated || self == PowerCall::Hibernate
+    }
+
     /// The last segment of the call's path.
     pub fn verb(self) -> &'static str {
         match self {
