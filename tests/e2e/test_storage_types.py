@@ -371,6 +371,10 @@ def test_what_pve_refuses_is_refused_alike_in_check_and_real_runs(ansible, sim):
         'full clone to thick lvm full': (kvm('full clone to thick lvm full', node='pve1', clone='tpl-big', newid=701,
                                              name='x7', full=True, storage='san-lvm'),
                                          "clone failed: lvcreate 'san/vm-701-disk-0' error:"),
+        # a disk the task adds to its clone takes space after the clone's copies (checked before the clone)
+        'clone with a disk that does not fit': (kvm('clone with a disk that does not fit', node='pve1', clone='tpl-san',
+                                                    newid=702, name='x9', scsi={'scsi1': 'san-lvm:150'}),
+                                                "scsi.scsi1: lvcreate 'san/vm-702-disk-1' error:"),
         # Plugin.pm alloc_image → qemu_img_create -o preallocation=falloc: the file takes its size at once
         'preallocated file full': (disk('preallocated file full', vmid=121, disk='scsi3', storage='prealloc',
                                         size='150G'),

@@ -122,13 +122,15 @@ pub fn clone_other_node<'t>(node: &str, target: Option<&'t str>) -> Option<&'t s
 
 /// The checks of one module run, with the reads they share.
 /// A volume one task makes, for `Preflight::allocations`: its storage, its volume id as PVE will
-/// name it, its size, and the task option it comes from (for the refusal).
+/// name it, its size, the task option it comes from and the words PVE puts before a failed
+/// allocation in the call that makes it (`unable to create VM 230 - `, `clone failed: `).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewVolume {
     pub storage: String,
     pub volid: String,
     pub bytes: u64,
     pub option: String,
+    pub during: String,
 }
 
 pub struct Preflight<'a> {
@@ -316,7 +318,7 @@ impl<'a> Preflight<'a> {
     /// checks one: the free space of each storage that reserves sizes is read once and goes down
     /// by what the earlier volumes reserved, so a VM's second disk can be the one that fails, as
     /// in PVE, where each `vdisk_alloc` of `create_disks` or `clone_disk` takes its space.
-    pub fn allocations(&self, node: &str, volumes: &[NewVolume], during: &str) -> Result<()> {
+    pub fn allocations(&self, node: &str, volumes: &[NewVolume]) -> Result<()> {
         let storages = self.storages()?;
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
@@ -327,10 +329,13 @@ impl<'a> Preflight<'a> {
                 Some(known) => *known,
                 None => self.avail(node, &v.storage)?,
             };
-            let Some(avail) = avail else { continue };
+            let Some(avail) = avail else {
+                free.insert(&v.storage, None);
+                continue;
+            };
             let volname = Volume::parse(&v.volid).map_or(v.volid.as_str(), |x| x.volname);
             if let Some(why) = scfg.refuses_allocation(volname, v.bytes, avail) {
-                return Err(refuse(&v.option, format!("{during}{why}")));
+                return Err(refuse(&v.option, format!("{}{why}", v.during)));
             }
             free.insert(&v.storage, Some(avail.saturating_sub(scfg.reserved_by(volname, v.bytes))));
         }

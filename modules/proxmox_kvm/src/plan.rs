@@ -121,8 +121,7 @@ impl NewConfig {
                 )
             }
             NewConfig::Clone { source, name, opts, changes, storages } => {
-                let base = clone_base(source, name, vmid, opts, storages);
-                predict(&base, changes, false)
+                clone_config(&clone_base(source, name, vmid, opts, storages), vmid, changes, storages)
             }
         }
     }
@@ -175,16 +174,8 @@ pub fn listed_power(vm: &VmResource) -> Power {
 /// cluster's, to name the volumes of new disks as PVE will (unknown storages: left as sent).
 pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params, storages: &[StorageConfig]) -> Plan {
     let mut predicted = predict(config, changes, vm.status == "running");
-    let mut alloc = Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()));
-    for c in changes {
-        let value =
-            if is_drive_key(&c.key) { alloc.allocate(&c.key, &c.after, None) } else { mark_new_mac(&c.key, &c.after) };
-        for side in [&mut predicted.current, &mut predicted.pending] {
-            if side.get(&c.key) == Some(&c.after) {
-                side.insert(c.key.clone(), value.clone());
-            }
-        }
-    }
+    Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()))
+        .name_changes(&mut predicted, changes);
     let body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
     let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
     config_write(p, vm, config, body, context, predicted)
@@ -327,6 +318,14 @@ pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, stora
     VmConfig::from_current(base)
 }
 
+/// A new clone's config (`base`, as PVE makes it) after the task's `changes`, which the clone's
+/// configuring write makes once the copy is done: new disks named after the clone's own.
+fn clone_config(base: &VmConfig, vmid: u64, changes: &[Change], storages: &[StorageConfig]) -> VmConfig {
+    let mut config = predict(base, changes, false);
+    Allocator::new(vmid, storages, base.current.iter()).name_changes(&mut config, changes);
+    config
+}
+
 /// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
 /// before any write when the task asks what only proxmox_disk may do. `taken`, `storages`: as
 /// `create`.
@@ -346,7 +345,7 @@ pub fn clone(
         "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
         source.vmid
     ))?;
-    let planned = predict(&base, &conv.changes, false);
+    let planned = clone_config(&base, newid, &conv.changes, storages);
     let node = clone_other_node(&source.node, c.target.as_deref()).unwrap_or(&source.node).to_string();
     let mut body: Form =
         vec![("name".into(), name.to_string()), ("full".into(), if c.full { "1" } else { "0" }.into())];

@@ -316,16 +316,17 @@ fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
         volid: format!("{storage}:vm-230-disk-{n}"),
         bytes: gib << 30,
         option: option.into(),
+        during: "unable to create VM 230 - ".into(),
     };
     let task = [new("san", 0, 60, "scsi.scsi0"), new("thin", 0, 5000, "scsi.scsi1"), new("san", 1, 60, "scsi.scsi2")];
     assert_eq!(
-        text(pf.allocations("pve1", &task, "unable to create VM 230 - ")),
+        text(pf.allocations("pve1", &task)),
         "scsi.scsi2: unable to create VM 230 - lvcreate 'san/vm-230-disk-1' error:   Volume group \"san\" has \
          insufficient free space (10240 extents): 15360 required."
     );
     // each alone fits; the status was read once, the thin pool's never
     for one in &task {
-        assert!(pf.allocations("pve1", std::slice::from_ref(one), "").is_ok());
+        assert!(pf.allocations("pve1", std::slice::from_ref(one)).is_ok());
     }
     let reads = calls(&api).iter().filter(|c| c.contains("/status")).count();
     assert_eq!(reads, 1 + 2, "one read per allocations call that reaches the thick pool");

@@ -167,17 +167,17 @@ impl<'a> Guard<'a> {
     /// predicts, its volumes named with `vmid`), where the storage reserves it: the last check,
     /// as PVE allocates only in the create, config or clone work, after every other check.
     pub(crate) fn capacity(&self, write: &Write, before: Option<&VmConfig>, after: &VmConfig, vmid: u64) -> Result<()> {
-        let (node, during) = match write {
-            Write::Create { node, .. } => (node.as_str(), format!("unable to create VM {vmid} - ")),
-            Write::Config { vm, .. } => (vm.node.as_str(), String::new()),
-            Write::Clone { source, .. } => (source.node.as_str(), "clone failed: ".to_string()),
+        let node = match write {
+            Write::Create { node, .. } => node,
+            Write::Config { vm, .. } => &vm.node,
+            Write::Clone { source, .. } => &source.node,
             _ => return Ok(()),
         };
         let volumes = allocated_volumes(write, before, after, vmid);
         if volumes.is_empty() {
             return Ok(());
         }
-        self.preflight.allocations(node, &volumes, &during)
+        self.preflight.allocations(node, &volumes)
     }
 
     /// In a check run: each request the real run would send for `write`, checked against PVE's
@@ -220,28 +220,46 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
 }
 
 /// The volumes PVE allocates for `write`, in its order (`create_disks` and `clone_vm` take the
-/// drive keys sorted; docs/pve-semantics.md §8, §15), named and sized as the plan predicts them
-/// in `after`: a create's or config write's new disks and cloud-init drives, a clone's copies of
-/// the source's drives (full copies, and the TPM state a linked clone copies; a linked clone of
-/// a base volume allocates no space of its size). A volume the plan could not name is left out.
+/// drive keys sorted; docs/pve-semantics.md §8, §15, §26.7), named and sized as the plan predicts
+/// them in `after`, each with the option it comes from and PVE's words before a failed allocation:
+/// a create's or config write's new disks and cloud-init drives; a clone's copies of the source's
+/// drives (full copies, and the TPM state a linked clone copies; a linked clone of a base volume
+/// allocates no space of its size), then the disks the task adds to the clone, which the clone's
+/// configuring write allocates. A volume the plan could not name is left out.
 fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig, vmid: u64) -> Vec<NewVolume> {
     let is_request = |file: &str| parse_new_disk(file).is_some() || parse_new_cloudinit(file).is_some();
-    let mut keys: Vec<String> = match write {
-        Write::Create { form, .. } | Write::Config { body: form, .. } => form
+    let requested = |form: &Form| -> Vec<String> {
+        let mut keys: Vec<String> = form
             .iter()
             .filter(|(k, v)| Disk::parse(k, v).and_then(|d| d.volume).is_some_and(|f| is_request(&f)))
             .map(|(k, _)| k.clone())
-            .collect(),
-        Write::Clone { .. } => source.map(VmConfig::effective).unwrap_or_default().into_keys().collect(),
+            .collect();
+        keys.sort_unstable();
+        keys
+    };
+    let config = after.effective();
+    // (key, option, words before PVE's error)
+    let order: Vec<(String, String, String)> = match write {
+        Write::Create { form, .. } => {
+            let during = format!("unable to create VM {vmid} - ");
+            requested(form).into_iter().map(|k| (option_of(&k), k, during.clone())).collect()
+        }
+        Write::Config { body, .. } => requested(body).into_iter().map(|k| (option_of(&k), k, String::new())).collect(),
+        Write::Clone { body, .. } => {
+            let copied = source.map(VmConfig::effective).unwrap_or_default();
+            let option = if value(body, "storage").is_some() { "storage" } else { "clone" };
+            let copies = copied.keys().map(|k| (option.to_string(), k.clone(), "clone failed: ".to_string()));
+            let added =
+                config.keys().filter(|k| !copied.contains_key(*k)).map(|k| (option_of(k), k.clone(), String::new()));
+            copies.chain(added).collect()
+        }
         _ => Vec::new(),
     };
-    keys.sort_unstable();
-    keys.dedup();
-    let config = after.effective();
-    keys.iter()
-        .filter(|key| is_disk_key(key) && !key.starts_with("unused"))
-        .filter_map(|key| {
-            let disk = Disk::parse(key, config.get(key)?)?;
+    order
+        .into_iter()
+        .filter(|(_, key, _)| is_disk_key(key) && !key.starts_with("unused"))
+        .filter_map(|(option, key, during)| {
+            let disk = Disk::parse(&key, config.get(&key)?)?;
             let volid = disk.volume?;
             let volume = Volume::parse(&volid)?;
             // the VM's own new volume; not a linked clone sharing its base's blocks, nor a CD-ROM
@@ -250,7 +268,7 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
                 return None;
             }
             let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
-            Some(NewVolume { storage, volid, bytes, option: option_of(key) })
+            Some(NewVolume { storage, volid, bytes, option, during })
         })
         .collect()
 }

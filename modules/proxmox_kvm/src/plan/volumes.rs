@@ -8,11 +8,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
 use module_utils::pve::storage::{cloudinit_volume_name, fixed_volume_size, linked_clone_name, new_volume_name};
 use module_utils::pve::volume::{Volume, VolumeKind};
+
+use super::compare::Change;
+use crate::params::is_drive_key;
 
 /// The storages of the cluster as naming needs them, and the disk numbers a VM already uses on
 /// each (`find_free_diskname` takes the lowest free one).
@@ -134,6 +138,24 @@ impl<'s> Allocator<'s> {
         };
         props.insert("size".into(), size);
         join_drive(&volume, &props)
+    }
+
+    /// Name what `changes` make PVE decide in `predicted`, the config after them (where a new
+    /// disk still shows as the task asked for it, applied or pending): each new disk's volume,
+    /// in the order PVE allocates them, and each new NIC's MAC (marked).
+    pub fn name_changes(&mut self, predicted: &mut VmConfig, changes: &[Change]) {
+        for c in changes {
+            let value = if is_drive_key(&c.key) {
+                self.allocate(&c.key, &c.after, None)
+            } else {
+                mark_new_mac(&c.key, &c.after)
+            };
+            for side in [&mut predicted.current, &mut predicted.pending] {
+                if side.get(&c.key) == Some(&c.after) {
+                    side.insert(c.key.clone(), value.clone());
+                }
+            }
+        }
     }
 
     /// The drive `key` of a clone's source as the clone gets it (`clone_disk`): a cloud-init
