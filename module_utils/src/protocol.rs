@@ -282,6 +282,10 @@ fn run_body(
         Err(e) => return (failure(&e, None, &Context::bare()), 1),
     };
     let mut no_log = raw_no_log_values(spec, &user, env);
+    if panics == PanicReport::PrintAndExit {
+        // validation and set-up, before the run has an invocation or a journal
+        report_panics(None, WriteJournal::default(), no_log.clone());
+    }
     let flag = |k: &str| internal.get(k).and_then(validate::parse_ansible_bool).unwrap_or(false);
 
     let params = match validate::validate(spec, &user, env) {
@@ -304,7 +308,7 @@ fn run_body(
     let invocation = json!({"module_args": ctx.params.as_json()});
 
     if panics == PanicReport::PrintAndExit {
-        report_panics(invocation.clone(), ctx.journal.clone(), no_log.clone());
+        report_panics(Some(invocation.clone()), ctx.journal.clone(), no_log.clone());
     }
     let outcome = body(&mut ctx);
 
@@ -319,7 +323,10 @@ fn run_body(
 /// `changed` when Proxmox already accepted a write. The hook prints it and exits before any
 /// unwinding: the release build aborts on a panic (Cargo.toml, ARCHITECTURE.md "Release size"),
 /// so there is nothing to catch; every build of the process takes this one path.
-fn report_panics(invocation: Value, journal: WriteJournal, no_log: Vec<String>) {
+///
+/// The report is built on a bare context: it has the run's accepted writes, but not the
+/// warnings or the `vmid` a failure returns otherwise (a bug's report, not a task's result).
+fn report_panics(invocation: Option<Value>, journal: WriteJournal, no_log: Vec<String>) {
     panic::set_hook(Box::new(move |info| {
         let payload = info.payload();
         let text = payload
@@ -331,7 +338,7 @@ fn report_panics(invocation: Value, journal: WriteJournal, no_log: Vec<String>) 
         let mut ctx = Context::bare();
         ctx.journal = journal.snapshot();
         let e = Error::Internal(format!("the module panicked: {text}{location}"));
-        emit(&mask(failure(&e, Some(invocation.clone()), &ctx), &no_log), 1)
+        emit(&mask(failure(&e, invocation.clone(), &ctx), &no_log), 1)
     }));
 }
 

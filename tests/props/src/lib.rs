@@ -135,7 +135,12 @@ pub fn check_args(module: Module, text: &str, with_env: bool) -> std::result::Re
         execute(module.spec(), Ok(text.to_string()), env, module.body())
     }));
     let elapsed = started.elapsed();
-    let (answer, code) = outcome.map_err(|_| format!("{}: panicked outside the panic guard", module.name()))?;
+    let (answer, code) = outcome.map_err(|_| {
+        format!(
+            "{}: panicked (a panic is a bug the process reports as a failure; no input may cause one)",
+            module.name()
+        )
+    })?;
     if elapsed > MAX_DURATION {
         return Err(format!("{}: took {elapsed:?}", module.name()));
     }
