@@ -90,17 +90,11 @@ pub fn config_value_text(value: &Value) -> Option<String> {
     }
 }
 
-/// A `new cloud-init drive` value: `STORAGE:cloudinit`, or bare `cloudinit` on the task's
-/// default storage (qemu-server `API2/Qemu.pm` `create_disks`:
-/// `m/^(([^:\s]+):)?(cloudinit)$/`). Returns the storage, if given.
-pub fn parse_new_cloudinit(file: &str) -> Option<Option<&str>> {
-    match file.split_once(':') {
-        None if file == "cloudinit" => Some(None),
-        Some((storage, "cloudinit")) if !storage.is_empty() && !storage.chars().any(char::is_whitespace) => {
-            Some(Some(storage))
-        }
-        _ => None,
-    }
+/// A `new cloud-init drive` value, `STORAGE:cloudinit`: its storage. qemu-server `API2/Qemu.pm`
+/// `create_disks` (and `$check_storage_access`) take a drive whose `parse_volume_id` volume name
+/// is `cloudinit` as one to allocate; a bare `cloudinit` is no volume id, so none.
+pub fn parse_new_cloudinit(file: &str) -> Option<&str> {
+    Volume::parse(file).filter(|v| v.volname == "cloudinit").map(|v| v.storage)
 }
 
 /// A `new disk` drive value (§8): `STORAGE:N` or bare `N`, N GiB, maybe fractional. Returns the

@@ -304,17 +304,19 @@ fn new_disk_allocation_form() {
     }
 }
 
-/// qemu-server `API2/Qemu.pm` `create_disks`: `m/^(([^:\s]+):)?(cloudinit)$/` allocates a
-/// cloud-init drive; an existing cloud-init volume is not a request.
+/// qemu-server `API2/Qemu.pm` `create_disks`: a volume id whose volume name is `cloudinit`
+/// allocates a cloud-init drive; an existing cloud-init volume, a bare `cloudinit` or a storage id
+/// `parse_volume_id` refuses is none.
 #[test]
 fn new_cloudinit_allocation_form() {
-    assert_eq!(parse_new_cloudinit("local-lvm:cloudinit"), Some(Some("local-lvm")));
-    assert_eq!(parse_new_cloudinit("cloudinit"), Some(None));
+    assert_eq!(parse_new_cloudinit("local-lvm:cloudinit"), Some("local-lvm"));
     for no in [
+        "cloudinit",
         "local-lvm:vm-100-cloudinit",
         "local:100/vm-100-cloudinit.qcow2",
         ":cloudinit",
         "a b:cloudinit",
+        "1x:cloudinit",
         "local-lvm:cloudinit.qcow2",
         "local-lvm:32",
         "",

@@ -86,10 +86,8 @@ impl<'a> Guard<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.storage(node, sid, Content::Images, &option)?;
                 }
-            } else if let Some(storage) = parse_new_cloudinit(file) {
-                if let Some(sid) = storage.or(default_storage) {
-                    self.preflight.storage(node, sid, Content::Images, &option)?;
-                }
+            } else if let Some(sid) = parse_new_cloudinit(file) {
+                self.preflight.storage(node, sid, Content::Images, &option)?;
             } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
             {
                 // an ISO or import source: PVE takes the reference and fails in its task. A VM's

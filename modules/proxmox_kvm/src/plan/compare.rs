@@ -200,11 +200,10 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
                 "{key} is {current}, not a cloud-init drive; remove it first (delete: {key}) or use another key"
             ));
         }
-        if storage.is_some() && storage != cur_storage {
+        if Some(storage) != cur_storage {
             return DriveOutcome::Refuse(format!(
-                "the cloud-init drive {key} is on {}, the task asks for {}; remove it first (delete: {key})",
+                "the cloud-init drive {key} is on {}, the task asks for {storage}; remove it first (delete: {key})",
                 cur_storage.unwrap_or("?"),
-                storage.unwrap_or("?")
             ));
         }
         // PVE forces media=cdrom on cloud-init drives.

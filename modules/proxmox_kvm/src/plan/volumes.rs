@@ -120,7 +120,7 @@ impl<'s> Allocator<'s> {
     /// gets its volume; anything else is kept.
     pub fn allocate(&mut self, key: &str, value: &str, default_storage: Option<&str>) -> String {
         let (file, mut props) = split_drive(value);
-        if let Some(Some(sid)) = parse_new_cloudinit(&file) {
+        if let Some(sid) = parse_new_cloudinit(&file) {
             if self.storage(sid).is_none() {
                 return value.to_string();
             }
