@@ -169,7 +169,7 @@ def fleet_report(fleet):
     if ferro and better:
         ratio = ferro['wall'] / better['wall']
         lines.append('  ferro / community.proxmox\'s better way (%s, %.1f s): %.2f' % (better['how'], better['wall'], ratio))
-        if floor and not floor['rc']:
+        if floor and not floor['rc'] and better['wall'] > floor['wall']:
             lines.append('  the floor alone is %.2f of community.proxmox\'s better way; above the floor: ferro.proxmox '
                          '%.1f s, community.proxmox %.1f s: %.2f' % (
                              floor['wall'] / better['wall'], ferro['wall'] - floor['wall'],
