@@ -257,6 +257,18 @@ fn a_failed_read_says_what_was_read_and_is_not_cached() {
     assert!(pf.move_target("pve1", "nfs", "storage").is_ok());
 }
 
+/// storage.cfg with a thick LVM `san` (VG `san`) and an LVM-thin `thin`.
+fn answer_thick_and_thin_storages(api: &ScriptedApi) {
+    api.answer(
+        Method::Get,
+        "/storage",
+        Ok(json!([
+            {"storage": "san", "type": "lvm", "vgname": "san", "content": "images"},
+            {"storage": "thin", "type": "lvmthin", "content": "images"},
+        ])),
+    );
+}
+
 #[test]
 fn allocation_reads_the_status_only_where_the_size_is_reserved_and_refuses_in_pves_words() {
     // LVMPlugin.pm alloc_lvm_image / lvcreate (docs/pve-semantics.md §22.4, §26.7)
@@ -269,14 +281,7 @@ fn allocation_reads_the_status_only_where_the_size_is_reserved_and_refuses_in_pv
             Ok(json!({"total": 200u64 << 30, "avail": 34560u64 << 22})),
         );
     }
-    api.answer(
-        Method::Get,
-        "/storage",
-        Ok(json!([
-            {"storage": "san", "type": "lvm", "vgname": "san", "content": "images"},
-            {"storage": "thin", "type": "lvmthin", "content": "images"},
-        ])),
-    );
+    answer_thick_and_thin_storages(&api);
     let pf = Preflight::new(&api);
     let name = || Ok("san:vm-121-disk-1".to_string());
     assert!(pf.allocation("pve1", "thin", 1 << 50, "storage", "", &name).is_ok());
@@ -302,14 +307,7 @@ fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
     for _ in 0..3 {
         api.answer(Method::Get, "/nodes/pve1/storage/san/status", Ok(json!({"avail": 25600u64 << 22})));
     }
-    api.answer(
-        Method::Get,
-        "/storage",
-        Ok(json!([
-            {"storage": "san", "type": "lvm", "vgname": "san", "content": "images"},
-            {"storage": "thin", "type": "lvmthin", "content": "images"},
-        ])),
-    );
+    answer_thick_and_thin_storages(&api);
     let pf = Preflight::new(&api);
     let new = |storage: &str, n: u32, gib: u64, option: &str| NewVolume {
         storage: storage.into(),
