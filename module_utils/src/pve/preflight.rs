@@ -141,6 +141,21 @@ pub struct Preflight<'a> {
     volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
 }
 
+/// `storage`'s config where allocating there reserves the size (`StorageConfig::reserves_space`).
+fn reserving<'s>(storages: &'s [StorageConfig], storage: &str) -> Option<&'s StorageConfig> {
+    storages.iter().find(|s| s.storage == storage).filter(|s| s.reserves_space())
+}
+
+/// Volume `volid` of `bytes` fits in `avail` on `scfg`, else PVE's refusal, after `during` (the
+/// words of the call that allocates it), as `option`'s error.
+fn fits(scfg: &StorageConfig, volid: &str, bytes: u64, avail: u64, option: &str, during: &str) -> Result<()> {
+    let volname = Volume::parse(volid).map_or(volid, |v| v.volname);
+    match scfg.refuses_allocation(volname, bytes, avail) {
+        Some(why) => Err(refuse(option, format!("{during}{why}"))),
+        None => Ok(()),
+    }
+}
+
 fn refuse(option: &str, message: impl AsRef<str>) -> Error {
     Error::failed(format!("{option}: {}", message.as_ref()))
 }
@@ -297,7 +312,7 @@ impl<'a> Preflight<'a> {
         volname: &dyn Fn() -> Result<String>,
     ) -> Result<()> {
         let storages = self.storages()?;
-        let Some(scfg) = storages.iter().find(|s| s.storage == storage).filter(|s| s.reserves_space()) else {
+        let Some(scfg) = reserving(&storages, storage) else {
             return Ok(());
         };
         let Some(avail) = self.avail(node, storage)? else {
@@ -306,12 +321,7 @@ impl<'a> Preflight<'a> {
         if scfg.refuses_allocation("", bytes, avail).is_none() {
             return Ok(());
         }
-        let name = volname()?;
-        let volname = Volume::parse(&name).map_or(name.as_str(), |v| v.volname);
-        match scfg.refuses_allocation(volname, bytes, avail) {
-            Some(why) => Err(refuse(option, format!("{during}{why}"))),
-            None => Ok(()),
-        }
+        fits(scfg, &volname()?, bytes, avail, option, during)
     }
 
     /// Each of one task's new volumes (in the order PVE allocates them) fits, as `allocation`
@@ -319,10 +329,13 @@ impl<'a> Preflight<'a> {
     /// by what the earlier volumes reserved, so a VM's second disk can be the one that fails, as
     /// in PVE, where each `vdisk_alloc` of `create_disks` or `clone_disk` takes its space.
     pub fn allocations(&self, node: &str, volumes: &[NewVolume]) -> Result<()> {
+        if volumes.is_empty() {
+            return Ok(());
+        }
         let storages = self.storages()?;
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
-            let Some(scfg) = storages.iter().find(|s| s.storage == v.storage).filter(|s| s.reserves_space()) else {
+            let Some(scfg) = reserving(&storages, &v.storage) else {
                 continue;
             };
             let avail = match free.get(v.storage.as_str()) {
@@ -333,10 +346,8 @@ impl<'a> Preflight<'a> {
                 free.insert(&v.storage, None);
                 continue;
             };
+            fits(scfg, &v.volid, v.bytes, avail, &v.option, &v.during)?;
             let volname = Volume::parse(&v.volid).map_or(v.volid.as_str(), |x| x.volname);
-            if let Some(why) = scfg.refuses_allocation(volname, v.bytes, avail) {
-                return Err(refuse(&v.option, format!("{}{why}", v.during)));
-            }
             free.insert(&v.storage, Some(avail.saturating_sub(scfg.reserved_by(volname, v.bytes))));
         }
         Ok(())

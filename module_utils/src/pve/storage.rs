@@ -121,17 +121,28 @@ impl StorageConfig {
 
     /// Whether allocating a volume here reserves its whole size (thick LVM, a non-sparse
     /// zfspool, a file storage whose `preallocation` is falloc or full), so that it fails at once
-    /// when the space is missing (§22.4).
+    /// when the space is missing (§22.4). Files of every format that preallocates do so alike, so
+    /// a raw name stands for them.
     pub fn reserves_space(&self) -> bool {
-        self.plugintype == "lvm" || (self.plugintype == "zfspool" && !self.sparse) || self.preallocates("raw")
+        self.reserves("")
+    }
+
+    /// Whether allocating volume `volname` here takes its whole size at once: always on thick
+    /// LVM and a non-sparse zfspool; on a file storage when its format is preallocated.
+    fn reserves(&self, volname: &str) -> bool {
+        match self.plugintype.as_str() {
+            _ if self.is_file() => self.preallocates(name_format(volname)),
+            "lvm" => true,
+            "zfspool" => !self.sparse,
+            _ => false,
+        }
     }
 
     /// The bytes a new volume `volname` of `bytes` takes from the free space at once: its
-    /// allocated size where the storage reserves it (`reserves_space`, a file only when its format
-    /// is preallocated), else nothing (thin and file storages take space as data is written).
+    /// allocated size where it is reserved (`reserves`), else nothing (thin and sparse file
+    /// storages take space as data is written).
     pub fn reserved_by(&self, volname: &str, bytes: u64) -> u64 {
-        let reserves = if self.is_file() { self.preallocates(name_format(volname)) } else { self.reserves_space() };
-        if reserves {
+        if self.reserves(volname) {
             allocated_size(&self.plugintype, bytes)
         } else {
             0
@@ -176,12 +187,13 @@ impl StorageConfig {
     /// full (`qemu_img_create`, whose error is qemu-img's) reserve the size; thin storages and
     /// sparse files over-provision (§22.4). An empty `volname` asks whether it would fail at all.
     pub fn refuses_allocation(&self, volname: &str, bytes: u64, avail: u64) -> Option<String> {
+        if !self.reserves(volname) {
+            return None;
+        }
         if self.is_file() {
-            if !self.preallocates(name_format(volname)) || bytes <= avail {
-                return None;
-            }
             let path = format!("{}/images/{volname}", self.path.as_deref().unwrap_or_default());
-            return Some(format!("unable to create image: qemu-img: {path}: {}", self.preallocation_error(volname)));
+            return (bytes > avail)
+                .then(|| format!("unable to create image: qemu-img: {path}: {}", self.preallocation_error(volname)));
         }
         match self.plugintype.as_str() {
             "lvm" => {
@@ -197,7 +209,7 @@ impl StorageConfig {
                     )
                 })
             }
-            "zfspool" if !self.sparse => {
+            "zfspool" => {
                 let pool = self.pool.as_deref().unwrap_or("rpool");
                 (bytes.div_ceil(MIB) * MIB > avail)
                     .then(|| format!("zfs error: cannot create '{pool}/{volname}': out of space"))

@@ -221,9 +221,12 @@ impl Run<'_> {
                 (id, None)
             }
         };
-        // The new volumes' space, last as in PVE, named with the id they get.
-        let named = plan.new_config.as_ref().filter(|_| offered_vmid.is_some()).map(|n| n.config(vmid));
-        self.guard.capacity(&plan.write, before, named.as_ref().unwrap_or(&plan.after), vmid)?;
+        // The new volumes named with the id they get (check mode named them above), then their
+        // space, last as in PVE.
+        if offered_vmid.is_some() {
+            plan.set_vmid(vmid);
+        }
+        self.guard.capacity(&plan.write, before, &plan.after, vmid)?;
         if self.ctx.check_mode {
             self.guard.schema(&plan.write, vmid)?;
             self.world.record(plan.prediction.clone())?;

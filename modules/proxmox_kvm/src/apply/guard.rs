@@ -171,11 +171,7 @@ impl<'a> Guard<'a> {
             Write::Clone { source, .. } => &source.node,
             _ => return Ok(()),
         };
-        let volumes = allocated_volumes(write, before, after, vmid);
-        if volumes.is_empty() {
-            return Ok(());
-        }
-        self.preflight.allocations(node, &volumes)
+        self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))
     }
 
     /// In a check run: each request the real run would send for `write`, checked against PVE's
