@@ -25,6 +25,11 @@ use crate::ansible::validate;
 use crate::check::predictions::Predictions;
 use crate::error::{Error, Result};
 
+/// The run's check-mode predictions, handed in by the action plugin (`check::predictions`).
+const PLAN_IN: &str = "_ferro_check_plan";
+/// What the task predicted, handed back to the action plugin.
+const PLAN_OUT: &str = "_ferro_check_plan_recorded";
+
 /// What a module sees of its run: validated options and Ansible's flags.
 #[derive(Debug)]
 pub struct Context {
@@ -299,11 +304,7 @@ fn run_body(
     let mut ctx = Context::new(params, flag("_ansible_check_mode"), flag("_ansible_diff"));
     ctx.verbosity = internal.get("_ansible_verbosity").and_then(Value::as_u64).unwrap_or(0);
     if ctx.check_mode {
-        ctx.predictions = internal
-            .get("_ferro_check_plan_dir")
-            .and_then(Value::as_str)
-            .filter(|d| !d.is_empty())
-            .map(Predictions::new);
+        ctx.predictions = internal.get(PLAN_IN).map(Predictions::from_json);
     }
     let invocation = json!({"module_args": ctx.params.as_json()});
 
@@ -312,10 +313,18 @@ fn run_body(
     }
     let outcome = body(&mut ctx);
 
-    let (result, code) = match outcome {
+    let (mut result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
         Err(e) => (failure(&e, Some(invocation), &ctx), 1),
     };
+    // What this task predicted, for the later tasks of the check run (also after a failure, as a
+    // real run's accepted writes stay made): the action plugin stores it and removes the key.
+    if let (Some(plan), Value::Object(map)) = (&ctx.predictions, &mut result) {
+        let recorded = plan.recorded();
+        if !recorded.is_empty() {
+            map.insert(PLAN_OUT.into(), json!(recorded));
+        }
+    }
     (mask(result, &no_log), code)
 }
 

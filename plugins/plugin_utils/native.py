@@ -17,6 +17,14 @@ Per task, on the controller:
    connection, execute, clean up);
 4. parse its one JSON object and mask every no_log value before returning.
 
+In check mode it also carries the run's predictions (module_utils/src/check/predictions.rs) from
+task to task: it hands the module every prediction of the run in its arguments
+(`_ferro_check_plan`) and stores what the module returns as recorded
+(`_ferro_check_plan_recorded`, removed from the result), in a directory of ansible-core's per-run
+local temp dir. Only this process, as the controller's user, reads or writes that directory, so
+the predictions reach the module however it runs (directly, under `become`, through the
+connection, on another host).
+
 Each plugins/action/<name>.py is `ActionModule = native_action('<name>')`: the module's stub is
 imported and its validator built when ansible-playbook first loads the action class, in the main
 process, so every task's worker (a fork of it) inherits them instead of importing and compiling
@@ -30,6 +38,7 @@ import json
 import os
 import platform
 import subprocess
+import tempfile
 
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail
@@ -110,6 +119,66 @@ def resolve_env_fallbacks(env_fallbacks, args, environ):
                     resolved[option] = environ[name]
                     break
     return resolved
+
+
+PLAN_KEY = '_ferro_check_plan'
+RECORDED_KEY = '_ferro_check_plan_recorded'
+
+
+def check_plan_dir():
+    """The run's check-mode plan directory: inside ansible-core's per-run local temp dir
+    (`DEFAULT_LOCAL_TMP`, a `mkdtemp` made, mode 0700, when ansible-core's constants load in the
+    ansible-playbook process, before it forks the task workers, and removed when that process
+    exits; the same in ansible-core 2.17 to 2.21), so every task of the run, in every fork and
+    serial batch, finds the same directory and no run sees another's."""
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
+
+
+def load_plan(plan_dir):
+    """Every prediction recorded in `plan_dir` so far: a list of objects, and the reason the
+    directory could not be read (None when it could; a missing directory is an empty plan).
+    An unreadable file is skipped, as a half-written one cannot be (writes rename into place)."""
+    try:
+        names = sorted(n for n in os.listdir(plan_dir) if n.startswith('vm-') and n.endswith('.json'))
+    except FileNotFoundError:
+        return [], None
+    except OSError as e:
+        return [], str(e)
+    plan = []
+    for n in names:
+        try:
+            with open(os.path.join(plan_dir, n), encoding='utf-8') as f:
+                plan.append(json.load(f))
+        except (OSError, ValueError):
+            continue
+    return plan, None
+
+
+def save_predictions(plan_dir, recorded):
+    """Store the predictions a task returned, one file per VM, each written to a temp file and
+    renamed into place so that a parallel fork never reads a torn file. The file name takes the
+    vmid as an integer, so no value of the result names a path outside `plan_dir`. Returns the
+    reason they could not be stored, or None."""
+    if not isinstance(recorded, list):
+        return 'the module returned no list of predictions'
+    try:
+        os.makedirs(plan_dir, mode=0o700, exist_ok=True)
+        for vm in recorded:
+            vmid = vm.get('vmid') if isinstance(vm, dict) else None
+            if not isinstance(vmid, int) or isinstance(vmid, bool) or vmid < 0:
+                return 'a prediction without a vmid: %r' % (vm,)
+            fd, tmp = tempfile.mkstemp(prefix='.vm-%d.' % vmid, suffix='.tmp', dir=plan_dir)
+            with os.fdopen(fd, 'w', encoding='utf-8') as f:
+                json.dump(vm, f)
+            os.replace(tmp, os.path.join(plan_dir, 'vm-%d.json' % vmid))
+    except OSError as e:
+        return str(e)
+    return None
+
+
+def plan_warning(name, reason):
+    return ('%s.%s: --check cannot carry predictions between the tasks of this run (%s): a later task '
+            'reads Proxmox VE as it is, without what this one would change.' % (COLLECTION, name, reason))
 
 
 def parse_module_output(stdout, stderr, rc):
@@ -194,19 +263,29 @@ class NativeModuleAction(ActionBase):
                 args[option] = value
         # Options the task did not set arrive as null, which the binary treats as unset.
         self._update_module_args(name, args, task_vars)
-        local = self._is_local()
-        if self._task.check_mode and local:
-            # The run's check-mode plan (module_utils/src/check/predictions.rs): inside ansible-core's
-            # per-run local temp dir, so it is shared by this run's tasks and removed with it.
-            args['_ferro_check_plan_dir'] = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-check-plan')
+        warnings = []
+        plan_dir = check_plan_dir() if self._task.check_mode else None
+        if plan_dir:
+            # The predictions travel in the arguments, so the module needs no access to the
+            # directory: it may run as another user or on another host.
+            args[PLAN_KEY], problem = load_plan(plan_dir)
+            if problem:
+                warnings.append(plan_warning(name, problem))
 
-        if local:
+        if self._is_local():
             data = self._run_local(name, args, environ)
         else:
             data = self._run_remote(name, args, task_env)
 
+        recorded = data.pop(RECORDED_KEY, None)
+        if plan_dir and recorded is not None:
+            problem = save_predictions(plan_dir, recorded)
+            if problem:
+                warnings.append(plan_warning(name, problem))
         data.pop('_ansible_no_log', None)
         result.update(remove_values(data, no_log_values))
+        if warnings:
+            result['warnings'] = list(result.get('warnings') or []) + warnings
         return result
 
     def _run_local(self, name, args, env):

@@ -6,13 +6,17 @@
 //! module reads VMs through this plan: a predicted VM counts as existing with its predicted config,
 //! a VM predicted removed counts as gone.
 //!
-//! Where: the action plugin passes `_ferro_check_plan_dir`, a directory inside ansible-core's
-//! per-run local temp dir (`DEFAULT_LOCAL_TMP`), only in check mode. The run owns it and
-//! ansible-core deletes it when the run ends, so no plan outlives its run. One JSON file per VM,
-//! written atomically (temp file + rename), so parallel forks never read a torn file.
+//! Where: the module never touches a file for it. The action plugin (plugins/plugin_utils/native.py)
+//! keeps the run's predictions on the controller, in a directory of ansible-core's per-run local
+//! temp dir, hands every one of them to the task in its arguments (`_ferro_check_plan`, only in
+//! check mode) and stores what the task records, which the module returns as
+//! `_ferro_check_plan_recorded` (`protocol.rs`). So the predictions reach the module however
+//! Ansible runs it: directly, as another user (`become`), or copied through the connection to
+//! another host, and only the controller's own user ever reads or writes the directory.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -107,51 +111,58 @@ impl PredictedVm {
     }
 }
 
-/// The plan directory of this check-mode run.
-#[derive(Debug, Clone, PartialEq)]
+/// The predictions of this check-mode run: those the earlier tasks made, as the action plugin
+/// handed them to this task, and those this task records. Clones share one store, so what a
+/// module records through its `World` is what `protocol.rs` returns.
+#[derive(Debug, Clone, Default)]
 pub struct Predictions {
-    dir: PathBuf,
+    store: Rc<RefCell<Store>>,
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    vms: BTreeMap<u64, PredictedVm>,
+    recorded: BTreeSet<u64>,
 }
 
 impl Predictions {
-    pub fn new(dir: impl Into<PathBuf>) -> Predictions {
-        Predictions { dir: dir.into() }
+    /// The run's predictions from the task's `_ferro_check_plan`: a list of predicted VMs.
+    /// Unreadable entries are skipped: a plan is advice for a dry run, never a reason to fail one.
+    pub fn from_json(plan: &Value) -> Predictions {
+        let vms = plan
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|v| serde_json::from_value::<PredictedVm>(v.clone()).ok())
+                    .map(|vm| (vm.vmid, vm))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Predictions { store: Rc::new(RefCell::new(Store { vms, recorded: BTreeSet::new() })) }
     }
 
-    fn path(&self, vmid: u64) -> PathBuf {
-        self.dir.join(format!("vm-{vmid}.json"))
+    /// Record a prediction (replacing an earlier one for the same VM), for the later tasks.
+    pub fn record(&self, vm: &PredictedVm) {
+        let mut store = self.store.borrow_mut();
+        store.recorded.insert(vm.vmid);
+        store.vms.insert(vm.vmid, vm.clone());
     }
 
-    /// Record a prediction (replacing an earlier one for the same VM).
-    pub fn record(&self, vm: &PredictedVm) -> Result<()> {
-        let io = |e: std::io::Error| Error::Internal(format!("check-mode plan in {}: {e}", self.dir.display()));
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let text = serde_json::to_string(vm).map_err(|e| Error::Internal(format!("check-mode plan: {e}")))?;
-        let tmp = self.dir.join(format!(".vm-{}.{}.tmp", vm.vmid, std::process::id()));
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, self.path(vm.vmid)).map_err(io)
+    /// What this task recorded, for the action plugin to keep for the later tasks of the run.
+    pub fn recorded(&self) -> Vec<PredictedVm> {
+        let store = self.store.borrow();
+        store.recorded.iter().filter_map(|vmid| store.vms.get(vmid).cloned()).collect()
     }
 
-    /// Every recorded prediction, by vmid. Unreadable entries are skipped: a plan is advice for
-    /// a dry run, never a reason to fail one.
+    /// Every prediction, by vmid.
     pub fn load(&self) -> BTreeMap<u64, PredictedVm> {
-        let mut out = BTreeMap::new();
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return out };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            if let Some(vm) = read_prediction(&path) {
-                out.insert(vm.vmid, vm);
-            }
-        }
-        out
+        self.store.borrow().vms.clone()
     }
 
     /// The prediction for one VM.
     pub fn get(&self, vmid: u64) -> Option<PredictedVm> {
-        read_prediction(&self.path(vmid))
+        self.store.borrow().vms.get(&vmid).cloned()
     }
 
     /// The cluster as the earlier tasks of this run predicted it: predicted VMs added (marked
@@ -220,15 +231,10 @@ pub fn read_config(api: &dyn Api, vm: &VmResource, plan: Option<&Predictions>) -
 
 /// Record a check-mode task's predicted config of a VM for the later tasks of the run.
 pub fn record_config(plan: Option<&Predictions>, vm: &VmResource, config: &VmConfig) -> Result<()> {
-    match plan {
-        Some(p) => p.record(&PredictedVm::of(vm, config)),
-        None => Ok(()),
+    if let Some(p) = plan {
+        p.record(&PredictedVm::of(vm, config));
     }
-}
-
-fn read_prediction(path: &Path) -> Option<PredictedVm> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
+    Ok(())
 }
 
 /// Whether this resource exists only as a check-mode prediction.
@@ -240,12 +246,6 @@ pub fn is_predicted(vm: &VmResource) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ferro-predictions-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    }
 
     fn predicted(vmid: u64) -> PredictedVm {
         PredictedVm {
@@ -264,12 +264,12 @@ mod tests {
 
     #[test]
     fn recorded_vm_appears_in_the_cluster_and_removed_one_disappears() {
-        let plan = Predictions::new(tmpdir("overlay"));
+        let plan = Predictions::default();
         let real = VmResource::from_json(
             &json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"}),
         )
         .unwrap();
-        plan.record(&predicted(105)).unwrap();
+        plan.record(&predicted(105));
         let vms = plan.overlay(vec![real.clone()]);
         assert_eq!(vms.iter().map(|v| v.vmid).collect::<Vec<_>>(), vec![100, 105]);
         assert!(is_predicted(&vms[1]) && !is_predicted(&vms[0]));
@@ -277,14 +277,23 @@ mod tests {
 
         let mut gone = PredictedVm::of(&real, &VmConfig::default());
         gone.removed = true;
-        plan.record(&gone).unwrap();
+        plan.record(&gone);
         assert_eq!(plan.overlay(vec![real]).iter().map(|v| v.vmid).collect::<Vec<_>>(), vec![105]);
     }
 
     #[test]
-    fn a_missing_dir_is_an_empty_plan() {
-        let plan = Predictions::new(tmpdir("missing"));
-        assert!(plan.load().is_empty());
-        assert!(plan.get(1).is_none());
+    fn the_plan_handed_in_is_read_and_only_this_tasks_records_go_back() {
+        let handed = json!([predicted(105), {"vmid": "not a prediction"}, predicted(106)]);
+        let plan = Predictions::from_json(&handed);
+        assert_eq!(plan.load().keys().copied().collect::<Vec<_>>(), vec![105, 106]);
+        assert!(plan.recorded().is_empty());
+        // A clone (the World's) records into the same store.
+        let mut changed = predicted(106);
+        changed.current.insert("cores".into(), "4".into());
+        plan.clone().record(&changed);
+        assert_eq!(plan.recorded(), vec![changed.clone()]);
+        assert_eq!(plan.get(106), Some(changed));
+        assert!(Predictions::from_json(&json!("junk")).load().is_empty());
+        assert!(Predictions::default().get(1).is_none());
     }
 }

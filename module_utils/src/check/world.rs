@@ -17,7 +17,7 @@ use crate::pve::resources::{self, StorageResource, VmResource};
 /// tasks when there are any, straight from PVE otherwise.
 pub struct World<'a> {
     api: &'a dyn Api,
-    /// `Some` only in check mode (with the action plugin's plan directory).
+    /// `Some` only in check mode (the run's predictions the action plugin handed in).
     predictions: Option<Predictions>,
 }
 
@@ -77,10 +77,10 @@ impl<'a> World<'a> {
     /// Record, in check mode, a whole predicted VM (created, removed, powered); outside check
     /// mode nothing.
     pub fn record(&self, vm: PredictedVm) -> Result<()> {
-        match &self.predictions {
-            Some(p) => p.record(&vm),
-            None => Ok(()),
+        if let Some(p) = &self.predictions {
+            p.record(&vm);
         }
+        Ok(())
     }
 }
 
@@ -102,12 +102,6 @@ mod tests {
     use crate::pve::client::testing::ScriptedApi;
     use crate::pve::client::Method;
     use serde_json::json;
-
-    fn tmpdir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("ferro-world-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    }
 
     fn cluster(api: &ScriptedApi) {
         api.answer(
@@ -138,11 +132,10 @@ mod tests {
 
     #[test]
     fn in_check_mode_a_recorded_config_is_what_the_next_task_reads() {
-        let dir = tmpdir("record");
         let api = ScriptedApi::default();
         cluster(&api);
         api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 2}])));
-        let first = World::new(&api, Some(Predictions::new(&dir)));
+        let first = World::new(&api, Some(Predictions::default()));
         let vms = first.vms().unwrap();
         let vm = qemu_vm(&vms, None, Some("web")).unwrap();
         let config = first.config(vm).unwrap();
@@ -150,14 +143,15 @@ mod tests {
 
         // The next task of the run: one cluster read, no config read from PVE.
         cluster(&api);
-        let next = World::new(&api, Some(Predictions::new(&dir)));
+        // (the action plugin hands the first task's records to the next)
+        let handed = serde_json::to_value(first.predictions.as_ref().unwrap().recorded()).unwrap();
+        let next = World::new(&api, Some(Predictions::from_json(&handed)));
         let vms = next.vms().unwrap();
         let vm = qemu_vm(&vms, Some(100), None).unwrap();
         assert!(next.is_predicted(vm) && !World::exists_only_as_prediction(vm));
         assert_eq!(next.config(vm).unwrap().get("cores"), Some("4"));
         assert_eq!(next.predicted_config(100).unwrap().get("cores"), Some("4"));
         assert_eq!(api.calls.borrow().iter().filter(|c| c.1.ends_with("/pending")).count(), 1);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

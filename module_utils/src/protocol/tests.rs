@@ -55,6 +55,15 @@ fn body(ctx: &mut Context) -> Result<Outcome> {
             ctx.journal.accepted("PUT", "/nodes/pve1/qemu/100/config", &["net0", "digest"], &Value::Null);
             Ok(Outcome::new(false, "module thought nothing changed"))
         }
+        Some("predict") => {
+            // A check-mode task that predicts: it records a VM through the context's predictions.
+            if let Some(plan) = &ctx.predictions {
+                let mut vm = plan.get(7).expect("the plan handed in holds VM 7");
+                vm.current.insert("cores".into(), "4".into());
+                plan.clone().record(&vm);
+            }
+            Ok(Outcome::new(true, "predicted"))
+        }
         Some("echo") => Ok(Outcome::new(ctx.check_mode, "echo")
             .with("password", ctx.params.str("password").unwrap_or(""))
             .with_diff(Some(Diff::text("a\n", "b\n", "before", "after")))),
@@ -177,4 +186,24 @@ fn the_module_is_the_one_argv0_names() {
 fn wrapper_form_is_accepted() {
     let (v, code) = exec(r#"{"ANSIBLE_MODULE_ARGS": {"what": "echo"}}"#);
     assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn the_check_plan_comes_in_with_the_args_and_only_this_tasks_predictions_go_back() {
+    let vm = |vmid: u64| {
+        json!({"vmid": vmid, "name": null, "node": "pve1", "status": "stopped", "template": false, "removed": false,
+               "exists": false, "current": {"cores": "1"}, "pending": {}, "pending_delete": {}})
+    };
+    let input = json!({"what": "predict", "_ansible_check_mode": true, "_ferro_check_plan": [vm(7), vm(8)]});
+    let (v, code) = exec(&input.to_string());
+    assert_eq!(code, 0, "{v}");
+    let recorded = v["_ferro_check_plan_recorded"].as_array().expect("the recorded predictions");
+    assert_eq!(recorded.len(), 1, "{v}");
+    assert_eq!(recorded[0]["vmid"], 7);
+    assert_eq!(recorded[0]["current"]["cores"], "4");
+    // Outside check mode a plan is ignored: nothing is predicted, nothing goes back.
+    let mut real = input.clone();
+    real["_ansible_check_mode"] = json!(false);
+    let (v, _) = exec(&real.to_string());
+    assert!(v.get("_ferro_check_plan_recorded").is_none(), "{v}");
 }
