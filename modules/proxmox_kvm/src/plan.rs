@@ -23,7 +23,7 @@ pub use compare::{
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
 pub use volumes::is_marked;
-use volumes::{clone_smbios1, mark_new_mac, Allocator};
+use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
 
 use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
 
@@ -106,19 +106,19 @@ impl NewConfig {
         match self {
             NewConfig::Create { desired, default_storage, storages } => {
                 let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
-                VmConfig::from_current(
-                    desired
-                        .iter()
-                        .map(|(k, v)| {
-                            let value = if is_drive_key(k) {
-                                alloc.allocate(k, v, default_storage.as_deref())
-                            } else {
-                                mark_new_mac(k, v)
-                            };
-                            (k.clone(), value)
-                        })
-                        .collect(),
-                )
+                let mut config = desired
+                    .iter()
+                    .map(|(k, v)| {
+                        let value = if is_drive_key(k) {
+                            alloc.allocate(k, v, default_storage.as_deref())
+                        } else {
+                            mark_new_mac(k, v)
+                        };
+                        (k.clone(), value)
+                    })
+                    .collect();
+                add_create_values(&mut config);
+                VmConfig::from_current(config)
             }
             NewConfig::Clone { source, name, opts, changes, storages } => {
                 clone_config(&clone_base(source, name, vmid, opts, storages), vmid, changes, storages)

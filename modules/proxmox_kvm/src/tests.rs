@@ -385,6 +385,25 @@ fn create_names_volumes_as_pve_allocates_them() {
     assert_eq!(plan.prediction.current.get("scsi0").map(String::as_str), Some("local-lvm:vm-130-disk-0,size=4G"));
 }
 
+/// docs/pve-semantics.md §35.2: what create_vm adds to every new VM is known after apply, in the
+/// value's place; what the task sets itself is kept; nothing of it is sent.
+#[test]
+fn create_marks_what_pve_adds_known_after_apply() {
+    let p = params_from(json!({"node": "pve1", "vmid": 211, "cores": 2})).unwrap();
+    let plan = plan::create("pve1", &p, vec![], &[]);
+    let got = |plan: &plan::Plan, k: &str| plan.after.get(k).map(str::to_string);
+    assert_eq!(got(&plan, "meta").as_deref(), Some("creation-qemu=(known after apply),ctime=(known after apply)"));
+    assert_eq!(got(&plan, "smbios1").as_deref(), Some("uuid=(known after apply)"));
+    assert_eq!(got(&plan, "vmgenid").as_deref(), Some("(known after apply)"));
+    assert_eq!(plan.prediction.current.get("vmgenid").map(String::as_str), Some("(known after apply)"));
+    let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
+    assert!(!form.iter().any(|(k, _)| ["meta", "smbios1", "vmgenid"].contains(&k.as_str())), "{form:?}");
+
+    // The task's own smbios1 stays (PVE adds a uuid only when there is none).
+    let p = params_from(json!({"node": "pve1", "vmid": 212, "smbios": "manufacturer=ferro"})).unwrap();
+    assert_eq!(got(&plan::create("pve1", &p, vec![], &[]), "smbios1").as_deref(), Some("manufacturer=ferro"));
+}
+
 /// docs/pve-semantics.md §22.3: a full clone's disks are new volumes of the clone, a linked
 /// clone's name its base on a file storage and not on LVM-thin.
 #[test]

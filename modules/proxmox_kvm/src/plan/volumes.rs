@@ -264,6 +264,20 @@ pub fn clone_smbios1(source: Option<&str>) -> String {
     parts.join(",")
 }
 
+/// What PVE adds to a new VM's config when it creates it (Qemu.pm `create_vm`, docs/pve-semantics.md
+/// §35.2), each drawn or read only then, so known after apply: `meta` (the QEMU version and the
+/// creation time, `MetaInfo.pm` `new_meta_info_string`), an `smbios1` uuid unless the task sets
+/// `smbios1`, and a `vmgenid` (the modules have no option that sets one).
+pub fn add_create_values(config: &mut BTreeMap<String, String>) {
+    config.insert("meta".into(), format!("creation-qemu={KNOWN_AFTER_APPLY},ctime={KNOWN_AFTER_APPLY}"));
+    if config.get("smbios1").is_none_or(String::is_empty) {
+        config.insert("smbios1".into(), format!("uuid={KNOWN_AFTER_APPLY}"));
+    }
+    // PVE adds none on an aarch64 node (get_vm_arch: the modules cannot set `arch`, so the
+    // node's): taken as x86_64, the only architecture PVE's installer ships for.
+    config.insert("vmgenid".into(), KNOWN_AFTER_APPLY.into());
+}
+
 /// Whether a planned value holds a part known only after apply.
 pub fn is_marked(value: &str) -> bool {
     value.contains(KNOWN_AFTER_APPLY)
