@@ -28,6 +28,7 @@ import copy
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 
 from harness import add_canary_user
@@ -62,6 +63,8 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(123, 'row-123', scsi1='local-lvm:vm-123-disk-1,size=2G', unused0='local-lvm:vm-123-disk-2'),
     _vm(124, 'row-124'),
     _vm(9001, 'lvm-template', template=True),
+    _vm(125, 'row-125', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
+    _vm(126, 'row-126', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
 ]
 
 
@@ -186,6 +189,35 @@ def _unused_is(key):
     return expect
 
 
+def _drive_line_is(key, value):
+    """The drive as PVE stores it, in both runs' diffs: a CD-ROM's `size=` goes with its medium
+    (Qemu.pm create_disks, docs/pve-semantics.md §35.3)."""
+    def expect(check, real):
+        line = '%s: %s' % (key, value)
+        return ['%s diff has no line %r' % (name, line) for name, result in (('check', check), ('real', real))
+                if line not in _after_lines(result.get('diff'))]
+    return expect
+
+
+# What create_vm adds to every new VM (docs/pve-semantics.md §35.2): marked in the check run's
+# diff, PVE's values in the real run's.
+CREATE_ADDITIONS = {
+    'meta': ('creation-qemu=%s,ctime=%s' % (MARKER, MARKER), r'creation-qemu=[0-9.]+,ctime=\d+'),
+    'smbios1': ('uuid=%s' % MARKER, r'uuid=[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'),
+    'vmgenid': (MARKER, r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'),
+}
+
+
+def _create_additions_marked(check, real):
+    problems = []
+    for key, (marked, value) in CREATE_ADDITIONS.items():
+        if '%s: %s' % (key, marked) not in _after_lines(check.get('diff')):
+            problems.append('check diff has no line "%s: %s"' % (key, marked))
+        if not any(re.fullmatch('%s: %s' % (key, value), line) for line in _after_lines(real.get('diff'))):
+            problems.append('real diff has no line "%s: <%s>"' % (key, value))
+    return problems
+
+
 PREFLIGHT = [
     one('node missing', kvm(node='pve9', vmid=201, name='row-node', cores=1),
         real_failure="hostname lookup 'pve9' failed"),
@@ -259,6 +291,12 @@ UNKNOWN_AND_PREDICTED = [
         expect=_devices_hold('ide2', r'local-lvm:vm-216-cloudinit')),
     one('unusedN after a detach', disk(vmid=123, disk='scsi1', state='detached'),
         real_changed=True, exact=('unused',), unmarked=True, expect=_unused_is('unused1')),
+    one('CD-ROM eject (disk)', disk(vmid=125, disk='ide2', iso_image='none', media='cdrom'),
+        real_changed=True, expect=_drive_line_is('ide2', 'none,media=cdrom')),
+    one('CD-ROM eject (kvm)', kvm(node='pve1', vmid=126, update=True, ide={'ide2': 'none,media=cdrom'}),
+        real_changed=True, expect=_drive_line_is('ide2', 'none,media=cdrom')),
+    one('what PVE adds on create', kvm(node='pve1', vmid=217, name='row-create-adds', cores=1),
+        real_changed=True, expect=_create_additions_marked),
 ]
 
 READ_ONLY_TOKEN = [
@@ -268,6 +306,33 @@ READ_ONLY_TOKEN = [
     one('read-only: nic add', nic(vmid=100, interface='net1', bridge='vmbr1'), real_failure=FORBIDDEN),
     one('read-only: power start', kvm(node='pve1', vmid=124, state='started'), real_failure=FORBIDDEN),
 ]
+
+
+
+def _build_and_update(name, vmid):
+    """README's "Use" playbook on one VM (create, system disk, NIC), then an update of the VM the
+    check run only predicts: every step after the first reads what the earlier ones predicted."""
+    return Row(name, [
+        ('create', kvm(node='pve1', vmid=vmid, name='row-%d' % vmid, cores=1, memory=1024)),
+        ('system disk', disk(vmid=vmid, disk='scsi0', storage='local-lvm', size='4')),
+        ('nic', nic(vmid=vmid, interface='net0', bridge='vmbr0', tag=10)),
+        ('update', kvm(node='pve1', vmid=vmid, update=True, cores=2)),
+    ], real_changed=True, exact=('devices',), unmarked=True,
+        expect=_devices_hold('scsi0', r'local-lvm:vm-%d-disk-0' % vmid))
+
+
+def _with_become(row):
+    """The row's tasks with `become: true` (become_user root; su, which root runs without a
+    password where sudo is not installed), as a site's ansible.cfg would set it."""
+    for task in row.tasks:
+        task.update(become=True, become_method='sudo' if shutil.which('sudo') else 'su')
+    return row
+
+
+# How Ansible runs the task (issue 24): the module runs as the become user, or is copied and run
+# through the connection; the action plugin hands it the run's predictions either way.
+BECOME = [_with_become(_build_and_update('become: build then update', 240))]
+CONNECTION_PATH = [_build_and_update('connection path: build then update', 241)]
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -385,7 +450,9 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, caps
     problems.update(run_batch(ansible, sim, seed, PREFLIGHT, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, UNKNOWN_AND_PREDICTED))
     problems.update(run_batch(ansible, sim, seed, READ_ONLY_TOKEN, env=READ_ONLY, writes_nothing=True))
-    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN
+    problems.update(run_batch(ansible, sim, seed, BECOME))
+    problems.update(run_batch(ansible, sim, seed, CONNECTION_PATH, env={'FERRO_PROXMOX_EXEC': 'connection'}))
+    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))

@@ -122,6 +122,28 @@ fn existing_volume_size(file: &str, listed: &BTreeMap<String, Option<u64>>) -> O
     Some(listed.get(file).copied().flatten().map_or_else(|| KNOWN_AFTER_APPLY.to_string(), format_size))
 }
 
+/// What PVE stores for a drive updated to `desired`: Qemu.pm `create_disks` sizes every drive it is
+/// sent again (docs/pve-semantics.md §35.3), so a medium swapped in takes its volume's `size=` (as
+/// listed, else known after apply) and an ejected one (`none`, `cdrom`) carries none; a drive whose
+/// volume stays keeps its size.
+fn stored_update(
+    desired: &PropertyString,
+    current: &PropertyString,
+    listed: &BTreeMap<String, Option<u64>>,
+) -> PropertyString {
+    let mut stored = desired.clone();
+    let file = desired.get("file").unwrap_or_default();
+    if current.get("file") != Some(file) || matches!(file, "none" | "cdrom") {
+        match existing_volume_size(file, listed) {
+            Some(size) => stored.set("size", &size),
+            None => {
+                stored.remove("size");
+            }
+        }
+    }
+    stored
+}
+
 fn parse_drive(key: &str, text: &str) -> Result<PropertyString> {
     let format = format_for_key(key).ok_or_else(|| Error::Internal(format!("{key} is not a drive key")))?;
     PropertyString::parse_lenient(format, text)
@@ -238,7 +260,8 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             && applied
                 .as_ref()
                 .is_none_or(|a| hotplug::drive_update_waits(&facts.config.hotplug(), params.bus, a, &desired));
-        let mut after = facts.config.with_change(disk, Some(&value), pending);
+        let stored = stored_update(&desired, &current, facts.listed).to_string();
+        let mut after = facts.config.with_change(disk, Some(&stored), pending);
         let mut unused = None;
         // A CD-ROM medium or a volume swapped in place: the old one is not registered unused,
         // since only the medium of a CD-ROM can change here.

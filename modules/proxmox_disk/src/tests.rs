@@ -612,6 +612,22 @@ fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
     // An empty drive carries no size.
     let empty = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
     assert_eq!(empty.after.get("ide2"), Some("none,media=cdrom"));
+
+    // On a drive that holds a medium, the medium's size goes with it (§35.3): an eject stores no
+    // size, a swap the new ISO's (known after apply when its storage was not listed).
+    let with_iso = config(&[("ide2", "isos:iso/old.iso,media=cdrom,size=650M")]);
+    let w = Facts { config: &with_iso, ..w };
+    let eject = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
+    assert_eq!(eject.after.get("ide2"), Some("none,media=cdrom"));
+    let swap = |w: &Facts| {
+        let p = params(json!({"disk": "ide2", "iso_image": "isos:iso/debian-13-netinst.iso", "media": "cdrom"}));
+        plan(&p, w).unwrap().after.get("ide2").map(str::to_string)
+    };
+    assert_eq!(swap(&w).as_deref(), Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=754M"));
+    assert_eq!(
+        swap(&Facts { listed: &NO_VOLUMES, ..w }).as_deref(),
+        Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=(known after apply)")
+    );
 }
 
 #[test]
