@@ -65,6 +65,7 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(9001, 'lvm-template', template=True),
     _vm(125, 'row-125', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
     _vm(126, 'row-126', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
+    _vm(127, 'row-127'),
 ]
 
 
@@ -189,13 +190,13 @@ def _unused_is(key):
     return expect
 
 
-def _drive_line_is(key, value):
-    """The drive as PVE stores it, in both runs' diffs: a CD-ROM's `size=` goes with its medium
-    (Qemu.pm create_disks, docs/pve-semantics.md §35.3)."""
+def _drive_line_is(key, value, real_value=None):
+    """The drive as PVE stores it, in the check run's diff and (as `real_value`, if it differs) the
+    real run's: a CD-ROM's `size=` goes with its medium (Qemu.pm create_disks, docs/pve-semantics.md §35.3)."""
     def expect(check, real):
-        line = '%s: %s' % (key, value)
-        return ['%s diff has no line %r' % (name, line) for name, result in (('check', check), ('real', real))
-                if line not in _after_lines(result.get('diff'))]
+        lines = (('check', check, value), ('real', real, real_value or value))
+        return ['%s diff has no line %r' % (name, '%s: %s' % (key, v)) for name, result, v in lines
+                if '%s: %s' % (key, v) not in _after_lines(result.get('diff'))]
     return expect
 
 
@@ -295,6 +296,10 @@ UNKNOWN_AND_PREDICTED = [
         real_changed=True, expect=_drive_line_is('ide2', 'none,media=cdrom')),
     one('CD-ROM eject (kvm)', kvm(node='pve1', vmid=126, update=True, ide={'ide2': 'none,media=cdrom'}),
         real_changed=True, expect=_drive_line_is('ide2', 'none,media=cdrom')),
+    one('CD-ROM insert (kvm)', kvm(node='pve1', vmid=127, update=True,
+                                   ide={'ide2': 'isos:iso/debian-13-netinst.iso,media=cdrom'}),
+        real_changed=True, expect=_drive_line_is('ide2', 'isos:iso/debian-13-netinst.iso,media=cdrom,size=' + MARKER,
+                                                 'isos:iso/debian-13-netinst.iso,media=cdrom,size=754M')),
     one('what PVE adds on create', kvm(node='pve1', vmid=217, name='row-create-adds', cores=1),
         real_changed=True, expect=_create_additions_marked),
 ]

@@ -399,6 +399,17 @@ fn create_marks_what_pve_adds_known_after_apply() {
     let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
     assert!(!form.iter().any(|(k, _)| ["meta", "smbios1", "vmgenid"].contains(&k.as_str())), "{form:?}");
 
+    // A CD-ROM's medium sets its size (§35.3): an ISO's is read from its storage, none has none.
+    let p = params_from(json!({"node": "pve1", "vmid": 213, "ide": {
+        "ide0": "isos:iso/debian-13-netinst.iso,media=cdrom", "ide1": "none,media=cdrom,size=754M"}}))
+    .unwrap();
+    let plan = plan::create("pve1", &p, vec![], &[]);
+    assert_eq!(
+        got(&plan, "ide0").as_deref(),
+        Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=(known after apply)")
+    );
+    assert_eq!(got(&plan, "ide1").as_deref(), Some("none,media=cdrom"));
+
     // The task's own smbios1 stays (PVE adds a uuid only when there is none).
     let p = params_from(json!({"node": "pve1", "vmid": 212, "smbios": "manufacturer=ferro"})).unwrap();
     assert_eq!(got(&plan::create("pve1", &p, vec![], &[]), "smbios1").as_deref(), Some("manufacturer=ferro"));

@@ -117,7 +117,7 @@ impl<'s> Allocator<'s> {
 
     /// A drive value as PVE writes it once create_disks has run on it: a new disk
     /// (`STORAGE:N`, or `N` on `default_storage`) or cloud-init drive (`STORAGE:cloudinit`)
-    /// gets its volume; anything else is kept.
+    /// gets its volume; a CD-ROM's medium sets its size (`cdrom_size`); anything else is kept.
     pub fn allocate(&mut self, key: &str, value: &str, default_storage: Option<&str>) -> String {
         let (file, mut props) = split_drive(value);
         if let Some(sid) = parse_new_cloudinit(&file) {
@@ -130,7 +130,10 @@ impl<'s> Allocator<'s> {
             return join_drive(&self.cloudinit(sid, "qcow2"), &props);
         }
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom");
-        let Some((storage, size)) = parse_new_disk(&file).filter(|_| !cdrom) else { return value.to_string() };
+        if cdrom {
+            return cdrom_size(&file, props).unwrap_or_else(|| value.to_string());
+        }
+        let Some((storage, size)) = parse_new_disk(&file) else { return value.to_string() };
         let Some(sid) = storage.or(default_storage) else { return value.to_string() };
         let format = props.remove("format").unwrap_or_else(|| self.default_format(sid));
         let (Some(volume), Some(size)) = (self.next(sid, &format, None), self.new_size(key, sid, size, &props)) else {
@@ -262,6 +265,19 @@ pub fn clone_smbios1(source: Option<&str>) -> String {
     parts.push(format!("uuid={KNOWN_AFTER_APPLY}"));
     parts.sort();
     parts.join(",")
+}
+
+/// A CD-ROM drive as create_disks stores it (docs/pve-semantics.md §35.3): no medium (`none`, the
+/// host's `cdrom`) carries no `size=`; an ISO volume the size PVE reads from its storage, which
+/// this module does not list: known after apply. `None`: a path, kept as sent.
+fn cdrom_size(file: &str, mut props: BTreeMap<String, String>) -> Option<String> {
+    if matches!(file, "none" | "cdrom") {
+        props.remove("size");
+    } else {
+        Volume::parse(file)?;
+        props.insert("size".into(), KNOWN_AFTER_APPLY.into());
+    }
+    Some(join_drive(file, &props))
 }
 
 /// What PVE adds to a new VM's config when it creates it (Qemu.pm `create_vm`, docs/pve-semantics.md
