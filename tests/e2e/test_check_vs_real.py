@@ -10,8 +10,9 @@ and volume names too, no masking). A row may also name what the real run must sh
 PVE gives, a volume name), so that a row cannot agree for the wrong reason.
 
 Independent rows share a playbook (one task per row, `ignore_errors`, each row on a VM of its
-own, so that no row's prediction feeds another's): three batches, six playbook runs. The
-summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
+own, so that no row's prediction feeds another's): five batches, ten playbook runs; the last
+two run every task with `become: true` and through the connection (`FERRO_PROXMOX_EXEC=connection`),
+where a row's later steps read what its first one predicted. The summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
 
 PVE behaviour behind the expected failures, as pvesim follows it (tests/pvesim/tests/test_refusals.py,
 test_permissions.py): pve-manager HTTPServer.pm `rest_handler` (unknown node), pve-storage
