@@ -426,5 +426,24 @@ fn cross_field(endpoint: &Endpoint, form: &Form) -> std::result::Result<(), (Str
     Ok(())
 }
 
+/// qemu-server API2/Qemu.pm `update_vm_api`, when a config write sets `boot` with an `order`:
+/// each device it names must be in the config (applied or pending, `has`) or set by the same
+/// request, and not deleted by it; else PVE dies with these words (an HTTP 500, after the keys
+/// it wrote before `boot`: so it must be caught before the write). A create does not check this
+/// (docs/pve-semantics.md §34.3). `form`: the request's body.
+pub fn boot_order_devices(has: &dyn Fn(&str) -> bool, form: &Form) -> std::result::Result<(), String> {
+    let value = |k: &str| form.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let Some(boot) = value("boot") else { return Ok(()) };
+    let order = boot.split(',').find_map(|part| part.trim().strip_prefix("order="));
+    let deleted: Vec<&str> =
+        split_list(value("delete").unwrap_or("")).map(|k| if k == "cdrom" { "ide2" } else { k }).collect();
+    for dev in split_list(order.unwrap_or("")) {
+        if !(has(dev) || value(dev).is_some()) || deleted.contains(&dev) {
+            return Err(format!("invalid bootorder: device '{}' does not exist'", clip(dev, QUOTE_MAX)));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests;

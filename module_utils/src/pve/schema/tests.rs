@@ -295,3 +295,22 @@ fn named_formats_of_qemu_server_are_checked_with_pves_words() {
         assert!(formats::named(name).is_some_and(|(keys, _)| !keys.is_empty()), "{name}");
     }
 }
+
+/// update_vm_api's check of a new boot order against the devices the VM has, gets or loses.
+#[test]
+fn a_boot_order_names_devices_the_vm_will_have() {
+    let has = |k: &str| matches!(k, "scsi0" | "net0" | "ide2");
+    let form = |pairs: &[(&str, &str)]| -> Form { pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+    let table: &[(&[(&str, &str)], Option<&str>)] = &[
+        (&[("boot", "order=scsi0;net0")], None),
+        (&[("boot", "order=scsi1"), ("scsi1", "local-lvm:4")], None),
+        (&[("boot", "cdn")], None),
+        (&[("cores", "2")], None),
+        (&[("boot", "order=scsi0;scsi5")], Some("invalid bootorder: device 'scsi5' does not exist'")),
+        (&[("boot", "order=net0"), ("delete", "net0")], Some("invalid bootorder: device 'net0' does not exist'")),
+        (&[("boot", "order=ide2"), ("delete", "cdrom")], Some("invalid bootorder: device 'ide2' does not exist'")),
+    ];
+    for (pairs, want) in table {
+        assert_eq!(boot_order_devices(&has, &form(pairs)).err().as_deref(), *want, "{pairs:?}");
+    }
+}

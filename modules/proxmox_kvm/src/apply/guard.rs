@@ -16,9 +16,9 @@ use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
-use module_utils::pve::schema::check_write;
+use module_utils::pve::schema::{boot_order_devices, check_write};
 use module_utils::pve::volume::{Volume, VolumeKind};
-use module_utils::Result;
+use module_utils::{Error, Result};
 
 use crate::params::Params;
 use crate::plan::Write;
@@ -127,7 +127,8 @@ impl<'a> Guard<'a> {
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, storages, volumes,
-    /// bridges, targets, and a balloon above the memory.
+    /// bridges, targets, a balloon above the memory, and a boot order naming a device the VM
+    /// will not have (docs/pve-semantics.md §34.3).
     fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
         match write {
             Write::Create { node, form, .. } => {
@@ -138,7 +139,9 @@ impl<'a> Guard<'a> {
                 let current = before.map(VmConfig::effective).unwrap_or_default();
                 let (set, _) = split_config_body(body);
                 self.config_values(&vm.node, &set, None)?;
-                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))
+                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))?;
+                let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || c.pending.contains_key(k));
+                boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(context))
             }
             Write::Clone { source, body, .. } => {
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
