@@ -11,7 +11,7 @@ use module_utils::pve::hotplug::{delete_waits, is_cdrom, stays_pending, Hotplug}
 use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
 
-use crate::params::{is_drive_key, url_decode};
+use crate::params::{is_drive_key, url_decode, Form};
 
 /// One key the task will write.
 #[derive(Debug, Clone, PartialEq)]
@@ -321,9 +321,8 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
 }
 
 /// The body of the config write of `changes`: each value, and the removals in one `delete`.
-pub fn config_body(changes: &[Change]) -> module_utils::pve::client::Form {
-    let mut body: module_utils::pve::client::Form =
-        changes.iter().filter(|c| !c.removes()).map(|c| (c.key.clone(), c.after.clone())).collect();
+pub fn config_body(changes: &[Change]) -> Form {
+    let mut body: Form = changes.iter().filter(|c| !c.removes()).map(|c| (c.key.clone(), c.after.clone())).collect();
     let removed: Vec<&str> = changes.iter().filter(|c| c.removes()).map(|c| c.key.as_str()).collect();
     if !removed.is_empty() {
         body.push(("delete".into(), removed.join(",")));
