@@ -301,7 +301,8 @@ fn named_formats_of_qemu_server_are_checked_with_pves_words() {
 fn a_boot_order_names_devices_the_vm_will_have() {
     let has = |k: &str| matches!(k, "scsi0" | "net0" | "ide2");
     let form = |pairs: &[(&str, &str)]| -> Form { pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
-    let table: &[(&[(&str, &str)], Option<&str>)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+    let table: &[Case] = &[
         (&[("boot", "order=scsi0;net0")], None),
         (&[("boot", "order=scsi1"), ("scsi1", "local-lvm:4")], None),
         (&[("boot", "cdn")], None),

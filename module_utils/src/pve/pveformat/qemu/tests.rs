@@ -80,7 +80,8 @@ fn code_defined_formats_accept_and_refuse_as_pve_does() {
 fn a_vm_cpu_is_checked_as_validate_vm_cpu_conf_does() {
     let flags = "VM-specific CPU flags must be a subset of: aes, amd-no-ssb, amd-ssbd, hv-evmcs, hv-tlbflush, \
                  ibpb, md-clear, nested-virt, pcid, pdpe1gb, spec-ctrl, ssbd, virt-ssbd";
-    let table: &[(&[(&str, &str)], Option<&str>)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+    let table: &[Case] = &[
         (&[("cputype", "host")], None),
         (&[("cputype", "x86-64-v2-AES"), ("flags", "+aes;-pcid;+nested-virt")], None),
         (&[("cputype", "custom-mine")], None),
