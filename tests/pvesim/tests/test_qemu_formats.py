@@ -3,7 +3,7 @@ written (issue 24; docs/pve-semantics.md §34; pvesim/qemu_formats.py)."""
 
 import pytest
 
-from conftest import Q, config, error_of
+from conftest import Q, config, error_of, run
 
 FLAGS = ('VM-specific CPU flags must be a subset of: aes, amd-no-ssb, amd-ssbd, hv-evmcs, hv-tlbflush, ibpb, '
          'md-clear, nested-virt, pcid, pdpe1gb, spec-ctrl, ssbd, virt-ssbd')
@@ -48,3 +48,18 @@ def test_valid_values_pass(sim, body):
     sim.api('PUT', Q + '/100/config', body)
     key, value = next(iter(body.items()))
     assert config(sim, 100).get(key) == value
+
+
+def test_a_boot_order_naming_a_device_the_vm_will_not_have_dies(sim):
+    # Qemu.pm update_vm_api: "invalid bootorder: device '<dev>' does not exist'" (a die: 500 on PUT, the task on POST),
+    # for a device neither in the config, pending nor the request, or deleted by the same request
+    before = config(sim, 100)
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'boot': 'order=scsi0;scsi5'})
+    assert (err.status, err.message) == (500, "invalid bootorder: device 'scsi5' does not exist'")
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'boot': 'order=scsi0;net0', 'delete': 'net0'})
+    assert (err.status, err.message) == (500, "invalid bootorder: device 'net0' does not exist'")
+    status = run(sim, 'POST', Q + '/100/config', {'boot': 'order=scsi5'})
+    assert status['exitstatus'] == "invalid bootorder: device 'scsi5' does not exist'"
+    assert config(sim, 100) == before
+    sim.api('PUT', Q + '/100/config', {'boot': 'order=scsi5;scsi0', 'scsi5': 'local-lvm:1'})
+    assert config(sim, 100)['boot'] == 'order=scsi5;scsi0'
