@@ -67,6 +67,9 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(125, 'row-125', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
     _vm(126, 'row-126', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
     _vm(127, 'row-127'),
+] + [_vm(vmid, 'row-%d' % vmid) for vmid in range(160, 171)] + [
+    # issue 24: a VM with a description, for the empty value that removes it
+    _vm(171, 'row-171', description='old notes'),
 ]
 
 
@@ -220,6 +223,17 @@ def _create_additions_marked(check, real):
     return problems
 
 
+def _removed(line):
+    """The real run's diff shows `line` before and not after: the key is gone from the VM."""
+    def expect(check, real):
+        lines = _diff_lines(real.get('diff'))
+        before = [x[1:] for x in lines if x.startswith('-') and not x.startswith('--- ')]
+        if line in before and line not in _after_lines(real.get('diff')):
+            return []
+        return ['real diff should remove %r: %r' % (line, lines)]
+    return expect
+
+
 PREFLIGHT = [
     one('node missing', kvm(node='pve9', vmid=201, name='row-node', cores=1),
         real_failure="hostname lookup 'pve9' failed"),
@@ -256,6 +270,34 @@ PREFLIGHT = [
     one('clone to a missing storage', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=206,
                                           name='row-clone-storage', full=True, storage='nosuch'),
         real_failure="storage 'nosuch' does not exist"),
+    # issue 24: each named format qemu-server checks in code, refused before any write with PVE's words
+    # (CPUConfig.pm validate_vm_cpu_conf, PCI.pm $hostpci_fmt, QemuServer.pm verify_bootdev, $smbios1_fmt,
+    # $watchdog_fmt, parse_hotplug_features, $cicustom_fmt, RNG.pm $rng_fmt, Drive.pm verify_bootdisk,
+    # AccessControl.pm verify_poolname; docs/pve-semantics.md §34)
+    one('cpu flag outside the VM-specific set', kvm(node='pve1', vmid=160, update=True, cpu='host,flags=+judge'),
+        real_failure='VM-specific CPU flags must be a subset of: aes, amd-no-ssb'),
+    one('cpu model not defined', kvm(node='pve1', vmid=161, update=True, cpu='Skylake'),
+        real_failure="Built-in cputype 'Skylake' is not defined (missing 'custom-' prefix?)"),
+    one('hostpci id malformed', kvm(node='pve1', vmid=162, update=True, hostpci={'hostpci0': 'zz:zz.z'}),
+        real_failure='hostpci0.host: value does not match the regex pattern'),
+    one('boot order names no boot device', kvm(node='pve1', vmid=163, update=True, boot='order=judge0'),
+        real_failure="boot.order: invalid format - invalid boot device 'judge0'"),
+    one('boot order names a device the VM lacks', kvm(node='pve1', vmid=164, update=True, boot='order=scsi0;scsi5'),
+        real_failure="invalid bootorder: device 'scsi5' does not exist'"),
+    one('bootdisk not a drive', kvm(node='pve1', vmid=165, update=True, bootdisk='net0'),
+        real_failure="invalid boot disk 'net0'"),
+    one('smbios1 uuid malformed', kvm(node='pve1', vmid=166, update=True, smbios='uuid=judge'),
+        real_failure='smbios1.uuid: value does not match the regex pattern'),
+    one('watchdog model unknown', kvm(node='pve1', vmid=167, update=True, watchdog='model=judge'),
+        real_failure="watchdog.model: value 'judge' does not have a value in the enumeration 'i6300esb, ib700'"),
+    one('rng0 without source', kvm(node='pve1', vmid=168, update=True, rng0='max_bytes=1024'),
+        real_failure='rng0.source: property is missing and it is not optional'),
+    one('cicustom not a volume', kvm(node='pve1', vmid=169, update=True, cicustom='user=user.yaml'),
+        real_failure="cicustom.user: invalid format - unable to parse volume ID 'user.yaml'"),
+    one('hotplug feature unknown', kvm(node='pve1', vmid=170, update=True, hotplug='network,floppy'),
+        real_failure="invalid hotplug feature 'floppy'"),
+    one('pool name malformed (create)', kvm(node='pve1', vmid=241, name='row-pool', pool='a b'),
+        real_failure="pool name 'a b' contains invalid characters"),
 ]
 
 UNKNOWN_AND_PREDICTED = [
@@ -303,6 +345,9 @@ UNKNOWN_AND_PREDICTED = [
                                                  'isos:iso/debian-13-netinst.iso,media=cdrom,size=754M')),
     one('what PVE adds on create', kvm(node='pve1', vmid=217, name='row-create-adds', cores=1),
         real_changed=True, expect=_create_additions_marked),
+    # issue 24: an empty value removes the key (sent as delete=description; docs/pve-semantics.md §34.4)
+    one('empty description removes it', kvm(node='pve1', vmid=171, update=True, description=''),
+        real_changed=True, expect=_removed('description: old notes')),
 ]
 
 READ_ONLY_TOKEN = [

@@ -12,6 +12,8 @@
 
 use crate::error::{clip, Error, Result};
 
+pub mod qemu;
+
 /// A format PVE registers by name (`format => 'pve-node'` in the API schema).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PveFormat {
@@ -121,7 +123,8 @@ pub fn verify(format: PveFormat, value: &str) -> std::result::Result<(), String>
 /// non-empty value (JSONSchema.pm `check_format`). The validators and their words are pve-common
 /// JSONSchema.pm's (`pve_verify_mac_addr`, `pve_verify_configid`, `pve_verify_dns_name`,
 /// `pve_verify_address`, `pve_verify_tag`, `pve_verify_disk_size`, `pve_verify_startup_order`,
-/// `pve_verify_ipv4`/`ipv6`/`cidr`, `pve_verify_ipv4_config`/`ipv6_config`).
+/// `pve_verify_ipv4`/`ipv6`/`cidr`, `pve_verify_ipv4_config`/`ipv6_config`); those qemu-server
+/// and pve-access-control define in code are `qemu`'s (docs/pve-semantics.md §34).
 pub fn verify_named(name: &str, value: &str) -> Option<std::result::Result<(), String>> {
     // Whether a format is known does not depend on the value: ask with an empty one.
     if let Some(base) = name.strip_suffix("-list").filter(|b| verify_one(b, "").is_some()) {
@@ -172,6 +175,14 @@ fn verify_one(name: &str, value: &str) -> Option<std::result::Result<(), String>
         "pve-tag" => check(tag_ok(value), "invalid characters in tag".into()),
         "disk-size" => check(disk_size_ok(value), format!("value does not look like a valid disk size: {shown}")),
         "pve-startup-order" => check(startup_order_ok(value), "unable to parse startup options".into()),
+        "pve-qm-bootdev" => Some(qemu::bootdev(value)),
+        "pve-qm-bootdisk" => Some(qemu::bootdisk(value)),
+        "pve-hotplug-features" => Some(qemu::hotplug(value)),
+        "pve-cpuset" => Some(qemu::cpuset(value)),
+        "pve-phys-bits" => Some(qemu::phys_bits(value)),
+        "pve-poolid" => Some(qemu::poolid(value)),
+        "pve-realm" => Some(qemu::realm(value)),
+        "storage-pair" => Some(qemu::storage_pair(value)),
         _ => None,
     }
 }
@@ -345,7 +356,8 @@ mod tests {
             ("pve-startup-order", "0", Some(false)),
             ("pve-startup-order", "up=x", Some(false)),
             ("pve-node", "pve1", Some(true)),
-            ("pve-qm-boot", "order=scsi0", None),
+            ("pve-qm-bootdev-list", "scsi0;net0", Some(true)),
+            ("pve-qm-bootdev-list", "scsi0;judge0", Some(false)),
             ("no-such-format", "x", None),
             ("no-such-format-list", "x", None),
         ];

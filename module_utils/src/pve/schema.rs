@@ -7,7 +7,8 @@
 //! the `Form` the way pve-common JSONSchema.pm does (`check_prop`, `check_type`,
 //! `parse_property_string`, `check_object`), with PVE's words, then the rules PVE applies in
 //! code rather than in the schema (`cross_field`, docs/pve-semantics.md §28). Named formats are
-//! `pveformat::verify_named`'s; a named format not known there is not checked (§28 lists them).
+//! `pveformat::verify_named`'s, named property-string formats `formats`' (§34); a named format
+//! known in neither is not checked (§34 lists them).
 //! A path that matches no endpoint is not checked: the coverage test
 //! (`tests/props/tests/schema_coverage.rs`) proves that every write the modules make is known.
 
@@ -20,27 +21,12 @@ use crate::pve::client::{ApiPath, Form, Method};
 use crate::pve::propstring::{is_integer, is_number, parse_boolean};
 use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
 
+mod formats;
+
 const TABLE_JSON: &str = include_str!("schema/params.json");
 
 /// Parameters whose values a message never quotes.
 const SECRET_PARAMS: &[&str] = &["password", "otp", "tfa-challenge", "cipassword"];
-
-/// qemu-server's `pve-qm-ipconfig` (QemuServer.pm `$ipconfig_fmt`): a named property-string
-/// format, which the API schema gives by name only.
-const IPCONFIG_KEYS: &str = r#"{
-"gw":{"format":"ipv4","optional":1,"requires":"ip","type":"string"},
-"gw6":{"format":"ipv6","optional":1,"requires":"ip6","type":"string"},
-"ip":{"format":"pve-ipv4-config","optional":1,"type":"string"},
-"ip6":{"format":"pve-ipv6-config","optional":1,"type":"string"}}"#;
-
-/// The named property-string formats known here, as key tables.
-fn named_keys(name: &str) -> Option<&'static Map<String, Value>> {
-    static IPCONFIG: OnceLock<Map<String, Value>> = OnceLock::new();
-    match name {
-        "pve-qm-ipconfig" => Some(IPCONFIG.get_or_init(|| serde_json::from_str(IPCONFIG_KEYS).unwrap_or_default())),
-        _ => None,
-    }
-}
 
 /// Every endpoint of the table: `"PUT /nodes/{node}/qemu/{vmid}/config"` -> its schema.
 fn endpoints() -> &'static Map<String, Value> {
@@ -249,8 +235,11 @@ pub fn check_prop(schema: &Value, path: &str, value: &str) -> std::result::Resul
     if let Some(keys) = schema.get("keys").and_then(Value::as_object) {
         parse_property_string(keys, path, value).map_err(|e| format!("invalid format - {e}"))?;
     } else if let Some(format) = str_field(schema, "format") {
-        let result = match named_keys(format) {
-            Some(keys) => parse_property_string(keys, path, value),
+        let result = match formats::named(format) {
+            Some((keys, validator)) => parse_property_string(keys, path, value).and_then(|parsed| {
+                let get = |k: &str| parsed.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+                validator.map_or(Ok(()), |check| check(&get))
+            }),
             None => verify_named(format, value).unwrap_or(Ok(())),
         };
         result.map_err(|e| format!("invalid format - {e}"))?;
@@ -295,8 +284,12 @@ pub fn check_prop(schema: &Value, path: &str, value: &str) -> std::result::Resul
 
 /// JSONSchema.pm `parse_property_string` and the `check_object` it ends with: the parts, the
 /// default key, aliases and key aliases, then every key's value; errors as PVE raises them
-/// (one line, or `format error` with a line per key).
-pub fn parse_property_string(keys: &Map<String, Value>, path: &str, data: &str) -> std::result::Result<(), String> {
+/// (one line, or `format error` with a line per key). `Ok`: the keys and values as parsed.
+pub fn parse_property_string(
+    keys: &Map<String, Value>,
+    path: &str,
+    data: &str,
+) -> std::result::Result<Vec<(String, String)>, String> {
     let mut parsed: Vec<(String, String)> = Vec::new();
     let get = |parsed: &Vec<(String, String)>, k: &str| parsed.iter().position(|(p, _)| p == k);
     let mut default_key: Option<&str> = None;
@@ -371,7 +364,7 @@ pub fn parse_property_string(keys: &Map<String, Value>, path: &str, data: &str) 
         }
     }
     if errors.is_empty() {
-        return Ok(());
+        return Ok(parsed);
     }
     errors.sort();
     Err(format!("format error\n{}", errors.join("\n")))
@@ -428,6 +421,25 @@ fn cross_field(endpoint: &Endpoint, form: &Form) -> std::result::Result<(), (Str
         let (Some(max), Ok(balloon)) = (current_memory(memory), balloon.parse::<f64>()) else { return Ok(()) };
         if balloon > max {
             return Err(("balloon".into(), "balloon value too large (must be smaller than assigned memory)".into()));
+        }
+    }
+    Ok(())
+}
+
+/// qemu-server API2/Qemu.pm `update_vm_api`, when a config write sets `boot` with an `order`:
+/// each device it names must be in the config (applied or pending, `has`) or set by the same
+/// request, and not deleted by it; else PVE dies with these words (an HTTP 500, after the keys
+/// it wrote before `boot`: so it must be caught before the write). A create does not check this
+/// (docs/pve-semantics.md §34.3). `form`: the request's body.
+pub fn boot_order_devices(has: &dyn Fn(&str) -> bool, form: &Form) -> std::result::Result<(), String> {
+    let value = |k: &str| form.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let Some(boot) = value("boot") else { return Ok(()) };
+    let order = boot.split(',').find_map(|part| part.trim().strip_prefix("order="));
+    let deleted: Vec<&str> =
+        split_list(value("delete").unwrap_or("")).map(|k| if k == "cdrom" { "ide2" } else { k }).collect();
+    for dev in split_list(order.unwrap_or("")) {
+        if !(has(dev) || value(dev).is_some()) || deleted.contains(&dev) {
+            return Err(format!("invalid bootorder: device '{}' does not exist'", clip(dev, QUOTE_MAX)));
         }
     }
     Ok(())

@@ -60,7 +60,7 @@ struct Run<'a> {
     api: &'a dyn Api,
     /// What the task reads VMs and configs through (the run's predictions in check mode).
     world: &'a World<'a>,
-    /// The checks before any write (preflight, privileges; the schema in check mode).
+    /// The checks before any write (preflight, schema, privileges).
     guard: &'a Guard<'a>,
     p: &'a Params,
 }
@@ -196,8 +196,8 @@ fn require_qemu(vm: &VmResource) -> Result<()> {
 
 impl Run<'_> {
     /// The one place check mode is decided. In both modes the guard first checks what PVE would
-    /// refuse (preflight, privileges), with the same message. Then in check mode: the schema of
-    /// each planned request, and the plan's prediction recorded for the later tasks of the run (a
+    /// refuse (preflight, the schema of each planned request, privileges), with the same message.
+    /// Then in check mode: the plan's prediction recorded for the later tasks of the run (a
     /// new VM without a vmid gets the predicted next free one) and returned; otherwise the plan's
     /// writes made and what PVE holds after them returned. `before`: the config the plan was made
     /// from (the source's, for a clone).
@@ -228,7 +228,6 @@ impl Run<'_> {
         }
         self.guard.capacity(&plan.write, before, &plan.after, vmid)?;
         if self.ctx.check_mode {
-            self.guard.schema(&plan.write, vmid)?;
             self.world.record(plan.prediction.clone())?;
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }

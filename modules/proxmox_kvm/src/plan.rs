@@ -108,6 +108,7 @@ impl NewConfig {
                 let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
                 let mut config = desired
                     .iter()
+                    .filter(|(_, v)| !v.is_empty())
                     .map(|(k, v)| {
                         let value = if is_drive_key(k) {
                             alloc.allocate(k, v, default_storage.as_deref())
@@ -176,7 +177,7 @@ pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params
     let mut predicted = predict(config, changes, vm.status == "running");
     Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()))
         .name_changes(&mut predicted, changes);
-    let body: Form = changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
+    let body = compare::config_body(changes);
     let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
     config_write(p, vm, config, body, context, predicted)
 }
@@ -262,7 +263,8 @@ pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig
     };
     let vmid = p.vmid.unwrap_or(0);
     let planned = new_config.config(vmid);
-    let mut f: Form = p.desired.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    // A new VM has no value to remove: an empty one is not sent (docs/pve-semantics.md §34.4).
+    let mut f: Form = p.desired.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.clone(), v.clone())).collect();
     for (k, v) in [("pool", &p.pool), ("storage", &p.storage), ("archive", &p.archive)] {
         if let Some(v) = v {
             f.push((k.into(), v.clone()));

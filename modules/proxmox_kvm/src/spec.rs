@@ -164,6 +164,7 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("update", Kind::Bool, &[
         "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but returns every difference as RV(drift) and warns about each one.",
         "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing disk's options change with its volume kept, new disks and NICs are created. A second run reports no change.",
+        "An empty value (an empty O(description) string, an empty O(tags) list, ...) removes that key from the VM (Proxmox VE's C(delete)); disks and NICs are removed only with O(delete) or the disk and NIC modules.",
     ])
     .default(DefaultValue::Bool(false)),
     OptionSpec::new("update_unsafe", Kind::Bool, &[

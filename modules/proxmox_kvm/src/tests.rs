@@ -895,3 +895,39 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
     assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
 }
+
+/// An empty value removes the key (docs/pve-semantics.md §34.4): PVE reads `key=` as no value,
+/// so the write sends `delete`, the prediction drops the key (pending on a running VM where a
+/// delete waits), a VM without the key is no change, and a create does not send it.
+#[test]
+fn an_empty_value_removes_the_key_with_delete() {
+    let vm = plan::resource(100, Some("web"), "pve1", "stopped");
+    let live = config(&[("name", "web"), ("description", "old notes"), ("tags", "a;b"), ("cores", "2")]);
+    let p = params_from(json!({"vmid": 100, "node": "pve1", "update": true, "description": "", "tags": [],
+                               "cpu": "", "cores": 2}))
+    .unwrap();
+    let conv = converge(&live, &p.desired);
+    assert_eq!(writes(&conv), vec![("description".to_string(), String::new()), ("tags".into(), String::new())]);
+    let plan = plan::update(&vm, &live, &conv.changes, &p, &[]);
+    let plan::Write::Config { body, .. } = &plan.write else { panic!("a config write") };
+    assert_eq!(body, &vec![("delete".to_string(), "description,tags".to_string())]);
+    assert_eq!(plan.after.get("description"), None);
+    assert_eq!(plan.after.get("name"), Some("web"));
+    assert!(plan::drift_line("description", Some("old notes"), "").ends_with("-> (unset)"));
+
+    // On a running VM a removal PVE cannot make live waits, as a `delete` does.
+    let running = plan::resource(100, Some("web"), "pve1", "running");
+    let p = params_from(json!({"vmid": 100, "node": "pve1", "update": true, "hotplug": ""})).unwrap();
+    let hot = config(&[("hotplug", "network"), ("cores", "2")]);
+    let conv = converge(&hot, &p.desired);
+    let plan = plan::update(&running, &hot, &conv.changes, &p, &[]);
+    assert!(plan.after.pending_delete.contains_key("hotplug"), "{:?}", plan.after);
+
+    // Nothing to remove: no change; a create sends no empty value.
+    let p = params_from(json!({"vmid": 100, "node": "pve1", "name": "web", "description": ""})).unwrap();
+    assert!(converge(&config(&[("name", "web")]), &p.desired).is_empty());
+    let plan = plan::create("pve1", &p, vec![], &[]);
+    let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
+    assert_eq!(form, &vec![("name".to_string(), "web".to_string())]);
+    assert_eq!(plan.after.get("description"), None);
+}

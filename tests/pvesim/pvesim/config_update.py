@@ -97,11 +97,6 @@ class ConfigUpdateMixin:
                 p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
         self._check_config_perms(user, vm, list(p) + deletes + revert, p)
         self._check_bridge_access(user, p)
-        if 'boot' in p and str(p['boot']).startswith('order='):
-            known = set(vm.devices({**vm.config, **{k: x for k, x in vm.pending.items() if x is not None}, **p}))
-            for dev in str(p['boot'])[len('order='):].split(';'):
-                if dev and dev not in known:
-                    raise param_error(boot="invalid bootorder: device '{0}' does not exist'".format(dev))
         return {'p': p, 'deletes': deletes, 'revert': revert, 'force': bool(force), 'digest': digest,
                 'skiplock': bool(skiplock)}
 
@@ -120,6 +115,17 @@ class ConfigUpdateMixin:
                 (vm.pending.get('balloon') or vm.config.get('balloon'))
             if balloon and int(balloon) > maxmem:
                 raise die('balloon value too large (must be smaller than assigned memory)')
+
+    def _update_check_boot(self, vm, plan):
+        """Qemu.pm update_vm_api, while it writes `boot` (in `$updatefn`, so in the task of a POST): each device
+        of the order is in the config, pending or the request, and not deleted by it, else it dies
+        (docs/pve-semantics.md §34.3). PVE has by then written the keys its loop met first; pvesim checks
+        before writing any, which no client of ours can tell apart: they refuse such a write before sending it."""
+        p = plan['p']
+        known = set(vm.devices({**vm.config, **{k: x for k, x in vm.pending.items() if x is not None}, **p}))
+        for dev in o.boot_order(p.get('boot')):
+            if dev not in known or dev in plan['deletes']:
+                raise die("invalid bootorder: device '{0}' does not exist'".format(dev))
 
     def _update_apply(self, vm, plan):
         """Qemu.pm update_vm_api $updatefn: deletes, sets, cleanup_pending, then hotplug or apply (§5, §6).
@@ -247,6 +253,7 @@ class ConfigUpdateMixin:
         await self._lock_config(vm)
         try:
             self._update_check_state(vm, plan)
+            self._update_check_boot(vm, plan)
             self._update_apply(vm, plan)
         finally:
             self.release(vm, 'config')
@@ -271,6 +278,7 @@ class ConfigUpdateMixin:
         async def body():
             try:
                 self._update_check_state(vm, plan)
+                self._update_check_boot(vm, plan)
                 self._update_apply(vm, plan)
             except PveError as e:
                 text = '{0}'.format(e.message)

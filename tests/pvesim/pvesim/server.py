@@ -20,10 +20,13 @@ from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
+from .qemu_formats import register as register_qemu_formats
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
 from .volumes import VolumesMixin
+
+register_qemu_formats()  # the named formats qemu-server checks in code (qemu_formats.py)
 
 
 class Pvesim(TasksMixin, VolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,

@@ -228,3 +228,120 @@ fn every_shared_definition_resolves() {
         }
     }
 }
+
+/// The named formats qemu-server defines in code (docs/pve-semantics.md §34): a valid value of
+/// each passes, an invalid one fails with PVE's words, on a config write and on a create.
+#[test]
+fn named_formats_of_qemu_server_are_checked_with_pves_words() {
+    let flags = "VM-specific CPU flags must be a subset of: aes, amd-no-ssb, amd-ssbd, hv-evmcs, hv-tlbflush, \
+                 ibpb, md-clear, nested-virt, pcid, pdpe1gb, spec-ctrl, ssbd, virt-ssbd";
+    let table: &[(&str, &str, Option<String>)] = &[
+        ("cpu", "host,flags=+aes;-pcid", None),
+        ("cpu", "x86-64-v2-AES,hidden=1,phys-bits=host", None),
+        ("cpu", "host,flags=+judge", Some(format!("cpu: invalid format - {flags}"))),
+        ("cpu", "Skylake", Some("cpu: invalid format - Built-in cputype 'Skylake' is not defined (missing 'custom-' prefix?)".into())),
+        ("cpu", "host,flags=judge", Some("cpu: invalid format - format error cpu.flags: value does not match the regex pattern".into())),
+        ("cpu", "host,phys-bits=99", Some("cpu: invalid format - format error cpu.phys-bits: invalid format - value must be an integer between 8 and 64 or 'host'".into())),
+        ("cpu", "host,speed=9", Some("cpu: invalid format - invalid key in comma-separated list property: speed".into())),
+        ("hostpci0", "0000:01:00.0;02:00,pcie=1", None),
+        ("hostpci0", "mapping=gpu1,x-vga=1", None),
+        ("hostpci0", "zz:zz.z", Some("hostpci0: invalid format - format error hostpci0.host: value does not match the regex pattern".into())),
+        ("hostpci0", "01:00.0,vendor-id=8086", Some("hostpci0: invalid format - format error hostpci0.vendor-id: value does not match the regex pattern".into())),
+        ("boot", "order=scsi0;ide2;net0", None),
+        ("boot", "cdn", None),
+        ("boot", "order=judge0", Some("boot: invalid format - format error boot.order: invalid format - invalid boot device 'judge0'".into())),
+        ("boot", "cdx", Some("boot: invalid format - format error boot.legacy: value does not match the regex pattern".into())),
+        ("bootdisk", "scsi0", None),
+        ("bootdisk", "net0", Some("bootdisk: invalid format - invalid boot disk 'net0'".into())),
+        ("smbios1", "uuid=5b0f2e4c-6a1d-4c3e-9f00-0123456789ab,manufacturer=QUNNRQ==,base64=1", None),
+        ("smbios1", "uuid=judge", Some("smbios1: invalid format - format error smbios1.uuid: value does not match the regex pattern".into())),
+        ("watchdog", "i6300esb,action=reset", None),
+        ("watchdog", "model=judge", Some("watchdog: invalid format - format error watchdog.model: value 'judge' does not have a value in the enumeration 'i6300esb, ib700'".into())),
+        ("rng0", "source=/dev/urandom,max_bytes=1024", None),
+        ("rng0", "max_bytes=1024", Some("rng0: invalid format - format error rng0.source: property is missing and it is not optional".into())),
+        ("cicustom", "user=local:snippets/user.yaml", None),
+        ("cicustom", "user=user.yaml", Some("cicustom: invalid format - format error cicustom.user: invalid format - unable to parse volume ID 'user.yaml'".into())),
+        ("hotplug", "network,disk,usb", None),
+        ("hotplug", "network,floppy", Some("hotplug: invalid format - invalid hotplug feature 'floppy'".into())),
+        ("affinity", "0-3,8", None),
+        ("affinity", "3-1", Some("affinity: invalid format - unable to parse cpuset option".into())),
+        ("amd-sev", "type=snp,allow-smt=1", None),
+        ("amd-sev", "no-debug=1", Some("amd-sev: invalid format - format error amd-sev.type: property is missing and it is not optional".into())),
+        ("intel-tdx", "tdx,attestation=1", None),
+        ("intel-tdx", "type=sgx,attestation=1", Some("intel-tdx: invalid format - format error intel-tdx.type: value 'sgx' does not have a value in the enumeration 'tdx'".into())),
+        ("cdrom", "local:iso/debian.iso", None),
+        ("cdrom", "local:iso/debian.iso,cache=judge", Some("cdrom: invalid format - format error cdrom.cache: value 'judge' does not have a value in the enumeration 'none, writethrough, writeback, unsafe, directsync'".into())),
+        ("numa0", "cpus=0-1,memory=1024", None),
+        ("numa0", "cpus=x", Some("numa0: invalid format - format error numa0.cpus: value does not match the regex pattern".into())),
+    ];
+    for (key, value, want) in table {
+        for (method, path, endpoint) in [
+            (Method::Put, put_config(), "PUT /nodes/{node}/qemu/{vmid}/config"),
+            (Method::Post, ApiPath::new(["nodes", "pve1", "qemu"]), "POST /nodes/{node}/qemu"),
+        ] {
+            let vmid = [("vmid", "100"), (key, value)];
+            let pairs: &[(&str, &str)] = if method == Method::Post { &vmid } else { &vmid[1..] };
+            let got = check(method, &path, pairs).err();
+            let want = want.as_ref().map(|w| format!("{w} (Proxmox VE's API schema for {endpoint}; nothing was sent)"));
+            assert_eq!(got, want, "{key}={value} on {endpoint}");
+        }
+    }
+    let pool = check(Method::Post, &ApiPath::new(["nodes", "pve1", "qemu"]), &[("vmid", "100"), ("pool", "a b")]);
+    assert_eq!(
+        pool.err().as_deref(),
+        Some("pool: invalid format - pool name 'a b' contains invalid characters (Proxmox VE's API schema for POST /nodes/{node}/qemu; nothing was sent)")
+    );
+    for name in formats::names() {
+        assert!(formats::named(name).is_some_and(|(keys, _)| !keys.is_empty()), "{name}");
+    }
+}
+
+/// update_vm_api's check of a new boot order against the devices the VM has, gets or loses.
+#[test]
+fn a_boot_order_names_devices_the_vm_will_have() {
+    let has = |k: &str| matches!(k, "scsi0" | "net0" | "ide2");
+    let form = |pairs: &[(&str, &str)]| -> Form { pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+    let table: &[Case] = &[
+        (&[("boot", "order=scsi0;net0")], None),
+        (&[("boot", "order=scsi1"), ("scsi1", "local-lvm:4")], None),
+        (&[("boot", "cdn")], None),
+        (&[("cores", "2")], None),
+        (&[("boot", "order=scsi0;scsi5")], Some("invalid bootorder: device 'scsi5' does not exist'")),
+        (&[("boot", "order=net0"), ("delete", "net0")], Some("invalid bootorder: device 'net0' does not exist'")),
+        (&[("boot", "order=ide2"), ("delete", "cdrom")], Some("invalid bootorder: device 'ide2' does not exist'")),
+    ];
+    for (pairs, want) in table {
+        assert_eq!(boot_order_devices(&has, &form(pairs)).err().as_deref(), *want, "{pairs:?}");
+    }
+}
+
+/// Every named format the table uses, at any depth, is checked here, but the ones listed with
+/// their reason (docs/pve-semantics.md §34.2): the test fails when a new one appears unchecked.
+#[test]
+fn every_named_format_of_the_table_is_checked() {
+    // the login's `privs`, which no module sends
+    const UNCHECKED: &[&str] = &["pve-priv-list"];
+    fn walk(schema: &Value, names: &mut std::collections::BTreeSet<String>) {
+        if let Some(f) = str_field(schema, "format") {
+            if names.insert(f.to_string()) {
+                if let Some((keys, _)) = formats::named(f) {
+                    keys.values().for_each(|k| walk(k, names));
+                }
+            }
+        }
+        for sub in schema.get("keys").and_then(Value::as_object).into_iter().flat_map(|m| m.values()) {
+            walk(sub, names);
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for endpoint in endpoints().values() {
+        for schema in endpoint["params"].as_object().into_iter().flat_map(|m| m.values()) {
+            walk(schema, &mut names);
+        }
+    }
+    let known = |n: &str| formats::named(n).is_some() || verify_named(n, "").is_some();
+    let unchecked: Vec<&str> = names.iter().map(String::as_str).filter(|n| !known(n)).collect();
+    assert_eq!(unchecked, UNCHECKED, "of {} named formats: {names:?}", names.len());
+    assert_eq!(names.len(), 41, "{names:?}");
+}

@@ -1,11 +1,11 @@
-//! What proxmox_kvm checks before any write, in check and real runs alike (the node, storages, volumes, bridges and targets the write needs; the privileges it needs), and in check mode the schema of each request it plans.
+//! What proxmox_kvm checks before any write, in check and real runs alike: the node, storages, volumes, bridges and targets the write needs, the schema of each request, the privileges it needs.
 //!
 //! PVE accepts some of these writes and fails later, or refuses them only once sent; a check
 //! run sends nothing. Running the same checks here, before the first write of either kind of
 //! run, makes `--check` fail where the real run fails, with the same message
-//! (docs/pve-semantics.md §26 preflight, §27 privileges, §28 schema). The real run's requests
-//! are schema-checked by the client itself; `schema` runs the same check on the requests a check
-//! run plans, with the context the real run's failure carries.
+//! (docs/pve-semantics.md §26 preflight, §27 privileges, §28 and §34 schema). The client checks
+//! each request's schema again as it sends it; `schema` runs that check on the requests planned,
+//! before the privileges as PVE does, with the context the real run's failure carries.
 
 use std::collections::BTreeMap;
 
@@ -16,9 +16,9 @@ use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
-use module_utils::pve::schema::check_write;
+use module_utils::pve::schema::{boot_order_devices, check_write};
 use module_utils::pve::volume::{Volume, VolumeKind};
-use module_utils::Result;
+use module_utils::{Error, Result};
 
 use crate::params::Params;
 use crate::plan::Write;
@@ -101,9 +101,14 @@ impl<'a> Guard<'a> {
 
     /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
     /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
+    /// Then, as PVE validates a request before its handler checks privileges in code (a
+    /// root-only `hostpci`, say), the schema of each request (`schema`), then the privileges,
+    /// then the rules the handler applies while it writes (`while_writing`).
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
-        self.privileges.require(&needs(write, before, vmid, p))
+        self.schema(write, vmid)?;
+        self.privileges.require(&needs(write, before, vmid, p))?;
+        while_writing(write, before)
     }
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
@@ -122,7 +127,9 @@ impl<'a> Guard<'a> {
         // No VM has id 0 (PVE's start at 100): its path stands for the one not known yet.
         self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
         let vmid = offer()?;
+        self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        while_writing(write, before)?;
         Ok(vmid)
     }
 
@@ -174,9 +181,10 @@ impl<'a> Guard<'a> {
         self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))
     }
 
-    /// In a check run: each request the real run would send for `write`, checked against PVE's
-    /// API schema as the client checks it before sending, failing with the context the real
-    /// run's failure has. `vmid`: a new VM's id.
+    /// Each request the real run sends for `write`, checked against PVE's API schema as the
+    /// client checks it before sending (in both kinds of run, so that it comes before the
+    /// privileges as in PVE), failing with the context the real run's failure has. `vmid`: a new
+    /// VM's id.
     pub(crate) fn schema(&self, write: &Write, vmid: u64) -> Result<()> {
         for (method, path, form, context) in requests(write, vmid) {
             check_write(method, &path, &form).map_err(|e| e.context(&context))?;
@@ -265,6 +273,15 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
             Some(NewVolume { storage, volid, bytes, option, during })
         })
         .collect()
+}
+
+/// What PVE's handler refuses while it writes a config, after its privilege checks: a boot
+/// order naming a device the VM will not have (`before`: the config the write was planned
+/// from; docs/pve-semantics.md §34.3).
+fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
+    let Write::Config { body, context, .. } = write else { return Ok(()) };
+    let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || c.pending.contains_key(k));
+    boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(context))
 }
 
 /// The value of `key` in a request body.

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_cloudinit, parse_new_disk, volume_storage};
-use module_utils::pve::hotplug::{is_cdrom, stays_pending, Hotplug};
+use module_utils::pve::hotplug::{delete_waits, is_cdrom, stays_pending, Hotplug};
 use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
 
-use crate::params::{is_drive_key, url_decode};
+use crate::params::{is_drive_key, url_decode, Form};
 
 /// One key the task will write.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,8 +19,16 @@ pub struct Change {
     pub key: String,
     /// The effective value now (`None`: not set).
     pub before: Option<String>,
-    /// The value to send.
+    /// The value to send; empty: the key is removed (sent in `delete`).
     pub after: String,
+}
+
+impl Change {
+    /// The task gave the key an empty value: PVE reads `key=` as no value, so the key is
+    /// removed with the `delete` parameter instead (docs/pve-semantics.md §34.4).
+    pub fn removes(&self) -> bool {
+        self.after.is_empty()
+    }
 }
 
 /// One key the task asks for that this module will not change.
@@ -287,7 +295,13 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
     for (key, want) in desired {
         let current = config.get(key);
         let before = current.map(str::to_string);
-        if is_nic_key(key) {
+        if want.is_empty() && !is_nic_key(key) && !is_drive_key(key) {
+            // An empty value asks for the key to be gone (docs/pve-semantics.md §34.4); a disk
+            // or NIC is taken away only by `delete` or the disk and NIC modules.
+            if current.is_some() {
+                out.changes.push(Change { key: key.clone(), before, after: String::new() });
+            }
+        } else if is_nic_key(key) {
             if let Some(after) = nic_value(current, want) {
                 out.changes.push(Change { key: key.clone(), before, after });
             }
@@ -306,12 +320,27 @@ pub fn converge(config: &VmConfig, desired: &BTreeMap<String, String>) -> Conver
     out
 }
 
-/// The config after the changes, as PVE will hold it: each write applied or left pending.
+/// The body of the config write of `changes`: each value, and the removals in one `delete`.
+pub fn config_body(changes: &[Change]) -> Form {
+    let mut body: Form = changes.iter().filter(|c| !c.removes()).map(|c| (c.key.clone(), c.after.clone())).collect();
+    let removed: Vec<&str> = changes.iter().filter(|c| c.removes()).map(|c| c.key.as_str()).collect();
+    if !removed.is_empty() {
+        body.push(("delete".into(), removed.join(",")));
+    }
+    body
+}
+
+/// The config after the changes, as PVE will hold it: each write applied or left pending, each
+/// removal (`Change::removes`) done or left pending as a `delete` is.
 pub fn predict(config: &VmConfig, changes: &[Change], running: bool) -> VmConfig {
     let mut next = config.clone();
     for c in changes {
-        let pending = stays_pending(&c.key, config.current.get(&c.key).map(String::as_str), &c.after, running, config);
-        next = next.with_change(&c.key, Some(&c.after), pending);
+        next = if c.removes() {
+            next.with_change(&c.key, None, running && delete_waits(&config.hotplug(), &c.key))
+        } else {
+            let before = config.current.get(&c.key).map(String::as_str);
+            next.with_change(&c.key, Some(&c.after), stays_pending(&c.key, before, &c.after, running, config))
+        };
     }
     next
 }
@@ -326,7 +355,11 @@ pub fn drift_line(key: &str, before: Option<&str>, after: &str) -> String {
             one_line
         }
     };
-    let shown_after = if key == "sshkeys" { url_decode(after) } else { after.to_string() };
+    let shown_after = match key {
+        _ if after.is_empty() => "(unset)".to_string(),
+        "sshkeys" => url_decode(after),
+        _ => after.to_string(),
+    };
     let shown_before = before.map(|b| if key == "sshkeys" { url_decode(b) } else { b.to_string() });
     format!(
         "{key}: {} -> {}",
