@@ -25,7 +25,7 @@ use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{PropertyString, NET};
-use module_utils::pve::resources::{require, resolve, VmResource};
+use module_utils::pve::resources::{resolve, resolve_as, VmResource, NAME, VMID};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -38,7 +38,7 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{listed_power, Plan, MASKED};
+use plan::{listed_power, resolved, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -82,35 +82,6 @@ impl Done {
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
     }
-}
-
-/// The planned config the diff shows: in a real run, each value the plan could only mark
-/// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
-/// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
-/// check run `after` is the plan itself, and the marks and predicted names stay.
-fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
-    let real = after.effective();
-    let mut out = planned.clone();
-    for side in [&mut out.current, &mut out.pending] {
-        for (key, value) in side.iter_mut() {
-            let Some(v) = real.get(key) else { continue };
-            if plan::is_marked(value) {
-                *value = v.clone();
-            } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
-                if predicted != made {
-                    *value = value.replacen(&predicted, &made, 1);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The volume a drive value names (`None`: not a drive, or no volume: `none`, `cdrom`, a path).
-fn drive_volume(key: &str, value: &str) -> Option<String> {
-    let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
-    let file = ps.get("file")?;
-    module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
 }
 
 fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
@@ -185,6 +156,20 @@ fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff 
     let b = before.map(|c| config_text(&config_map(&c.effective())));
     let a = after.map(|c| config_text(&config_map(&c.effective())));
     Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
+}
+
+/// A clone's source: the VM `vmid` names, else the VM named `clone`. With `vmid` set, `clone`
+/// may be any value, as community.proxmox documents (`clone: arbitrary_name`), unless it is the
+/// name of a VM: then it must be that vmid's VM (`resolve_as`, docs/pve-semantics.md §29).
+fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str) -> Result<VmResource> {
+    let names_a_vm = vmid.is_none() || vms.iter().any(|v| v.kind == "qemu" && v.name.as_deref() == Some(clone));
+    let source = resolve_as(vms, (VMID, vmid), ("clone", Some(clone).filter(|_| names_a_vm)))?;
+    source.cloned().ok_or_else(|| {
+        Error::failed(match vmid {
+            Some(id) => format!("VM with vmid {id} does not exist in cluster"),
+            None => format!("VM with name = {clone} does not exist in cluster"),
+        })
+    })
 }
 
 fn require_qemu(vm: &VmResource) -> Result<()> {
@@ -429,25 +414,20 @@ impl Run<'_> {
     fn clone_vm(&mut self) -> Result<Outcome> {
         let Some(c) = self.p.clone.clone() else { return self.present() };
         let vms = self.vms()?;
-        let source = match self.p.vmid {
-            Some(id) => require(&vms, Some(id), None)?.clone(),
-            None => resolve(&vms, None, Some(&c.source))?
-                .cloned()
-                .ok_or_else(|| Error::failed(format!("VM with name = {} does not exist in cluster", c.source)))?,
-        };
+        let source = clone_source(&vms, self.p.vmid, &c.source)?;
         require_qemu(&source)?;
-        // The target: newid when given, else a VM with the task's name (other than the source).
+        // The target: newid and name, which must name one VM (other than the source) or none.
         let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
         let target = match (c.newid, self.p.name.as_deref()) {
-            (Some(id), _) => others.iter().find(|v| v.vmid == id).cloned(),
-            (None, Some(name)) => resolve(&others, None, Some(name))?.cloned(),
             (None, None) => None,
+            (newid, name) => resolve_as(&others, ("newid", newid), (NAME, name))?.cloned(),
         };
         if let Some(t) = target {
+            self.ctx.identify("vmid", t.vmid);
             require_qemu(&t)?;
-            // The task asks for this VM to be a configured clone: converge it (update is
-            // mutually exclusive with clone, as upstream, so it cannot be asked for).
-            return self.existing(&t, true);
+            // The clone exists (made by an earlier run): like any existing VM, it is changed
+            // only with update: true; otherwise its differences are drift (§29).
+            return self.existing(&t, self.p.update);
         }
         let source_config = self.read_config(&source)?;
         let name = self.p.name.clone().unwrap_or_else(|| {

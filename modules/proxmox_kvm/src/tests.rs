@@ -538,9 +538,12 @@ fn params_reject_what_pve_would_reject() {
             "missing required arguments: storage found in tpmstate0",
         ),
         (json!({"vmid": 100}), "state is present but all of the following are missing: node"),
+        // docs/pve-semantics.md §29: 0 is refused like any vmid outside PVE's range.
+        (json!({"vmid": 0, "name": "x", "state": "absent"}), "vmid must be between 100 and 999999999, got 0"),
+        (json!({"vmid": 99, "state": "started"}), "vmid must be between 100 and 999999999, got 99"),
         (
-            json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}),
-            "parameters are mutually exclusive: clone|update",
+            json!({"vmid": 100, "node": "pve1", "clone": "x", "newid": 0}),
+            "newid must be between 100 and 999999999, got 0",
         ),
         // Issue 15: values that are path segments or name objects, in PVE's formats.
         (
