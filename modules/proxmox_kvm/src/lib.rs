@@ -20,11 +20,11 @@ use module_utils::ansible::diff::Diff;
 use module_utils::check::world::World;
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
+use module_utils::pve::cipassword;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::devices::config_text;
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{resolve, resolve_as, VmResource, NAME, VMID};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -38,6 +38,7 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
+pub use plan::{devices, macs};
 use plan::{listed_power, resolved, Plan, MASKED};
 
 /// The module body.
@@ -88,30 +89,6 @@ fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
     config
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(if k == "cipassword" { MASKED.to_string() } else { v.clone() })))
-        .collect()
-}
-
-/// `netN` → MAC of every NIC that has one.
-pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
-}
-
-/// Disk key → volume of every drive.
-pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
-        })
         .collect()
 }
 
@@ -341,6 +318,7 @@ impl Run<'_> {
     }
 
     fn existing_from(&mut self, vm: &VmResource, update: bool, config: &VmConfig) -> Result<Outcome> {
+        let config = &self.with_stored_password(vm, config)?;
         let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
@@ -371,13 +349,42 @@ impl Run<'_> {
             .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
+    /// The config to compare with a task that gives `cipassword`: the password PVE stores (and
+    /// masks in every config read) in its place, read from the VM's cloud-init user data, so that
+    /// `scalar_equal` compares it with the task's (docs/pve-semantics.md §29.4). Where the two
+    /// cannot be compared, a warning, and the stored one is left as it is.
+    fn with_stored_password(&mut self, vm: &VmResource, config: &VmConfig) -> Result<VmConfig> {
+        let mut config = config.clone();
+        let Some(wanted) = self.p.desired.get("cipassword") else { return Ok(config) };
+        if config.get("cipassword").is_none() || self.world.is_predicted(vm) {
+            return Ok(config);
+        }
+        let stored = cipassword::stored(self.api, vm)?.unwrap_or_else(|| cipassword::MASKED.to_string());
+        if cipassword::matches(&stored, wanted).is_none() {
+            let why = if stored == cipassword::MASKED {
+                "it is hidden from this user without VM.Config.Cloudinit"
+            } else {
+                "it is stored with a hash scheme other than SHA-256-crypt ($5$)"
+            };
+            self.ctx.warn(format!(
+                "cipassword: the password VM {} stores cannot be compared with the task's ({why}); it is left as it is",
+                vm.vmid
+            ));
+        }
+        config.current.insert("cipassword".into(), stored);
+        Ok(config)
+    }
+
     /// `update: false` on an existing VM: report how it differs from the task, change nothing.
     fn drift(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge, label: &str) -> Outcome {
         let mut drift = Map::new();
         for c in &conv.changes {
-            let line = plan::drift_line(&c.key, c.before.as_deref(), &c.after);
+            // never a password or its hash: both masked (SECURITY.md)
+            let hide = |v: &str| if c.key == "cipassword" { MASKED.to_string() } else { v.to_string() };
+            let (before, after) = (c.before.as_deref().map(hide), hide(&c.after));
+            let line = plan::drift_line(&c.key, before.as_deref(), &after);
             self.ctx.warn(format!("{line}; set update: true to apply"));
-            drift.insert(c.key.clone(), json!({"before": c.before, "after": c.after}));
+            drift.insert(c.key.clone(), json!({"before": before, "after": after}));
         }
         for r in &conv.refused {
             self.ctx.warn(format!("{}: {}", r.key, r.reason));

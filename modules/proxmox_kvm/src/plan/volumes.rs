@@ -7,10 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde_json::{Map, Value};
+
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{
-    disk_bus, format_for_key, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk,
+    disk_bus, format_for_key, is_disk_key, is_nic_key, natural_cmp, parse_new_cloudinit, parse_new_disk,
 };
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
@@ -298,4 +300,28 @@ fn drive_volume(key: &str, value: &str) -> Option<String> {
     let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
     let file = ps.get("file")?;
     Volume::parse(file).map(|_| file.to_string())
+}
+
+/// `netN` → MAC of every NIC that has one.
+pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
+    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
+    keys.sort_by(|a, b| natural_cmp(a, b));
+    keys.into_iter()
+        .filter_map(|k| {
+            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
+            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
+        })
+        .collect()
+}
+
+/// Disk key → volume of every drive.
+pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
+    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
+    keys.sort_by(|a, b| natural_cmp(a, b));
+    keys.into_iter()
+        .filter_map(|k| {
+            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
+            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
+        })
+        .collect()
 }
