@@ -12,6 +12,8 @@ Tools.pm `encrypt_pw`).
 import pytest
 
 REFUSED = '; refusing to act on another VM'
+MAC_RE = r'[0-9A-F]{2}(?::[0-9A-F]{2}){5}'
+UUID_RE = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 
 
 def kvm(_task, **options):
@@ -74,8 +76,8 @@ KVM_ROWS = [
     ({'state': 'template'}, MISMATCH),
     ({'state': 'paused'}, MISMATCH),
     ({'state': 'hibernated'}, MISMATCH),
-    ({'delete': 'cores'}, MISMATCH),
-    ({'revert': 'cores'}, MISMATCH),
+    ({'delete': 'cores', 'node': 'pve1'}, MISMATCH),
+    ({'revert': 'cores', 'node': 'pve1'}, MISMATCH),
     ({'migrate': True, 'node': 'pve2'}, MISMATCH),
 ]
 
@@ -187,7 +189,7 @@ def clone_task(_task='clone', **extra):
 
 
 def test_a_clone_rerun_reports_drift_and_changes_only_with_update(ansible, sim):
-    ansible.converge(play(clone_task()))
+    ansible.converge(play(clone_task()), unpredictable=[MAC_RE, UUID_RE])
     # An operator gives the clone 8 cores by hand.
     sim.api('PUT', '/nodes/pve1/qemu/120/config', {'cores': 8})
     before = state_of(sim, 120)
@@ -207,3 +209,49 @@ def test_a_clone_rerun_reports_drift_and_changes_only_with_update(ansible, sim):
     assert real.task('clone')['result']['msg'] == 'VM clone-01 with vmid 120 updated'
     assert sim.api('GET', '/nodes/pve1/qemu/120/config')['cores'] == 2
     assert again.task('clone')['result']['drift'] == {}
+
+
+def stored_password(sim, vmid):
+    """The password PVE stores (its crypt hash after an update), from the generated user data."""
+    text = sim.api('GET', '/nodes/pve1/qemu/%d/cloudinit/dump' % vmid, {'type': 'user'})
+    return [line[len('password: '):] for line in text.splitlines() if line.startswith('password: ')][0]
+
+
+def password_task(password, **extra):
+    return {'name': 'pw', 'ferro.proxmox.proxmox_kvm': dict(
+        vmid=100, name='existing-web', node='pve1', ciuser='ops', cipassword=password, **extra),
+        'delegate_to': 'localhost'}
+
+
+def test_a_rotated_cipassword_is_drift_then_changed_then_unchanged(ansible, sim):
+    from pvesim.options import sha256_crypt
+
+    def verifies(password):
+        stored = stored_password(sim, 100)
+        return stored.startswith('$5$') and sha256_crypt(password, stored.split('$')[2]) == stored
+
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'ciuser': 'ops', 'cipassword': 'old-secret-1'})
+    assert verifies('old-secret-1')
+    # the same password: no drift
+    same = ansible.run_playbook(play(password_task('old-secret-1')))
+    assert same.rc == 0 and same.task('pw')['result']['drift'] == {}
+    assert same.task('pw')['changed'] is False
+    # rotated, update: false: drift, masked, nothing written
+    sim.clear_requests()
+    rotated = ansible.run_playbook(play(password_task('new-secret-2')), diff=True)
+    assert rotated.rc == 0
+    result = rotated.task('pw')['result']
+    assert result['changed'] is False
+    assert result['drift'] == {'cipassword': {'before': '**********', 'after': '**********'}}
+    assert result['msg'].endswith('differs from the task in cipassword (not changed: update is false)')
+    assert writes(sim) == [] and verifies('old-secret-1')
+    # update: true: changed in check and real runs, then no change
+    check, real, again = ansible.converge(play(password_task('new-secret-2', update=True)))
+    assert check.task('pw')['changed'] is True and real.task('pw')['changed'] is True
+    assert again.task('pw')['changed'] is False and again.task('pw')['result']['drift'] == {}
+    assert verifies('new-secret-2')
+    stored = stored_password(sim, 100)
+    for run in (same, rotated, check, real, again):
+        text = run.stdout + run.stderr + repr(run.results)
+        for secret in ('old-secret-1', 'new-secret-2', stored):
+            assert secret not in text

@@ -1,4 +1,4 @@
-//! A VM's cloud-init password as PVE stores it, and whether a task's password is that one (docs/pve-semantics.md §29.4).
+//! A VM's cloud-init password as PVE stores it, and whether a task's password is that one (docs/pve-semantics.md §29.5).
 //!
 //! PVE never returns `cipassword` in a config read (API2/Qemu.pm `vm_config` / `vm_pending`
 //! answer `**********`). What it stores is readable in the generated cloud-init user data
@@ -43,9 +43,9 @@ pub fn stored(api: &dyn Api, vm: &VmResource) -> Result<Option<String>> {
     let data = api
         .get(&vm.path().join(["cloudinit", "dump"]), &form([("type", "user")]))
         .map_err(|e| e.context(&format!("reading the cloud-init user data of VM {}", vm.vmid)))?;
-    Ok(data.as_str().and_then(|text| {
-        text.lines().find_map(|l| l.strip_prefix("password: ")).map(|p| p.trim_end().to_string())
-    }))
+    Ok(data
+        .as_str()
+        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("password: ")).map(|p| p.trim_end().to_string())))
 }
 
 #[cfg(test)]

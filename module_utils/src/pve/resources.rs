@@ -341,15 +341,24 @@ mod tests {
             .filter_map(VmResource::from_json),
         );
         let refused = "; refusing to act on another VM";
-        let cases: &[(Option<u64>, Option<&str>, std::result::Result<Option<u64>, String>)] = &[
+        type Found = std::result::Result<Option<u64>, String>;
+        let cases: &[(Option<u64>, Option<&str>, Found)] = &[
             // match
             (Some(150), Some("data-vm"), Ok(Some(150))),
             // the vmid's VM has another name
-            (Some(150), Some("existing-web"), Err(format!("vmid 150 is VM 'data-vm', not 'existing-web' (name){refused}"))),
+            (
+                Some(150),
+                Some("existing-web"),
+                Err(format!("vmid 150 is VM 'data-vm', not 'existing-web' (name){refused}")),
+            ),
             (Some(160), Some("web"), Err(format!("vmid 160 is a VM without a name, not 'web' (name){refused}"))),
             // the vmid does not exist, the name is another VM's (containers are not)
             (Some(1500), Some("web"), Err(format!("vmid 1500 does not exist, but 'web' (name) is vmid 100{refused}"))),
-            (Some(1500), Some("db"), Err(format!("vmid 1500 does not exist, but 'db' (name) is vmid 101, 102{refused}"))),
+            (
+                Some(1500),
+                Some("db"),
+                Err(format!("vmid 1500 does not exist, but 'db' (name) is vmid 101, 102{refused}")),
+            ),
             // neither exists: nothing is named twice
             (Some(1500), Some("new-vm"), Ok(None)),
             // a VM being created or cloned has no name yet; another lock does not excuse it
@@ -375,7 +384,8 @@ mod tests {
 
     #[test]
     fn a_vmid_outside_pves_range_is_refused_by_its_option_never_unset() {
-        for (v, ok) in [(100, true), (999_999_999, true), (0, false), (99, false), (-1, false), (1_000_000_000, false)] {
+        for (v, ok) in [(100, true), (999_999_999, true), (0, false), (99, false), (-1, false), (1_000_000_000, false)]
+        {
             let got = vmid_option("newid", Some(v));
             if ok {
                 assert_eq!(got.unwrap(), Some(v as u64));

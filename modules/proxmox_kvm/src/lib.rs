@@ -149,6 +149,21 @@ fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str) -> Result<Vm
     })
 }
 
+/// A clone's target when it exists: `newid` and `name`, which must name one VM other than the
+/// source, or none (`resolve_as`).
+fn clone_target(
+    vms: &[VmResource],
+    source: &VmResource,
+    newid: Option<u64>,
+    name: Option<&str>,
+) -> Result<Option<VmResource>> {
+    let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
+    match (newid, name) {
+        (None, None) => Ok(None),
+        (newid, name) => Ok(resolve_as(&others, ("newid", newid), (NAME, name))?.cloned()),
+    }
+}
+
 fn require_qemu(vm: &VmResource) -> Result<()> {
     if vm.kind != "qemu" {
         return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
@@ -351,7 +366,7 @@ impl Run<'_> {
 
     /// The config to compare with a task that gives `cipassword`: the password PVE stores (and
     /// masks in every config read) in its place, read from the VM's cloud-init user data, so that
-    /// `scalar_equal` compares it with the task's (docs/pve-semantics.md §29.4). Where the two
+    /// `scalar_equal` compares it with the task's (docs/pve-semantics.md §29.5). Where the two
     /// cannot be compared, a warning, and the stored one is left as it is.
     fn with_stored_password(&mut self, vm: &VmResource, config: &VmConfig) -> Result<VmConfig> {
         let mut config = config.clone();
@@ -423,13 +438,7 @@ impl Run<'_> {
         let vms = self.vms()?;
         let source = clone_source(&vms, self.p.vmid, &c.source)?;
         require_qemu(&source)?;
-        // The target: newid and name, which must name one VM (other than the source) or none.
-        let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
-        let target = match (c.newid, self.p.name.as_deref()) {
-            (None, None) => None,
-            (newid, name) => resolve_as(&others, ("newid", newid), (NAME, name))?.cloned(),
-        };
-        if let Some(t) = target {
+        if let Some(t) = clone_target(&vms, &source, c.newid, self.p.name.as_deref())? {
             self.ctx.identify("vmid", t.vmid);
             require_qemu(&t)?;
             // The clone exists (made by an earlier run): like any existing VM, it is changed

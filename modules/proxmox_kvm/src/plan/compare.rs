@@ -144,7 +144,7 @@ pub fn scalar_equal(key: &str, current: Option<&str>, want: &str) -> bool {
         "hotplug" => Hotplug::parse(current) == Hotplug::parse(Some(want)),
         "description" => current.unwrap_or("").trim_end() == want.trim_end(),
         // PVE returns `**********` for the password; the caller puts what PVE stores in its
-        // place where it can read it (§29.4). What cannot be compared is taken as equal (the
+        // place where it can read it (§29.5). What cannot be compared is taken as equal (the
         // caller warns), so that an unreadable password is never rewritten on every run.
         "cipassword" => current.is_some_and(|c| cipassword::matches(c, want).unwrap_or(true)),
         _ => current_or_default == Some(want),
