@@ -158,11 +158,24 @@ pub fn cluster_vms_and_storages(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<S
     Ok((vms, storages))
 }
 
+/// Where the identity rule reads a VM's name when `/cluster/resources` shows another or none:
+/// the VM's config (`check::world::World::name_of`). `/cluster/resources` takes `name`, `status`
+/// and `template` from the status each node broadcasts every few seconds (pve-manager
+/// API2Tools.pm `extract_vm_stats`, from the RRD data pvestatd sends), so they lag behind a
+/// create, a clone or a rename, and a VM too new for it has no name there; `lock` and the vmid
+/// list are current (API2/Cluster.pm `resources`: `get_guest_config_properties`, `.vmlist`).
+pub type NameOf<'f> = &'f dyn Fn(&VmResource) -> Result<Option<String>>;
+
 /// The QEMU VM a task addresses, by `vmid` if given, else by `name`. `Ok(None)` when nothing
 /// matches; an error when a name matches several VMs or neither is given, and when a vmid and a
-/// name are both given and name different VMs (`agree`).
-pub fn resolve<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<Option<&'a VmResource>> {
-    resolve_as(vms, (VMID, vmid), (NAME, name))
+/// name are both given and name different VMs (`agree`, which reads names it doubts by `name_of`).
+pub fn resolve<'a>(
+    vms: &'a [VmResource],
+    vmid: Option<u64>,
+    name: Option<&str>,
+    name_of: NameOf,
+) -> Result<Option<&'a VmResource>> {
+    resolve_as(vms, (VMID, vmid), (NAME, name), name_of)
 }
 
 /// The options that name a VM in most tasks, for the messages of `resolve_as`.
@@ -175,11 +188,12 @@ pub fn resolve_as<'a>(
     vms: &'a [VmResource],
     (vmid_option, vmid): (&str, Option<u64>),
     (name_option, name): (&str, Option<&str>),
+    name_of: NameOf,
 ) -> Result<Option<&'a VmResource>> {
     if let Some(id) = vmid {
         let found = vms.iter().find(|v| v.vmid == id);
         if let Some(name) = name {
-            agree(vms, (vmid_option, id, found), (name_option, name))?;
+            agree(vms, (vmid_option, id, found), (name_option, name), name_of)?;
         }
         return Ok(found);
     }
@@ -211,33 +225,53 @@ fn vmid_list(vms: &[&VmResource]) -> String {
 /// vmid that does not exist must not come with the name of another VM. Otherwise a stale vmid in
 /// an inventory would act on another team's VM under the name the task shows. The one
 /// exception is a VM still being created or cloned (`lock: create` / `lock: clone`): PVE writes
-/// its name only when that task ends, so its name cannot disagree yet.
+/// its name only when that task ends, so its name cannot disagree yet. A name that
+/// `/cluster/resources` shows otherwise than the task is read from the config before a refusal
+/// (`NameOf`: the listing lags), so only a disagreement the config confirms refuses.
 fn agree(
     vms: &[VmResource],
     (vmid_option, id, found): (&str, u64, Option<&VmResource>),
     (name_option, name): (&str, &str),
+    name_of: NameOf,
 ) -> Result<()> {
     let refuse = |what: String| Err(Error::failed(format!("{what}; refusing to act on another VM")));
     match found {
         Some(vm) if matches!(vm.lock.as_deref(), Some("create" | "clone")) => Ok(()),
         Some(vm) if vm.name.as_deref() == Some(name) => Ok(()),
-        Some(vm) => refuse(match &vm.name {
-            Some(other) => format!("{vmid_option} {id} is VM '{other}', not '{name}' ({name_option})"),
-            None => format!("{vmid_option} {id} is a VM without a name, not '{name}' ({name_option})"),
-        }),
-        None => match named(vms, name).as_slice() {
-            [] => Ok(()),
-            others => refuse(format!(
-                "{vmid_option} {id} does not exist, but '{name}' ({name_option}) is vmid {}",
-                vmid_list(others)
+        Some(vm) => match name_of(vm)? {
+            Some(other) if other == name => Ok(()),
+            // PVE shows a VM without a name as `VM <vmid>` (QemuServer.pm `vmstatus`)
+            other => refuse(format!(
+                "{vmid_option} {id} is VM '{}', not '{name}' ({name_option})",
+                other.unwrap_or_else(|| format!("VM {id}"))
             )),
         },
+        None => {
+            let mut others = Vec::new();
+            for vm in named(vms, name) {
+                if name_of(vm)?.as_deref() == Some(name) {
+                    others.push(vm);
+                }
+            }
+            match others.as_slice() {
+                [] => Ok(()),
+                others => refuse(format!(
+                    "{vmid_option} {id} does not exist, but '{name}' ({name_option}) is vmid {}",
+                    vmid_list(others)
+                )),
+            }
+        }
     }
 }
 
 /// Like `resolve`, but a missing VM is an error with community.proxmox's wording.
-pub fn require<'a>(vms: &'a [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'a VmResource> {
-    match resolve(vms, vmid, name)? {
+pub fn require<'a>(
+    vms: &'a [VmResource],
+    vmid: Option<u64>,
+    name: Option<&str>,
+    name_of: NameOf,
+) -> Result<&'a VmResource> {
+    match resolve(vms, vmid, name, name_of)? {
         Some(vm) => Ok(vm),
         None => Err(Error::failed(match (vmid, name) {
             (Some(id), _) => format!("VM with vmid {id} does not exist in cluster"),
@@ -266,6 +300,9 @@ mod tests {
     use crate::pve::client::testing::ScriptedApi;
     use crate::pve::client::Method;
     use serde_json::json;
+
+    /// A config that agrees with the listing.
+    const LISTED: NameOf = &|vm| Ok(vm.name.clone());
 
     #[test]
     fn bridges_come_from_any_bridge_and_a_missing_one_is_refused_by_name() {
@@ -312,16 +349,16 @@ mod tests {
     #[test]
     fn resolve_by_vmid_never_acts_on_a_vm_of_another_name() {
         let v = vms();
-        assert!(resolve(&v, Some(102), Some("web")).is_err());
-        assert_eq!(resolve(&v, Some(102), Some("db")).unwrap().unwrap().vmid, 102);
-        assert!(resolve(&v, Some(999), None).unwrap().is_none());
+        assert!(resolve(&v, Some(102), Some("web"), LISTED).is_err());
+        assert_eq!(resolve(&v, Some(102), Some("db"), LISTED).unwrap().unwrap().vmid, 102);
+        assert!(resolve(&v, Some(999), None, LISTED).unwrap().is_none());
     }
 
     #[test]
     fn resolve_by_name_ignores_containers_and_lists_duplicates() {
         let v = vms();
-        assert_eq!(resolve(&v, None, Some("web")).unwrap().unwrap().vmid, 100);
-        let e = resolve(&v, None, Some("db")).unwrap_err();
+        assert_eq!(resolve(&v, None, Some("web"), LISTED).unwrap().unwrap().vmid, 100);
+        let e = resolve(&v, None, Some("db"), LISTED).unwrap_err();
         assert_eq!(e.to_string(), "Multiple VMs with name db found (vmids 101, 102), provide vmid instead");
     }
 
@@ -351,7 +388,7 @@ mod tests {
                 Some("existing-web"),
                 Err(format!("vmid 150 is VM 'data-vm', not 'existing-web' (name){refused}")),
             ),
-            (Some(160), Some("web"), Err(format!("vmid 160 is a VM without a name, not 'web' (name){refused}"))),
+            (Some(160), Some("web"), Err(format!("vmid 160 is VM 'VM 160', not 'web' (name){refused}"))),
             // the vmid does not exist, the name is another VM's (containers are not)
             (Some(1500), Some("web"), Err(format!("vmid 1500 does not exist, but 'web' (name) is vmid 100{refused}"))),
             (
@@ -372,14 +409,46 @@ mod tests {
             (None, Some("db"), Err("Multiple VMs with name db found (vmids 101, 102), provide vmid instead".into())),
         ];
         for (vmid, name, want) in cases {
-            let got = resolve(&v, *vmid, *name).map(|vm| vm.map(|vm| vm.vmid)).map_err(|e| e.to_string());
+            let got = resolve(&v, *vmid, *name, LISTED).map(|vm| vm.map(|vm| vm.vmid)).map_err(|e| e.to_string());
             assert_eq!(&got, want, "{vmid:?} {name:?}");
         }
         // The options' own names for a clone's target.
         assert_eq!(
-            resolve_as(&v, ("newid", Some(150)), (NAME, Some("web"))).unwrap_err().to_string(),
+            resolve_as(&v, ("newid", Some(150)), (NAME, Some("web")), LISTED).unwrap_err().to_string(),
             format!("newid 150 is VM 'data-vm', not 'web' (name){refused}")
         );
+    }
+
+    /// `/cluster/resources` lags behind a create or a rename: the config's name decides, and is
+    /// read only when the listing disagrees with the task.
+    #[test]
+    fn a_name_the_listing_shows_otherwise_is_read_from_the_config() {
+        let v: Vec<VmResource> = [
+            json!({"vmid": 150, "node": "pve1", "type": "qemu", "status": "unknown"}),
+            json!({"vmid": 160, "name": "old", "node": "pve1", "type": "qemu", "status": "running"}),
+        ]
+        .iter()
+        .filter_map(VmResource::from_json)
+        .collect();
+        let read = std::cell::RefCell::new(Vec::new());
+        let configs = |vm: &VmResource| {
+            read.borrow_mut().push(vm.vmid);
+            Ok(Some(if vm.vmid == 150 { "fresh" } else { "renamed" }.to_string()))
+        };
+        assert_eq!(resolve(&v, Some(150), Some("fresh"), &configs).unwrap().unwrap().vmid, 150);
+        assert_eq!(resolve(&v, Some(160), Some("renamed"), &configs).unwrap().unwrap().vmid, 160);
+        // 'old' is no longer VM 160's name: a new vmid with it names nothing else
+        assert_eq!(resolve(&v, Some(170), Some("old"), &configs).unwrap(), None);
+        assert_eq!(
+            resolve(&v, Some(160), Some("fresh"), &configs).unwrap_err().to_string(),
+            "vmid 160 is VM 'renamed', not 'fresh' (name); refusing to act on another VM"
+        );
+        assert_eq!(read.borrow().as_slice(), [150, 160, 160, 160]);
+        // the listing agrees with the task: no read
+        read.borrow_mut().clear();
+        assert_eq!(resolve(&v, Some(160), Some("old"), &configs).unwrap().unwrap().vmid, 160);
+        assert!(resolve(&v, None, Some("old"), &configs).unwrap().is_some());
+        assert!(read.borrow().is_empty());
     }
 
     #[test]
@@ -399,6 +468,9 @@ mod tests {
     #[test]
     fn require_uses_upstream_wording() {
         let v = vms();
-        assert_eq!(require(&v, Some(7), None).unwrap_err().to_string(), "VM with vmid 7 does not exist in cluster");
+        assert_eq!(
+            require(&v, Some(7), None, LISTED).unwrap_err().to_string(),
+            "VM with vmid 7 does not exist in cluster"
+        );
     }
 }

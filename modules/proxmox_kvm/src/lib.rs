@@ -25,7 +25,7 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::config_text;
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::resources::{resolve, resolve_as, VmResource, NAME, VMID};
+use module_utils::pve::resources::{resolve_as, NameOf, VmResource, NAME, VMID};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -138,9 +138,9 @@ fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff 
 /// A clone's source: the VM `vmid` names, else the VM named `clone`. With `vmid` set, `clone`
 /// may be any value, as community.proxmox documents (`clone: arbitrary_name`), unless it is the
 /// name of a VM: then it must be that vmid's VM (`resolve_as`, docs/pve-semantics.md §29).
-fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str) -> Result<VmResource> {
+fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str, name_of: NameOf) -> Result<VmResource> {
     let names_a_vm = vmid.is_none() || vms.iter().any(|v| v.kind == "qemu" && v.name.as_deref() == Some(clone));
-    let source = resolve_as(vms, (VMID, vmid), ("clone", Some(clone).filter(|_| names_a_vm)))?;
+    let source = resolve_as(vms, (VMID, vmid), ("clone", Some(clone).filter(|_| names_a_vm)), name_of)?;
     source.cloned().ok_or_else(|| {
         Error::failed(match vmid {
             Some(id) => format!("VM with vmid {id} does not exist in cluster"),
@@ -156,11 +156,12 @@ fn clone_target(
     source: &VmResource,
     newid: Option<u64>,
     name: Option<&str>,
+    name_of: NameOf,
 ) -> Result<Option<VmResource>> {
     let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
     match (newid, name) {
         (None, None) => Ok(None),
-        (newid, name) => Ok(resolve_as(&others, ("newid", newid), (NAME, name))?.cloned()),
+        (newid, name) => Ok(resolve_as(&others, ("newid", newid), (NAME, name), name_of)?.cloned()),
     }
 }
 
@@ -264,7 +265,7 @@ impl Run<'_> {
 
     /// The VM the task names, which must exist and be a QEMU VM.
     fn find(&mut self, vms: &[VmResource]) -> Result<VmResource> {
-        let vm = match resolve(vms, self.p.vmid, self.p.name.as_deref())? {
+        let vm = match self.world.resolve(vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => vm.clone(),
             None => {
                 return Err(Error::failed(match self.p.vmid {
@@ -315,7 +316,7 @@ impl Run<'_> {
 
     fn present(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
-        match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
+        match self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
                 self.ctx.identify("vmid", vm.vmid);
@@ -436,9 +437,11 @@ impl Run<'_> {
     fn clone_vm(&mut self) -> Result<Outcome> {
         let Some(c) = self.p.clone.clone() else { return self.present() };
         let vms = self.vms()?;
-        let source = clone_source(&vms, self.p.vmid, &c.source)?;
+        let world = self.world;
+        let name_of: NameOf = &|vm| world.name_of(vm);
+        let source = clone_source(&vms, self.p.vmid, &c.source, name_of)?;
         require_qemu(&source)?;
-        if let Some(t) = clone_target(&vms, &source, c.newid, self.p.name.as_deref())? {
+        if let Some(t) = clone_target(&vms, &source, c.newid, self.p.name.as_deref(), name_of)? {
             self.ctx.identify("vmid", t.vmid);
             require_qemu(&t)?;
             // The clone exists (made by an earlier run): like any existing VM, it is changed
@@ -461,7 +464,7 @@ impl Run<'_> {
 
     fn absent(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
-        let Some(vm) = resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
+        let Some(vm) = self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
             let head = Outcome::new(false, format!("VM {} is already absent", self.p.label()))
                 .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
                 .with("status", Value::Null);

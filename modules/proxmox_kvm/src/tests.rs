@@ -874,7 +874,9 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
 /// `clone_target`), after `Params` has refused a vmid outside PVE's range.
 #[test]
 fn identity_table_over_every_state() {
-    use module_utils::pve::resources::{resolve, VmResource};
+    use module_utils::pve::resources::{resolve, NameOf, VmResource};
+    // configs that agree with the listing (a lagging listing: module_utils' resources tests)
+    let listed: NameOf = &|vm| Ok(vm.name.clone());
     let vms: Vec<VmResource> = [
         json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"}),
         json!({"vmid": 150, "name": "data-vm", "node": "pve1", "type": "qemu", "status": "stopped"}),
@@ -911,13 +913,13 @@ fn identity_table_over_every_state() {
                 args["name"] = json!(n);
             }
             let got = params_from(args).map_err(|e| e.to_string()).and_then(|p| {
-                resolve(&vms, p.vmid, p.name.as_deref()).map(|vm| vm.map(|v| v.vmid)).map_err(|e| e.to_string())
+                resolve(&vms, p.vmid, p.name.as_deref(), listed).map(|vm| vm.map(|v| v.vmid)).map_err(|e| e.to_string())
             });
             assert_eq!(&got, want, "{state} {vmid:?} {name:?}");
         }
     }
     // A clone: the source (vmid, clone) and the target (newid, name).
-    let source = |vmid: Option<u64>, clone: &str| super::clone_source(&vms, vmid, clone).map(|v| v.vmid);
+    let source = |vmid: Option<u64>, clone: &str| super::clone_source(&vms, vmid, clone, listed).map(|v| v.vmid);
     assert_eq!(source(Some(9000), "tmpl").unwrap(), 9000);
     assert_eq!(source(Some(9000), "arbitrary_name").unwrap(), 9000, "community.proxmox's placeholder");
     assert_eq!(source(None, "tmpl").unwrap(), 9000);
@@ -926,7 +928,7 @@ fn identity_table_over_every_state() {
         format!("vmid 9000 is VM 'tmpl', not 'data-vm' (clone){refused}")
     );
     let tmpl = &vms[2];
-    let target = |newid, name| super::clone_target(&vms, tmpl, newid, name).map(|t| t.map(|t| t.vmid));
+    let target = |newid, name| super::clone_target(&vms, tmpl, newid, name, listed).map(|t| t.map(|t| t.vmid));
     assert_eq!(target(Some(150), Some("data-vm")).unwrap(), Some(150));
     assert_eq!(target(Some(120), Some("new")).unwrap(), None);
     assert_eq!(target(None, Some("web")).unwrap(), Some(100));
