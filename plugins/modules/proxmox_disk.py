@@ -33,7 +33,8 @@ description:
 options:
   vmid:
     description:
-      - "The id of the VM. Takes precedence over O(name)."
+      - "The id of the VM, 100 to 999999999. With O(name) too, both must name the same VM: the task fails before any
+          write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has that name."
     type: int
   name:
     description:

@@ -96,11 +96,16 @@ options:
     type: str
   clone:
     description:
-      - "The name of the VM to clone (with O(vmid) set, O(vmid) is the source and this may be any value)."
+      - "The name of the VM to clone. With O(vmid) set, O(vmid) is the source and this may be any value that is not the
+          name of another VM (a name that some VM has must be the name of the O(vmid)'s VM, or the task fails before any
+          write)."
       - "The clone gets O(newid) (or the next free vmid), O(name), and then every other option of the task (cores,
           memory, NICs, cloud-init, tags, ...) in the same task, after the clone task has ended and the lock is gone."
-      - "When the target (O(newid), else a VM named O(name)) already exists, its vmid is returned and it is converged to
-          the task's options; the source is never returned."
+      - "When the target already exists (a clone made by an earlier run: the VM O(newid) names, else the VM named
+          O(name); given both, they must name the same VM, or the task fails before any write), it is an existing VM
+          like any other: with O(update=false) (the default) nothing is written to it and its differences from the
+          task's options are returned as RV(drift) and warned about; with O(update=true) they are written. Its vmid is
+          returned, never the source's."
     type: str
   cores:
     description:
@@ -257,6 +262,8 @@ options:
     description:
       - "The name of the VM. Identifies the VM when O(vmid) is not given; several VMs with this name is an error that
           lists their vmids."
+      - "With O(vmid) too, both must name the same VM in every state: the task fails before any write when the O(vmid)'s
+          VM has another name, or when O(vmid) does not exist and another VM has this name."
       - "With O(clone): the name of the new VM."
     type: str
   nameservers:
@@ -273,7 +280,8 @@ options:
     type: dict
   newid:
     description:
-      - "The vmid of the clone. When not given, the next free vmid is taken (retrying on a collision)."
+      - "The vmid of the clone. When not given, the next free vmid is taken (retrying on a collision). A value outside
+          100 to 999999999, V(0) included, is refused (community.proxmox reads V(0) as unset)."
     type: int
   node:
     description:
@@ -454,8 +462,9 @@ options:
         choices: ["2.0", "1.2"]
   update:
     description:
-      - "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but
-          returns every difference as RV(drift) and warns about each one."
+      - "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing to an
+          existing VM, whether it was created or cloned (O(clone)) by an earlier run, but returns every difference as
+          RV(drift) and warns about each one."
       - "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing
           disk's options change with its volume kept, new disks and NICs are created. A second run reports no change."
       - "An empty value (an empty O(description) string, an empty O(tags) list, ...) removes that key from the VM
@@ -491,7 +500,10 @@ options:
     type: dict
   vmid:
     description:
-      - "The vmid of the VM; takes precedence over O(name). With O(clone): the vmid of the source."
+      - "The vmid of the VM. With O(name) too, both must name the same VM (see O(name)). With O(clone): the vmid of the
+          source."
+      - "A value outside Proxmox VE's range 100 to 999999999, V(0) included, is refused before any call
+          (community.proxmox reads V(0) as unset and then acts on the VM O(name) finds)."
       - "When creating without it, the next free vmid is taken from C(/cluster/nextid) and the create is retried with
           the next one when another run took it first, so parallel runs never collide. An explicit vmid from your source
           of truth is still the recommended way: it makes the task idempotent even when names change."

@@ -37,7 +37,8 @@ options:
     choices: ["all", "qemu", "lxc"]
   vmid:
     description:
-      - "Only the VM with this id. An unknown vmid gives an empty list, not an error."
+      - "Only the VM with this id. An unknown vmid gives an empty list, not an error; a value outside 100 to 999999999
+          (V(0) included) is refused."
     type: int
   name:
     description:

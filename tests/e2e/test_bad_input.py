@@ -60,7 +60,7 @@ AUTH_ROWS = [
 VM_INFO = [
     ({'vmid': 'abc'}, type_error('vmid', 'str', '"\'abc\'" cannot be converted to an int', 'int')),
     ({'vmid': [100]}, type_error('vmid', 'list', '"[100]" cannot be converted to an int', 'int')),
-    ({'vmid': -1}, 'vmid must be a positive integer, got -1'),
+    ({'vmid': -1}, 'vmid must be between 100 and 999999999, got -1'),
     ({'vmid': HUGE}, type_error('vmid', 'float', '"1e+22" cannot be converted to an int', 'int')),
     ({'config': 'bogus'}, 'value of config must be one of: none, current, pending, got: bogus'),
     ({'config': ''}, 'value of config must be one of: none, current, pending, got: '),

@@ -69,6 +69,34 @@ impl<'a> World<'a> {
         predictions::is_predicted(vm)
     }
 
+    /// A VM's name as its config holds it (as predicted in check mode): what the identity rule
+    /// trusts when `/cluster/resources`, which lags, shows another (`resources::NameOf`, §29).
+    pub fn name_of(&self, vm: &VmResource) -> Result<Option<String>> {
+        Ok(self.config(vm)?.get("name").map(str::to_string))
+    }
+
+    /// The VM a task names by `vmid` and/or `name` (`resources::resolve`, with the config's name
+    /// where the listing disagrees), `None` when there is none.
+    pub fn resolve<'v>(
+        &self,
+        vms: &'v [VmResource],
+        vmid: Option<u64>,
+        name: Option<&str>,
+    ) -> Result<Option<&'v VmResource>> {
+        resources::resolve(vms, vmid, name, &|vm| self.name_of(vm))
+    }
+
+    /// The QEMU VM a task addresses (by `vmid`, else by `name`; both: they must agree), with
+    /// community.proxmox's words when none matches; a container with that vmid is refused,
+    /// since these modules act on QEMU configs only.
+    pub fn qemu_vm<'v>(&self, vms: &'v [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'v VmResource> {
+        let vm = resources::require(vms, vmid, name, &|vm| self.name_of(vm))?;
+        if vm.kind != "qemu" {
+            return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
+        }
+        Ok(vm)
+    }
+
     /// Record, in check mode, the config a task predicts for `vm`; outside check mode nothing.
     pub fn record_config(&self, vm: &VmResource, config: &VmConfig) -> Result<()> {
         self.record(PredictedVm::of(vm, config))
@@ -82,17 +110,6 @@ impl<'a> World<'a> {
         }
         Ok(())
     }
-}
-
-/// The QEMU VM a task addresses (by `vmid`, else by `name`), with community.proxmox's words
-/// when none matches; a container with that vmid is refused, since these modules act on QEMU
-/// configs only.
-pub fn qemu_vm<'v>(vms: &'v [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'v VmResource> {
-    let vm = resources::require(vms, vmid, name)?;
-    if vm.kind != "qemu" {
-        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
-    }
-    Ok(vm)
 }
 
 #[cfg(test)]
@@ -121,7 +138,7 @@ mod tests {
         api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 2}])));
         let world = World::new(&api, None);
         let vms = world.vms().unwrap();
-        let vm = qemu_vm(&vms, Some(100), None).unwrap();
+        let vm = world.qemu_vm(&vms, Some(100), None).unwrap();
         let config = world.config(vm).unwrap();
         assert_eq!(config.get("cores"), Some("2"));
         world.record_config(vm, &config.with_change("cores", Some("4"), false)).unwrap();
@@ -137,7 +154,7 @@ mod tests {
         api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 2}])));
         let first = World::new(&api, Some(Predictions::default()));
         let vms = first.vms().unwrap();
-        let vm = qemu_vm(&vms, None, Some("web")).unwrap();
+        let vm = first.qemu_vm(&vms, None, Some("web")).unwrap();
         let config = first.config(vm).unwrap();
         first.record_config(vm, &config.with_change("cores", Some("4"), false)).unwrap();
 
@@ -147,7 +164,7 @@ mod tests {
         let handed = serde_json::to_value(first.predictions.as_ref().unwrap().recorded()).unwrap();
         let next = World::new(&api, Some(Predictions::from_json(&handed)));
         let vms = next.vms().unwrap();
-        let vm = qemu_vm(&vms, Some(100), None).unwrap();
+        let vm = next.qemu_vm(&vms, Some(100), None).unwrap();
         assert!(next.is_predicted(vm) && !World::exists_only_as_prediction(vm));
         assert_eq!(next.config(vm).unwrap().get("cores"), Some("4"));
         assert_eq!(next.predicted_config(100).unwrap().get("cores"), Some("4"));
@@ -158,11 +175,15 @@ mod tests {
     fn a_container_or_a_missing_vm_is_refused_with_its_vmid() {
         let api = ScriptedApi::default();
         cluster(&api);
-        let vms = World::new(&api, None).vms().unwrap();
+        let world = World::new(&api, None);
+        let vms = world.vms().unwrap();
         assert_eq!(
-            qemu_vm(&vms, Some(200), None).unwrap_err().to_string(),
+            world.qemu_vm(&vms, Some(200), None).unwrap_err().to_string(),
             "VM with vmid 200 is a container (lxc), not a QEMU VM"
         );
-        assert_eq!(qemu_vm(&vms, Some(7), None).unwrap_err().to_string(), "VM with vmid 7 does not exist in cluster");
+        assert_eq!(
+            world.qemu_vm(&vms, Some(7), None).unwrap_err().to_string(),
+            "VM with vmid 7 does not exist in cluster"
+        );
     }
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::ansible::diff::Diff;
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
-use module_utils::check::world::{qemu_vm, World};
+use module_utils::check::world::World;
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::form;
@@ -25,7 +25,7 @@ use module_utils::pve::devices::{config_text, volume_storage};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
-use module_utils::pve::resources::{resolve, VmResource};
+use module_utils::pve::resources::VmResource;
 use module_utils::pve::schema;
 use module_utils::Result;
 use serde_json::{json, Map, Value};
@@ -46,7 +46,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
     let world = World::new(&api, ctx.predictions.clone());
     let vms = world.vms()?;
-    let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
+    let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;
     // Another writer between our read and our write: plan again from what it left.
@@ -153,7 +153,7 @@ fn converge(
     params: &Params,
 ) -> Result<Outcome> {
     let target = match params.target_vmid {
-        Some(t) => match resolve(vms, Some(t), None)? {
+        Some(t) => match world.resolve(vms, Some(t), None)? {
             Some(tvm) => Some((tvm.clone(), world.config(tvm)?)),
             None => None,
         },

@@ -5,6 +5,7 @@ use module_utils::error::clip;
 use module_utils::pve::devices::disk_bus;
 use module_utils::pve::propstring::{parse_gib_or_size, DRIVE};
 use module_utils::pve::pveformat::{check_option, PveFormat};
+use module_utils::pve::resources::vmid_option;
 use module_utils::{Error, Result};
 
 use crate::spec::DRIVE_OPTIONS;
@@ -144,18 +145,8 @@ impl Params {
             Some("forced") => Create::Forced,
             _ => Create::Regular,
         };
-        let vmid = match p.int("vmid") {
-            Some(v) if !(100..=999_999_999).contains(&v) => {
-                return Err(Error::args(format!("vmid must be between 100 and 999999999, got {v}")))
-            }
-            v => v.map(|v| v as u64),
-        };
-        let target_vmid = match p.int("target_vmid") {
-            Some(v) if !(100..=999_999_999).contains(&v) => {
-                return Err(Error::args(format!("target_vmid must be between 100 and 999999999, got {v}")))
-            }
-            v => v.map(|v| v as u64),
-        };
+        let vmid = vmid_option("vmid", p.int("vmid"))?;
+        let target_vmid = vmid_option("target_vmid", p.int("target_vmid"))?;
         if let Some(t) = p.str("target_disk") {
             check_disk_key(t).map_err(|e| Error::args(format!("target_disk: {e}")))?;
         }

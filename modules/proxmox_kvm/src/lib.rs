@@ -20,12 +20,12 @@ use module_utils::ansible::diff::Diff;
 use module_utils::check::world::World;
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
+use module_utils::pve::cipassword;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::devices::config_text;
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::propstring::{PropertyString, NET};
-use module_utils::pve::resources::{require, resolve, VmResource};
+use module_utils::pve::resources::{resolve_as, NameOf, VmResource, NAME, VMID};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -38,7 +38,8 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{listed_power, Plan, MASKED};
+pub use plan::{devices, macs};
+use plan::{listed_power, resolved, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -84,63 +85,10 @@ impl Done {
     }
 }
 
-/// The planned config the diff shows: in a real run, each value the plan could only mark
-/// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
-/// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
-/// check run `after` is the plan itself, and the marks and predicted names stay.
-fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
-    let real = after.effective();
-    let mut out = planned.clone();
-    for side in [&mut out.current, &mut out.pending] {
-        for (key, value) in side.iter_mut() {
-            let Some(v) = real.get(key) else { continue };
-            if plan::is_marked(value) {
-                *value = v.clone();
-            } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
-                if predicted != made {
-                    *value = value.replacen(&predicted, &made, 1);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The volume a drive value names (`None`: not a drive, or no volume: `none`, `cdrom`, a path).
-fn drive_volume(key: &str, value: &str) -> Option<String> {
-    let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
-    let file = ps.get("file")?;
-    module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
-}
-
 fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
     config
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(if k == "cipassword" { MASKED.to_string() } else { v.clone() })))
-        .collect()
-}
-
-/// `netN` → MAC of every NIC that has one.
-pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
-}
-
-/// Disk key → volume of every drive.
-pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
-        })
         .collect()
 }
 
@@ -185,6 +133,36 @@ fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff 
     let b = before.map(|c| config_text(&config_map(&c.effective())));
     let a = after.map(|c| config_text(&config_map(&c.effective())));
     Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
+}
+
+/// A clone's source: the VM `vmid` names, else the VM named `clone`. With `vmid` set, `clone`
+/// may be any value, as community.proxmox documents (`clone: arbitrary_name`), unless it is the
+/// name of a VM: then it must be that vmid's VM (`resolve_as`, docs/pve-semantics.md §29).
+fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str, name_of: NameOf) -> Result<VmResource> {
+    let names_a_vm = vmid.is_none() || vms.iter().any(|v| v.kind == "qemu" && v.name.as_deref() == Some(clone));
+    let source = resolve_as(vms, (VMID, vmid), ("clone", Some(clone).filter(|_| names_a_vm)), name_of)?;
+    source.cloned().ok_or_else(|| {
+        Error::failed(match vmid {
+            Some(id) => format!("VM with vmid {id} does not exist in cluster"),
+            None => format!("VM with name = {clone} does not exist in cluster"),
+        })
+    })
+}
+
+/// A clone's target when it exists: `newid` and `name`, which must name one VM other than the
+/// source, or none (`resolve_as`).
+fn clone_target(
+    vms: &[VmResource],
+    source: &VmResource,
+    newid: Option<u64>,
+    name: Option<&str>,
+    name_of: NameOf,
+) -> Result<Option<VmResource>> {
+    let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
+    match (newid, name) {
+        (None, None) => Ok(None),
+        (newid, name) => Ok(resolve_as(&others, ("newid", newid), (NAME, name), name_of)?.cloned()),
+    }
 }
 
 fn require_qemu(vm: &VmResource) -> Result<()> {
@@ -286,7 +264,7 @@ impl Run<'_> {
 
     /// The VM the task names, which must exist and be a QEMU VM.
     fn find(&mut self, vms: &[VmResource]) -> Result<VmResource> {
-        let vm = match resolve(vms, self.p.vmid, self.p.name.as_deref())? {
+        let vm = match self.world.resolve(vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => vm.clone(),
             None => {
                 return Err(Error::failed(match self.p.vmid {
@@ -337,7 +315,7 @@ impl Run<'_> {
 
     fn present(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
-        match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
+        match self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
                 self.ctx.identify("vmid", vm.vmid);
@@ -355,6 +333,7 @@ impl Run<'_> {
     }
 
     fn existing_from(&mut self, vm: &VmResource, update: bool, config: &VmConfig) -> Result<Outcome> {
+        let config = &self.with_stored_password(vm, config)?;
         let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
@@ -385,13 +364,42 @@ impl Run<'_> {
             .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
     }
 
+    /// The config to compare with a task that gives `cipassword`: the password PVE stores (and
+    /// masks in every config read) in its place, read from the VM's cloud-init user data, so that
+    /// `scalar_equal` compares it with the task's (docs/pve-semantics.md §29.5). Where the two
+    /// cannot be compared, a warning, and the stored one is left as it is.
+    fn with_stored_password(&mut self, vm: &VmResource, config: &VmConfig) -> Result<VmConfig> {
+        let mut config = config.clone();
+        let Some(wanted) = self.p.desired.get("cipassword") else { return Ok(config) };
+        if config.get("cipassword").is_none() || self.world.is_predicted(vm) {
+            return Ok(config);
+        }
+        let stored = cipassword::stored(self.api, vm)?.unwrap_or_else(|| cipassword::MASKED.to_string());
+        if cipassword::matches(&stored, wanted).is_none() {
+            let why = if stored == cipassword::MASKED {
+                "it is hidden from this user without VM.Config.Cloudinit"
+            } else {
+                "it is stored with a hash scheme other than SHA-256-crypt ($5$)"
+            };
+            self.ctx.warn(format!(
+                "cipassword: the password VM {} stores cannot be compared with the task's ({why}); it is left as it is",
+                vm.vmid
+            ));
+        }
+        config.current.insert("cipassword".into(), stored);
+        Ok(config)
+    }
+
     /// `update: false` on an existing VM: report how it differs from the task, change nothing.
     fn drift(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge, label: &str) -> Outcome {
         let mut drift = Map::new();
         for c in &conv.changes {
-            let line = plan::drift_line(&c.key, c.before.as_deref(), &c.after);
+            // never a password or its hash: both masked (SECURITY.md)
+            let hide = |v: &str| if c.key == "cipassword" { MASKED.to_string() } else { v.to_string() };
+            let (before, after) = (c.before.as_deref().map(hide), hide(&c.after));
+            let line = plan::drift_line(&c.key, before.as_deref(), &after);
             self.ctx.warn(format!("{line}; set update: true to apply"));
-            drift.insert(c.key.clone(), json!({"before": c.before, "after": c.after}));
+            drift.insert(c.key.clone(), json!({"before": before, "after": after}));
         }
         for r in &conv.refused {
             self.ctx.warn(format!("{}: {}", r.key, r.reason));
@@ -428,25 +436,16 @@ impl Run<'_> {
     fn clone_vm(&mut self) -> Result<Outcome> {
         let Some(c) = self.p.clone.clone() else { return self.present() };
         let vms = self.vms()?;
-        let source = match self.p.vmid {
-            Some(id) => require(&vms, Some(id), None)?.clone(),
-            None => resolve(&vms, None, Some(&c.source))?
-                .cloned()
-                .ok_or_else(|| Error::failed(format!("VM with name = {} does not exist in cluster", c.source)))?,
-        };
+        let world = self.world;
+        let name_of: NameOf = &|vm| world.name_of(vm);
+        let source = clone_source(&vms, self.p.vmid, &c.source, name_of)?;
         require_qemu(&source)?;
-        // The target: newid when given, else a VM with the task's name (other than the source).
-        let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
-        let target = match (c.newid, self.p.name.as_deref()) {
-            (Some(id), _) => others.iter().find(|v| v.vmid == id).cloned(),
-            (None, Some(name)) => resolve(&others, None, Some(name))?.cloned(),
-            (None, None) => None,
-        };
-        if let Some(t) = target {
+        if let Some(t) = clone_target(&vms, &source, c.newid, self.p.name.as_deref(), name_of)? {
+            self.ctx.identify("vmid", t.vmid);
             require_qemu(&t)?;
-            // The task asks for this VM to be a configured clone: converge it (update is
-            // mutually exclusive with clone, as upstream, so it cannot be asked for).
-            return self.existing(&t, true);
+            // The clone exists (made by an earlier run): like any existing VM, it is changed
+            // only with update: true; otherwise its differences are drift (§29).
+            return self.existing(&t, self.p.update);
         }
         let source_config = self.read_config(&source)?;
         let name = self.p.name.clone().unwrap_or_else(|| {
@@ -464,7 +463,7 @@ impl Run<'_> {
 
     fn absent(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
-        let Some(vm) = resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
+        let Some(vm) = self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
             let head = Outcome::new(false, format!("VM {} is already absent", self.p.label()))
                 .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
                 .with("status", Value::Null);

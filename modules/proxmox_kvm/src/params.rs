@@ -14,6 +14,7 @@ pub(crate) use module_utils::pve::client::{form, Form};
 use module_utils::pve::devices::{disk_bus, format_for_key};
 use module_utils::pve::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pve::pveformat::{check_option, PveFormat};
+use module_utils::pve::resources::vmid_option;
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -203,21 +204,10 @@ fn split_list(text: &str) -> Vec<String> {
 impl Params {
     /// Check and convert the spec-validated options. `warn` receives warnings.
     pub fn from_spec(p: &module_utils::ansible::spec::Args, warn: &mut dyn FnMut(String)) -> Result<Params> {
-        // Upstream treats vmid 0 as unset.
-        let vmid = match p.int("vmid") {
-            Some(0) | None => None,
-            Some(v) if !(100..=999_999_999).contains(&v) => {
-                return Err(Error::args(format!("vmid must be between 100 and 999999999, got {v}")))
-            }
-            Some(v) => Some(v as u64),
-        };
-        let newid = match p.int("newid") {
-            Some(0) | None => None,
-            Some(v) if !(100..=999_999_999).contains(&v) => {
-                return Err(Error::args(format!("newid must be between 100 and 999999999, got {v}")))
-            }
-            Some(v) => Some(v as u64),
-        };
+        // Upstream reads vmid 0 (and newid 0) as unset; here it is refused like any value
+        // outside PVE's range (docs/pve-semantics.md §29).
+        let vmid = vmid_option("vmid", p.int("vmid"))?;
+        let newid = vmid_option("newid", p.int("newid"))?;
         let api_user = p.str("api_user").unwrap_or_default();
         let root_only = |opt: &str| -> Result<()> {
             if api_user != "root@pam" {
@@ -348,7 +338,8 @@ impl Params {
         // Upstream's mutually_exclusive groups with update, for an update that is really asked
         // for (see spec.rs).
         if p.bool("update") == Some(true) {
-            for other in ["delete", "revert", "clone"] {
+            // Not clone: update: true is what changes a clone made by an earlier run (§29).
+            for other in ["delete", "revert"] {
                 if p.is_set(other) {
                     return Err(Error::args(format!("parameters are mutually exclusive: {other}|update")));
                 }

@@ -22,8 +22,8 @@ pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
-pub use volumes::is_marked;
 use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
+pub use volumes::{devices, macs, resolved};
 
 use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
 

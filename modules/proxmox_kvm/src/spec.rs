@@ -56,9 +56,9 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("ciupgrade", Kind::Bool, &["Cloud-init: whether to upgrade packages on the first boot."]),
     OptionSpec::new("ciuser", Kind::Str, &["Cloud-init: the name of the default user."]),
     OptionSpec::new("clone", Kind::Str, &[
-        "The name of the VM to clone (with O(vmid) set, O(vmid) is the source and this may be any value).",
+        "The name of the VM to clone. With O(vmid) set, O(vmid) is the source and this may be any value that is not the name of another VM (a name that some VM has must be the name of the O(vmid)'s VM, or the task fails before any write).",
         "The clone gets O(newid) (or the next free vmid), O(name), and then every other option of the task (cores, memory, NICs, cloud-init, tags, ...) in the same task, after the clone task has ended and the lock is gone.",
-        "When the target (O(newid), else a VM named O(name)) already exists, its vmid is returned and it is converged to the task's options; the source is never returned.",
+        "When the target already exists (a clone made by an earlier run: the VM O(newid) names, else the VM named O(name); given both, they must name the same VM, or the task fails before any write), it is an existing VM like any other: with O(update=false) (the default) nothing is written to it and its differences from the task's options are returned as RV(drift) and warned about; with O(update=true) they are written. Its vmid is returned, never the source's.",
     ]),
     OptionSpec::new("cores", Kind::Int, &["The number of CPU cores per socket."]),
     OptionSpec::new("cpu", Kind::Str, &["The emulated CPU type, e.g. C(host) or C(x86-64-v2-AES)."]),
@@ -100,6 +100,7 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("migrate_speed", Kind::Int, &["The maximum speed of a migration, in MB/s (V(0) is no limit)."]),
     OptionSpec::new("name", Kind::Str, &[
         "The name of the VM. Identifies the VM when O(vmid) is not given; several VMs with this name is an error that lists their vmids.",
+        "With O(vmid) too, both must name the same VM in every state: the task fails before any write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has this name.",
         "With O(clone): the name of the new VM.",
     ]),
     OptionSpec::new("nameservers", Kind::List(Elem::Str), &["Cloud-init: DNS servers (config key C(nameserver)). Compared as a list."]),
@@ -107,7 +108,7 @@ const OPTIONS: &[OptionSpec] = &[
         "NICs, C(net0: virtio,bridge=vmbr0,tag=20).",
         "An existing NIC keeps its MAC unless the value gives one (C(virtio=BC:24:11:00:00:01,...)); NICs are compared semantically (MAC case, option order, C(1) vs C(on)). A new NIC gets a MAC from Proxmox VE, returned in RV(mac).",
     ]),
-    OptionSpec::new("newid", Kind::Int, &["The vmid of the clone. When not given, the next free vmid is taken (retrying on a collision)."]),
+    OptionSpec::new("newid", Kind::Int, &["The vmid of the clone. When not given, the next free vmid is taken (retrying on a collision). A value outside 100 to 999999999, V(0) included, is refused (community.proxmox reads V(0) as unset)."]),
     OptionSpec::new("node", Kind::Str, &["The node to create the VM on (required with O(state=present)). An existing VM is found wherever it is."]),
     OptionSpec::new("numa", Kind::Dict, &["NUMA topology, C(numa0: cpus=0-1,memory=1024)."]),
     OptionSpec::new("numa_enabled", Kind::Bool, &["Whether NUMA is enabled (config key C(numa))."]),
@@ -162,7 +163,7 @@ const OPTIONS: &[OptionSpec] = &[
     ])
     .suboptions(TPMSTATE0),
     OptionSpec::new("update", Kind::Bool, &[
-        "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing, but returns every difference as RV(drift) and warns about each one.",
+        "Whether to change an existing VM to match the task. V(false) (the default, as upstream) writes nothing to an existing VM, whether it was created or cloned (O(clone)) by an earlier run, but returns every difference as RV(drift) and warns about each one.",
         "V(true) writes exactly the differing keys in one request: NICs keep their MAC unless one is given, an existing disk's options change with its volume kept, new disks and NICs are created. A second run reports no change.",
         "An empty value (an empty O(description) string, an empty O(tags) list, ...) removes that key from the VM (Proxmox VE's C(delete)); disks and NICs are removed only with O(delete) or the disk and NIC modules.",
     ])
@@ -177,7 +178,8 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("virtio", Kind::Dict, &["VirtIO block drives C(virtio0) to C(virtio15). See O(scsi)."]),
     OptionSpec::new("virtiofs", Kind::Dict, &["virtiofs shares, C(virtiofs0: dirid=share1)."]),
     OptionSpec::new("vmid", Kind::Int, &[
-        "The vmid of the VM; takes precedence over O(name). With O(clone): the vmid of the source.",
+        "The vmid of the VM. With O(name) too, both must name the same VM (see O(name)). With O(clone): the vmid of the source.",
+        "A value outside Proxmox VE's range 100 to 999999999, V(0) included, is refused before any call (community.proxmox reads V(0) as unset and then acts on the VM O(name) finds).",
         "When creating without it, the next free vmid is taken from C(/cluster/nextid) and the create is retried with the next one when another run took it first, so parallel runs never collide. An explicit vmid from your source of truth is still the recommended way: it makes the task idempotent even when names change.",
     ]),
     OptionSpec::new("watchdog", Kind::Str, &["A virtual watchdog, e.g. C(model=i6300esb,action=reset)."]),
@@ -193,7 +195,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     ],
     options: OPTIONS,
     option_groups: &[&CONNECTION],
-    // (delete|revert|clone, update) are checked in params.rs for update=true only: the action
+    // (delete|revert, update) are checked in params.rs for update=true only: the action
     // plugin hands the binary every default, so a defaulted update: false would count as set.
     mutually_exclusive: &[&["delete", "revert"], &["clone", "delete"], &["clone", "revert"]],
     required_together: &[],

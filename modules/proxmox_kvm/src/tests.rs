@@ -568,9 +568,12 @@ fn params_reject_what_pve_would_reject() {
             "missing required arguments: storage found in tpmstate0",
         ),
         (json!({"vmid": 100}), "state is present but all of the following are missing: node"),
+        // docs/pve-semantics.md §29: 0 is refused like any vmid outside PVE's range.
+        (json!({"vmid": 0, "name": "x", "state": "absent"}), "vmid must be between 100 and 999999999, got 0"),
+        (json!({"vmid": 99, "state": "started"}), "vmid must be between 100 and 999999999, got 99"),
         (
-            json!({"vmid": 100, "node": "pve1", "clone": "x", "update": true}),
-            "parameters are mutually exclusive: clone|update",
+            json!({"vmid": 100, "node": "pve1", "clone": "x", "newid": 0}),
+            "newid must be between 100 and 999999999, got 0",
         ),
         // Issue 15: values that are path segments or name objects, in PVE's formats.
         (
@@ -930,4 +933,101 @@ fn an_empty_value_removes_the_key_with_delete() {
     let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
     assert_eq!(form, &vec![("name".to_string(), "web".to_string())]);
     assert_eq!(plan.after.get("description"), None);
+}
+
+/// docs/pve-semantics.md §29: every state × {match, mismatch, vmid only, name only, out of range}
+/// at the lookup level. Every state finds its VM with `resolve` (a clone: `clone_source`, then
+/// `clone_target`), after `Params` has refused a vmid outside PVE's range.
+#[test]
+fn identity_table_over_every_state() {
+    use module_utils::pve::resources::{resolve, NameOf, VmResource};
+    // configs that agree with the listing (a lagging listing: module_utils' resources tests)
+    let listed: NameOf = &|vm| Ok(vm.name.clone());
+    let vms: Vec<VmResource> = [
+        json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running"}),
+        json!({"vmid": 150, "name": "data-vm", "node": "pve1", "type": "qemu", "status": "stopped"}),
+        json!({"vmid": 9000, "name": "tmpl", "node": "pve1", "type": "qemu", "status": "stopped", "template": 1}),
+    ]
+    .iter()
+    .filter_map(VmResource::from_json)
+    .collect();
+    let refused = "; refusing to act on another VM";
+    // (vmid, name) → the VM found, or the message
+    type Found = std::result::Result<Option<u64>, String>;
+    let cases: [(Option<i64>, Option<&str>, Found); 7] = [
+        (Some(150), Some("data-vm"), Ok(Some(150))),
+        (Some(150), Some("web"), Err(format!("vmid 150 is VM 'data-vm', not 'web' (name){refused}"))),
+        (
+            Some(1500),
+            Some("data-vm"),
+            Err(format!("vmid 1500 does not exist, but 'data-vm' (name) is vmid 150{refused}")),
+        ),
+        (Some(150), None, Ok(Some(150))),
+        (None, Some("data-vm"), Ok(Some(150))),
+        (Some(0), Some("data-vm"), Err("vmid must be between 100 and 999999999, got 0".into())),
+        (Some(1_000_000_000), None, Err("vmid must be between 100 and 999999999, got 1000000000".into())),
+    ];
+    let states =
+        ["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"];
+    for state in states {
+        for (vmid, name, want) in &cases {
+            let mut args = json!({"state": state, "node": "pve1"});
+            if let Some(v) = vmid {
+                args["vmid"] = json!(v);
+            }
+            if let Some(n) = name {
+                args["name"] = json!(n);
+            }
+            let got = params_from(args).map_err(|e| e.to_string()).and_then(|p| {
+                resolve(&vms, p.vmid, p.name.as_deref(), listed).map(|vm| vm.map(|v| v.vmid)).map_err(|e| e.to_string())
+            });
+            assert_eq!(&got, want, "{state} {vmid:?} {name:?}");
+        }
+    }
+    // A clone: the source (vmid, clone) and the target (newid, name).
+    let source = |vmid: Option<u64>, clone: &str| super::clone_source(&vms, vmid, clone, listed).map(|v| v.vmid);
+    assert_eq!(source(Some(9000), "tmpl").unwrap(), 9000);
+    assert_eq!(source(Some(9000), "arbitrary_name").unwrap(), 9000, "community.proxmox's placeholder");
+    assert_eq!(source(None, "tmpl").unwrap(), 9000);
+    assert_eq!(
+        source(Some(9000), "data-vm").unwrap_err().to_string(),
+        format!("vmid 9000 is VM 'tmpl', not 'data-vm' (clone){refused}")
+    );
+    let tmpl = &vms[2];
+    let target = |newid, name| super::clone_target(&vms, tmpl, newid, name, listed).map(|t| t.map(|t| t.vmid));
+    assert_eq!(target(Some(150), Some("data-vm")).unwrap(), Some(150));
+    assert_eq!(target(Some(120), Some("new")).unwrap(), None);
+    assert_eq!(target(None, Some("web")).unwrap(), Some(100));
+    assert_eq!(
+        target(Some(150), Some("c2")).unwrap_err().to_string(),
+        format!("newid 150 is VM 'data-vm', not 'c2' (name){refused}")
+    );
+    assert_eq!(
+        target(Some(122), Some("web")).unwrap_err().to_string(),
+        format!("newid 122 does not exist, but 'web' (name) is vmid 100{refused}")
+    );
+    // the source is never the target
+    assert_eq!(target(None, Some("tmpl")).unwrap(), None);
+    for (opt, v) in [("newid", 0), ("newid", 99)] {
+        let args = json!({"clone": "tmpl", "node": "pve1", "name": "c", opt: v});
+        assert_eq!(
+            params_from(args).unwrap_err().to_string(),
+            format!("{opt} must be between 100 and 999999999, got {v}")
+        );
+    }
+}
+
+/// docs/pve-semantics.md §29.5: `cipassword` is compared with what PVE stores, put in place of
+/// its `**********` by `with_stored_password`; what cannot be compared is not rewritten.
+#[test]
+fn cipassword_compares_with_the_stored_hash() {
+    let stored = module_utils::pve::cipassword::sha256_crypt("old", "$5$abcdefgh").unwrap();
+    assert!(scalar_equal("cipassword", Some(&stored), "old"));
+    assert!(!scalar_equal("cipassword", Some(&stored), "new"));
+    assert!(!scalar_equal("cipassword", None, "new"));
+    assert!(scalar_equal("cipassword", Some("**********"), "new"));
+    let config = VmConfig { current: desired(&[("cipassword", &stored)]), ..VmConfig::default() };
+    let conv = converge(&config, &desired(&[("cipassword", "new")]));
+    assert_eq!(writes(&conv), [("cipassword".to_string(), "new".to_string())]);
+    assert!(converge(&config, &desired(&[("cipassword", "old")])).changes.is_empty());
 }

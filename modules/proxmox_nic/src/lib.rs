@@ -12,7 +12,7 @@ mod plan;
 mod spec;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::world::{qemu_vm, World};
+use module_utils::check::world::World;
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::config::{self, VmConfig};
@@ -38,7 +38,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let privileges = Privileges::new(&api, &authid);
     let world = World::new(&api, ctx.predictions.clone());
     let vms = world.vms()?;
-    let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
+    let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;
     let iface = params.interface.as_str();

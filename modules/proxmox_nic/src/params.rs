@@ -3,6 +3,7 @@
 use module_utils::error::clip;
 use module_utils::pve::propstring::normalize_mac;
 use module_utils::pve::pveformat::{check_option, PveFormat};
+use module_utils::pve::resources::vmid_option;
 use module_utils::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +48,7 @@ impl Params {
         if !index_ok {
             return Err(Error::args(format!("interface must be one of net0 to net31, got '{}'", clip(&interface, 40))));
         }
-        let vmid = match p.int("vmid") {
-            Some(v) if !(100..=999_999_999).contains(&v) => {
-                return Err(Error::args(format!("vmid must be between 100 and 999999999, got {v}")))
-            }
-            v => v.map(|v| v as u64),
-        };
+        let vmid = vmid_option("vmid", p.int("vmid"))?;
         let mac = match p.str("mac") {
             Some(m) => Some(normalize_mac(m).ok_or_else(|| {
                 Error::args(format!("mac must be a unicast MAC address like BC:24:11:00:00:01, got '{}'", clip(m, 40)))

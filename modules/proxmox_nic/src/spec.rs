@@ -21,7 +21,7 @@ const MODELS: &[&str] = &[
 ];
 
 const OPTIONS: &[OptionSpec] = &[
-    OptionSpec::new("vmid", Kind::Int, &["The id of the VM. Takes precedence over O(name)."]),
+    OptionSpec::new("vmid", Kind::Int, &["The id of the VM, 100 to 999999999. With O(name) too, both must name the same VM: the task fails before any write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has that name."]),
     OptionSpec::new("name", Kind::Str, &["The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."]),
     OptionSpec::new("interface", Kind::Str, &["The NIC's config key, V(net0) to V(net31)."]).required(),
     OptionSpec::new("state", Kind::Str, &["V(present) makes the NIC exist exactly as described; V(absent) removes it."])

@@ -1,7 +1,8 @@
 //! proxmox_vm_info's validated task: which VMs, which config view, whether to ask the guest agent.
 
 use module_utils::pve::pveformat::{check_option, PveFormat};
-use module_utils::{Error, Result};
+use module_utils::pve::resources::vmid_option;
+use module_utils::Result;
 
 /// Which configuration to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +27,8 @@ pub struct Params {
 impl Params {
     /// Check what upstream leaves to PVE, before any call.
     pub fn from_spec(p: &module_utils::ansible::spec::Args) -> Result<Params> {
-        let vmid = match p.int("vmid") {
-            Some(v) if v < 0 => return Err(Error::args(format!("vmid must be a positive integer, got {v}"))),
-            Some(v) => Some(v as u64),
-            None => None,
-        };
+        // A vmid outside PVE's range names no VM: refused, not read as "every VM" (§29).
+        let vmid = vmid_option("vmid", p.int("vmid"))?;
         if let Some(node) = p.str("node") {
             check_option("node", PveFormat::Node, node)?;
         }

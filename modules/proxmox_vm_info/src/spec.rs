@@ -8,7 +8,7 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("type", Kind::Str, &["Which kind of guests to list."])
         .default(DefaultValue::Str("all"))
         .choices(&["all", "qemu", "lxc"]),
-    OptionSpec::new("vmid", Kind::Int, &["Only the VM with this id. An unknown vmid gives an empty list, not an error."]),
+    OptionSpec::new("vmid", Kind::Int, &["Only the VM with this id. An unknown vmid gives an empty list, not an error; a value outside 100 to 999999999 (V(0) included) is refused."]),
     OptionSpec::new("name", Kind::Str, &["Only VMs with exactly this name (names are not unique, so this may return several). An empty string matches unnamed VMs."]),
     OptionSpec::new("config", Kind::Str, &[
         "Whether to return each VM's configuration: V(none) does not read it, V(current) returns the running configuration without pending changes, V(pending) returns it with pending changes applied.",

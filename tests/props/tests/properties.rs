@@ -180,7 +180,7 @@ fn named_bad_arguments_get_their_message() {
             ]),
             "scsi.scsi0: invalid format - size: value does not look like a valid disk size: 1.G",
         ),
-        (Module::VmInfo, with(&[("vmid", json!(-1))]), "vmid must be a positive integer, got -1"),
+        (Module::VmInfo, with(&[("vmid", json!(-1))]), "vmid must be between 100 and 999999999, got -1"),
         (Module::VmInfo, ferro_props::args(&[("api_host", json!("pve1"))]), "missing required arguments: api_user"),
     ];
     for (module, text, want) in cases {

@@ -162,3 +162,32 @@ class ConfigStateMixin:
                     if field in item:
                         item[field] = '**********'
         return ok(data)
+
+    async def _sim_cloudinit_dump(self, v, user):
+        """GET .../cloudinit/dump (Qemu.pm cloudinit_generated_config_dump; VM.Audit, checked from the schema).
+        `type=user` is Cloudinit.pm cloudinit_userdata of the applied config: the stored `cipassword` (a crypt hash
+        after an update, as given after a create) on its `password:` line, `**********` unless the user holds
+        VM.Config.Cloudinit on the VM (§29.5). `network` and `meta` are not modelled."""
+        vm = self.find(v['node'], v['vmid'])
+        if v.get('type') != 'user':
+            raise die("pvesim models only cloudinit/dump type 'user'")
+        conf = vm.config
+        hostname = conf.get('name') or 'VM{0}'.format(vm.vmid)
+        fqdn = hostname if '.' in hostname else (
+            '{0}.{1}'.format(hostname, conf['searchdomain']) if conf.get('searchdomain') else hostname)
+        lines = ['#cloud-config', 'hostname: ' + hostname.split('.')[0], 'manage_etc_hosts: true', 'fqdn: ' + fqdn]
+        username = conf.get('ciuser')
+        if username is not None:
+            lines.append('user: {0}'.format(username))
+            if username == 'root':
+                lines.append('disable_root: False')
+        if conf.get('cipassword') is not None:
+            hidden = user not in (None, 'root@pam') and not self.allowed(
+                user, '/vms/{0}'.format(vm.vmid), 'VM.Config.Cloudinit')
+            lines.append('password: ' + ('**********' if hidden else str(conf['cipassword'])))
+        lines += ['chpasswd:', '  expire: False']
+        if username != 'root':
+            lines += ['users:', '  - default']
+        if str(conf.get('ciupgrade', 1)) not in ('0', 'false'):
+            lines.append('package_upgrade: true')
+        return '\n'.join(lines) + '\n'

@@ -6,7 +6,6 @@ docs/pve-semantics.md §5.
 """
 
 import asyncio
-import hashlib
 import re
 import time
 import uuid
@@ -207,8 +206,9 @@ class ConfigUpdateMixin:
                         forced.discard('boot')
                         modified.add('boot')
                 elif opt == 'cipassword':
-                    # hashed and written straight to the main section (Qemu.pm update_vm_api)
-                    conf[opt] = '$5$pvesim$' + hashlib.sha256(str(value).encode()).hexdigest()[:43]
+                    # hashed (encrypt_pw, SHA-256-crypt) unless already a hash or a Windows guest's, and
+                    # written straight to the main section (Qemu.pm update_vm_api, §29.5)
+                    conf[opt] = o.stored_cipassword(str(value), conf.get('ostype'))
                     if pend.get(opt, 0) is None:
                         del pend[opt]
                 elif opt == 'boot' and o.boot_order(value):

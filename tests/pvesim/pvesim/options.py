@@ -5,6 +5,9 @@ Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm (QemuServer.pm), src/PVE/QemuSe
 6.0.2 src/PVE/GuestHelpers.pm; the PVE API schema of PUT /nodes/{node}/qemu/{vmid}/config.
 """
 
+import base64
+import hashlib
+import os
 import re
 
 from fakepve import schema as pve_schema
@@ -119,3 +122,53 @@ def boot_order(value):
 def print_bootorder(devs):
     """QemuServer.pm print_bootorder: '' for no device, else order=<dev;dev>."""
     return 'order=' + ';'.join(devs) if devs else ''
+
+
+# ---------------------------------------------------------------- cloud-init password (§29.5)
+
+# qemu-server API2/Qemu.pm update_vm_api: a value matching this is already a crypt hash, stored as given.
+CRYPT_HASH_RE = re.compile(r'^\$(?:[156]|2[ay])(\$.+){2}')
+# qemu-server QemuServer/Helpers.pm windows_version: the ostypes of Windows guests.
+WINDOWS_OSTYPE_RE = re.compile(r'^(?:wxp|w2k3|w2k|w2k8|wvista|win\d+)$')
+_ITOA64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+
+def sha256_crypt(password, salt, rounds=5000):
+    """SHA-256-crypt (`$5$`, Ulrich Drepper's "Unix crypt using SHA-256 and SHA-512"), what the C
+    library's crypt(3) computes for pve-common Tools.pm encrypt_pw; default rounds, salt up to 16."""
+    h = lambda data: hashlib.sha256(data).digest()  # noqa: E731
+    p, s = password.encode(), salt.encode()[:16]
+    b = h(p + s + p)
+    a = p + s + (b * (len(p) // 32 + 1))[:len(p)]
+    n = len(p)
+    while n:
+        a += b if n & 1 else p
+        n >>= 1
+    c = h(a)
+    p_seq = (h(p * len(p)) * (len(p) // 32 + 1))[:len(p)]
+    s_seq = (h(s * (16 + c[0])) * 2)[:len(s)]
+    for i in range(rounds):
+        c = h((p_seq if i % 2 else c) + (s_seq if i % 3 else b'') + (p_seq if i % 7 else b'') + (c if i % 2 else p_seq))
+    out = ''
+    order = [(0, 10, 20), (21, 1, 11), (12, 22, 2), (3, 13, 23), (24, 4, 14), (15, 25, 5), (6, 16, 26),
+             (27, 7, 17), (18, 28, 8), (9, 19, 29)]
+    for x, y, z in order + [(None, 31, 30)]:
+        w = ((c[x] if x is not None else 0) << 16) | (c[y] << 8) | c[z]
+        for _ in range(4 if x is not None else 3):
+            out += _ITOA64[w & 0x3f]
+            w >>= 6
+    prefix = '$5$' if rounds == 5000 else '$5$rounds={0}$'.format(rounds)
+    return '{0}{1}${2}'.format(prefix, s.decode(), out)
+
+
+def encrypt_pw(password):
+    """pve-common Tools.pm encrypt_pw: `$5$` with an 8-character salt from a SHA-1 base64, `+` made `X`."""
+    salt = base64.b64encode(hashlib.sha1(os.urandom(16)).digest()).decode()[:8].replace('+', 'X')
+    return sha256_crypt(password, salt)
+
+
+def stored_cipassword(value, ostype):
+    """Qemu.pm update_vm_api: a Windows guest's password and a value already hashed are stored as given."""
+    if WINDOWS_OSTYPE_RE.match(ostype or '') or CRYPT_HASH_RE.match(value):
+        return value
+    return encrypt_pw(value)

@@ -46,4 +46,4 @@ class Pvesim(TasksMixin, VolumesMixin, StorageTypesMixin, ConfigStateMixin, Conf
         one = '/nodes/{node}/qemu/{vmid}'
         return [('PUT', one + '/resize', self._sim_resize), ('POST', one + '/move_disk', self._sim_move_disk),
                 ('PUT', one + '/unlink', self._sim_unlink), ('GET', '/nodes/{node}/network', self._sim_network),
-                ('POST', one + '/migrate', self._sim_migrate)]
+                ('POST', one + '/migrate', self._sim_migrate), ('GET', one + '/cloudinit/dump', self._sim_cloudinit_dump)]

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use module_utils::pve::cipassword;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, is_nic_key, parse_new_cloudinit, parse_new_disk, volume_storage};
 use module_utils::pve::hotplug::{delete_waits, is_cdrom, stays_pending, Hotplug};
@@ -150,8 +151,10 @@ pub fn scalar_equal(key: &str, current: Option<&str>, want: &str) -> bool {
         "nameserver" | "searchdomain" => words(current.unwrap_or("")) == words(want),
         "hotplug" => Hotplug::parse(current) == Hotplug::parse(Some(want)),
         "description" => current.unwrap_or("").trim_end() == want.trim_end(),
-        // PVE never returns the password (`**********`): only its presence can be compared.
-        "cipassword" => current.is_some(),
+        // PVE returns `**********` for the password; the caller puts what PVE stores in its
+        // place where it can read it (§29.5). What cannot be compared is taken as equal (the
+        // caller warns), so that an unreadable password is never rewritten on every run.
+        "cipassword" => current.is_some_and(|c| cipassword::matches(c, want).unwrap_or(true)),
         _ => current_or_default == Some(want),
     }
 }
