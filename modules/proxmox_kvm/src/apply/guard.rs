@@ -17,11 +17,12 @@ use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig}
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::check_write;
+use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::volume::{Volume, VolumeKind};
-use module_utils::Result;
+use module_utils::{Error, Result};
 
 use crate::params::Params;
-use crate::plan::Write;
+use crate::plan::{PowerCall, Write};
 
 /// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
 fn option_of(key: &str) -> String {
@@ -103,7 +104,8 @@ impl<'a> Guard<'a> {
     /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
-        self.privileges.require(&needs(write, before, vmid, p))
+        self.privileges.require(&needs(write, before, vmid, p))?;
+        self.state(write, before, vmid, p)
     }
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
@@ -123,7 +125,45 @@ impl<'a> Guard<'a> {
         self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
         let vmid = offer()?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        self.state(write, before, vmid, p)?;
         Ok(vmid)
+    }
+
+    /// What the VM's state makes PVE refuse of each request of `write` (`pve::state`: its lock,
+    /// protection, a template's base volumes in use, the power state the request needs), with
+    /// the context the real run's failure has; checked after the privileges, as PVE's handlers
+    /// check them after the method's own permissions. `before`: the config the write was
+    /// planned from (a clone's source's); a create has none.
+    fn state(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
+        let (Some(config), Some(vm)) = (before, written_vm(write)) else { return Ok(()) };
+        let mut running = vm.status == "running";
+        for (_, path, form, context) in requests(write, vmid) {
+            let deletes = split_config_body(&form).1;
+            let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
+            let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
+            if let Some(words) = state::refusal(op, &facts) {
+                return Err(Error::failed(format!("{context}: {words}")));
+            }
+            if op == Op::Destroy && config.current.get("template").is_some_and(|t| t == "1") {
+                self.template_unused(&vm.node, config).map_err(|e| e.context(&context))?;
+            }
+            if op == Op::Stop {
+                running = false; // a stop before the removal or conversion: the next request finds it stopped
+            }
+        }
+        Ok(())
+    }
+
+    /// QemuServer.pm destroy_vm of a template: refused while a linked clone uses one of its
+    /// base volumes (each storage's volumes listed once).
+    fn template_unused(&self, node: &str, config: &VmConfig) -> Result<()> {
+        for (storage, volid) in state::base_volumes(config) {
+            let listed = self.preflight.volumes_on(node, &storage)?;
+            if state::base_in_use(&volid, listed.keys()) {
+                return Err(Error::failed(state::template_in_use(&volid)));
+            }
+        }
+        Ok(())
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, storages, volumes,
@@ -140,7 +180,7 @@ impl<'a> Guard<'a> {
                 self.config_values(&vm.node, &set, None)?;
                 balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))
             }
-            Write::Clone { source, body, .. } => {
+            Write::Clone { source, body, node, configure, .. } => {
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
                 self.preflight.clone_target(
                     &source.node,
@@ -151,7 +191,9 @@ impl<'a> Guard<'a> {
                 if value(body, "full") == Some("0") {
                     self.preflight.linked_clone(&source_config)?;
                 }
-                Ok(())
+                // the configuring write's drives and NICs, on the clone's node (a composite
+                // operation is checked whole before its first write)
+                self.config_values(node, configure, None).map_err(|e| e.context(&clone_unconfigurable(source)))
             }
             Write::Migrate { vm, body, .. } => {
                 let config = before.map(VmConfig::effective).unwrap_or_default();
@@ -171,7 +213,17 @@ impl<'a> Guard<'a> {
             Write::Clone { source, .. } => &source.node,
             _ => return Ok(()),
         };
-        self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))
+        self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))?;
+        // A clone's configuring write, the composite's last request: PVE's API schema on what it
+        // sets, in check and real runs alike, so a value PVE refuses stops the task before the
+        // clone is made (the client would refuse it only once the clone exists).
+        match write {
+            Write::Clone { source, node, configure, .. } if !configure.is_empty() => {
+                let path = ApiPath::new(["nodes", node.as_str(), "qemu", &vmid.to_string(), "config"]);
+                check_write(Method::Put, &path, configure).map_err(|e| e.context(&clone_unconfigurable(source)))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// In a check run: each request the real run would send for `write`, checked against PVE's
@@ -183,6 +235,50 @@ impl<'a> Guard<'a> {
         }
         Ok(())
     }
+}
+
+/// What a refusal of a clone's configuring values says was not done.
+fn clone_unconfigurable(source: &VmResource) -> String {
+    format!("the clone of VM {} cannot be configured as the task asks (nothing was cloned)", source.vmid)
+}
+
+/// The existing VM `write` acts on (a clone's source); `None` for a create.
+fn written_vm(write: &Write) -> Option<&VmResource> {
+    match write {
+        Write::Create { .. } => None,
+        Write::Config { vm, .. }
+        | Write::Power { vm, .. }
+        | Write::Remove { vm, .. }
+        | Write::Template { vm, .. }
+        | Write::Migrate { vm, .. } => Some(vm),
+        Write::Clone { source, .. } => Some(source),
+    }
+}
+
+/// The state rule of one request of `write` (its path's last segment), `None` for a create.
+fn op_of<'d>(write: &Write, last: Option<&str>, form: &Form, deletes: &'d [String]) -> Option<Op<'d>> {
+    Some(match (write, last) {
+        (Write::Config { .. }, _) => Op::Config { deletes, force: false },
+        (Write::Clone { .. }, _) => Op::Clone {
+            full: value(form, "full") != Some("0"),
+            storage: value(form, "storage").is_some(),
+            format: value(form, "format").is_some(),
+        },
+        (Write::Migrate { .. }, _) => Op::Migrate,
+        (Write::Remove { .. }, Some("stop")) | (Write::Template { .. }, Some("stop")) => Op::Stop,
+        (Write::Remove { .. }, _) => Op::Destroy,
+        (Write::Template { .. }, _) => Op::Template,
+        (Write::Power { call, .. }, _) => match call {
+            PowerCall::Start => Op::Start,
+            PowerCall::Resume => Op::Resume,
+            PowerCall::Shutdown { .. } => Op::Stop,
+            PowerCall::Reboot => Op::Reboot,
+            PowerCall::Reset => Op::Reset,
+            PowerCall::Pause => Op::Suspend { to_disk: false },
+            PowerCall::Hibernate => Op::Suspend { to_disk: true },
+        },
+        (Write::Create { .. }, _) => return None,
+    })
 }
 
 /// The privileges `write` needs, in the order PVE checks them. `vmid`: a new VM's id.
