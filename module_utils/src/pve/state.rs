@@ -181,11 +181,12 @@ pub fn template_in_use(volid: &str) -> String {
     format!("base volume '{volid}' is still in use by linked cloned")
 }
 
-/// Storage.pm vdisk_free, freeing one base volume: `base volume '<volname>' is still in use by
-/// linked clones` (its volume name, without the storage).
-pub fn base_volume_in_use(volid: &str) -> String {
+/// A drive `key` removed with `force` whose base volume `volid` a linked clone uses: Storage.pm
+/// vdisk_free's words (the volume name, without the storage), as QemuServer.pm
+/// vmconfig_apply_pending reports them for the option (the delete then stays pending).
+pub fn base_volume_in_use(key: &str, volid: &str) -> String {
     let volname = volid.split_once(':').map_or(volid, |(_, n)| n);
-    format!("base volume '{volname}' is still in use by linked clones")
+    format!("unable to apply pending change {key} : base volume '{volname}' is still in use by linked clones")
 }
 
 #[cfg(test)]

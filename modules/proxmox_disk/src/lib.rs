@@ -143,14 +143,15 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         }
     }
     // Qemu.pm update_vm_api frees a removed drive's volume with `force` (try_deallocate_drive,
-    // Storage.pm vdisk_free), which refuses a base volume a linked clone uses
+    // Storage.pm vdisk_free), which refuses a base volume a linked clone uses; a running VM only
+    // frees it at its next stop, so only a stopped one (a template) is refused now
     let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
-    if let (Action::Unlink { force: true }, Some(volid)) = (action, volume) {
+    if let (Action::Unlink { force: true }, Some(volid), false) = (action, volume, running) {
         let storage = volid.split(':').next().unwrap_or_default();
         if Volume::parse(&volid).is_some_and(|v| v.is_base && v.owner == Some(vm.vmid))
             && state::base_in_use(&volid, checks.preflight.volumes_on(&vm.node, storage)?.keys())
         {
-            return Err(refuse(state::base_volume_in_use(&volid)));
+            return Err(refuse(state::base_volume_in_use(&params.disk, &volid)));
         }
     }
     Ok(())

@@ -147,8 +147,8 @@ fn base_volumes_and_their_linked_clones() {
         "base volume 'local-lvm:base-9000-disk-0' is still in use by linked cloned"
     );
     assert_eq!(
-        base_volume_in_use("local-lvm:base-9000-disk-0"),
-        "base volume 'base-9000-disk-0' is still in use by linked clones"
+        base_volume_in_use("scsi0", "local-lvm:base-9000-disk-0"),
+        "unable to apply pending change scsi0 : base volume 'base-9000-disk-0' is still in use by linked clones"
     );
 }
 
