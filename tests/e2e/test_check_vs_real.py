@@ -62,6 +62,16 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(123, 'row-123', scsi1='local-lvm:vm-123-disk-1,size=2G', unused0='local-lvm:vm-123-disk-2'),
     _vm(124, 'row-124'),
     _vm(9001, 'lvm-template', template=True),
+    # issue 24: the VM's state (a backup's lock, protection, a template that a linked clone uses)
+    _vm(130, 'row-130', lock='backup'),
+    _vm(131, 'row-131', lock='backup'),
+    _vm(132, 'row-132', lock='backup'),
+    _vm(133, 'row-133', lock='backup', scsi1='local-lvm:vm-133-disk-1,size=1G'),
+    _vm(134, 'row-134', lock='backup'),
+    _vm(135, 'row-135', protection=1),
+    _vm(136, 'row-136', protection=1, scsi1='local-lvm:vm-136-disk-1,size=1G'),
+    _vm(9002, 'dir-template', template=True, scsi0='vmdata:9002/base-9002-disk-0.qcow2,size=4G'),
+    _vm(140, 'row-linked', scsi0='vmdata:9002/base-9002-disk-0.qcow2/140/vm-140-disk-0.qcow2,size=4G'),
 ]
 
 
@@ -269,6 +279,34 @@ READ_ONLY_TOKEN = [
     one('read-only: power start', kvm(node='pve1', vmid=124, state='started'), real_failure=FORBIDDEN),
 ]
 
+# issue 24: what the VM's state makes PVE refuse (pve::state, docs/pve-semantics.md §33), and composite
+# operations checked whole before their first write. Each refusal is checked in both runs before any write.
+LOCKED = "VM is locked (backup)"
+STATE_AND_COMPOSITE = [
+    one('lock backup: kvm update', kvm(node='pve1', vmid=130, update=True, cores=4), real_failure=LOCKED),
+    one('lock backup: state started', kvm(node='pve1', vmid=131, state='started'), real_failure=LOCKED),
+    one('lock backup: disk create', disk(vmid=132, disk='scsi1', storage='local-lvm', size='1'), real_failure=LOCKED),
+    one('lock backup: disk remove', disk(vmid=133, disk='scsi1', state='absent'), real_failure=LOCKED),
+    one('lock backup: nic add', nic(vmid=134, interface='net1', bridge='vmbr0'), real_failure=LOCKED),
+    one('protection: absent', kvm(node='pve1', vmid=135, state='absent'),
+        real_failure="can't remove VM 135 - protection mode enabled"),
+    one('protection: disk remove', disk(vmid=136, disk='scsi1', state='absent'),
+        real_failure="can't remove drive 'scsi1' - protection mode enabled"),
+    one('linked clone dependents: template absent', kvm(node='pve1', vmid=9002, state='absent'),
+        real_failure="base volume 'vmdata:9002/base-9002-disk-0.qcow2' is still in use by linked cloned"),
+    one('linked clone dependents: template base disk remove', disk(vmid=9002, disk='scsi0', state='absent'),
+        real_failure="base volume '9002/base-9002-disk-0.qcow2' is still in use by linked clones"),
+    one('clone + bad value', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=240, name='row-clone-bad',
+                                 ipconfig={'ipconfig0': 'ip=10.0.0.300/24'}),
+        real_failure='value does not look like a valid ipv4 network configuration'),
+    one('linked clone + format', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=241,
+                                     name='row-linked-format', full=False, format='raw'),
+        real_failure="parameter 'format' not allowed for linked clones"),
+    one('linked clone + storage', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=242,
+                                      name='row-linked-storage', full=False, storage='local-lvm'),
+        real_failure="parameter 'storage' not allowed for linked clones"),
+]
+
 
 # ----------------------------------------------------------------------------- comparing
 
@@ -385,7 +423,8 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, caps
     problems.update(run_batch(ansible, sim, seed, PREFLIGHT, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, UNKNOWN_AND_PREDICTED))
     problems.update(run_batch(ansible, sim, seed, READ_ONLY_TOKEN, env=READ_ONLY, writes_nothing=True))
-    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN
+    problems.update(run_batch(ansible, sim, seed, STATE_AND_COMPOSITE, writes_nothing=True))
+    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + STATE_AND_COMPOSITE
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
