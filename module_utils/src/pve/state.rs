@@ -38,8 +38,11 @@ pub enum Op<'a> {
     Resume,
     /// `PUT .../resize` (`resize_vm`).
     Resize,
-    /// `POST .../move_disk` (`move_vm_disk`, and the reassign to another VM).
+    /// `POST .../move_disk` to another storage (`move_vm_disk`).
     MoveDisk,
+    /// `POST .../move_disk` to another VM (`move_vm_disk`'s reassign), on the source and on the
+    /// target VM: `unused` whether the disk is an `unusedN` (which a running VM may give away).
+    Reassign { unused: bool },
     /// `POST .../clone` of this VM (`clone_vm`), `full` as it will be decided; `storage`,
     /// `format`: whether the request sets them.
     Clone { full: bool, storage: bool, format: bool },
@@ -105,6 +108,14 @@ pub fn refusal(op: Op, f: &Facts) -> Option<String> {
                 }
             })
         }),
+        // Qemu.pm move_vm_disk `$load_and_check_reassign_configs`: both locks, no template on
+        // either side, then (after the disk's own checks) a running source keeps its drives
+        Op::Reassign { unused } => lock_refusal(op, f)
+            .or_else(|| template.then(|| "Can't move disks from or to template VMs".to_string()))
+            .or_else(|| {
+                (f.running && !unused)
+                    .then(|| "Cannot move disk to another VM while the source VM is running - detach first".to_string())
+            }),
         _ => lock_refusal(op, f),
     }
 }

@@ -128,6 +128,7 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         Action::SetDrive(_) => Op::Config { deletes: &[], force: false },
         Action::Resize(_) | Action::ResizeKeepingPending { .. } => Op::Resize,
         Action::Unlink { force } => Op::Config { deletes: &disk, force: *force },
+        Action::Move(_) if params.target_vmid.is_some() => Op::Reassign { unused: params.disk.starts_with("unused") },
         Action::Move(_) => Op::MoveDisk,
     };
     let context = apply::context(vm.vmid, &params.disk, action);
@@ -137,8 +138,9 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
         return Err(refuse(words));
     }
-    if let (Action::Move(_), Some((target, config))) = (action, facts.target) {
-        if let Some(words) = state::refusal(op, &state(target, config)) {
+    if let (Op::Reassign { .. }, Some((target, config))) = (op, facts.target) {
+        let target = VmFacts { running: false, ..state(target, config) };
+        if let Some(words) = state::refusal(op, &target) {
             return Err(refuse(words));
         }
     }

@@ -169,3 +169,19 @@ fn a_linked_clone_takes_neither_storage_nor_format() {
     let locked = config(&[("lock", "backup")]);
     assert_eq!(refused(linked(true, false), &locked, false, false).as_deref(), Some("VM is locked (backup)"));
 }
+
+#[test]
+fn a_disk_goes_to_another_vm_only_between_unlocked_plain_vms_from_a_stopped_one() {
+    let plain = config(&[]);
+    let scsi = Op::Reassign { unused: false };
+    assert_eq!(
+        refused(scsi, &plain, true, false).as_deref(),
+        Some("Cannot move disk to another VM while the source VM is running - detach first")
+    );
+    assert_eq!(refused(Op::Reassign { unused: true }, &plain, true, false), None);
+    assert_eq!(
+        refused(scsi, &config(&[("template", "1")]), false, false).as_deref(),
+        Some("Can't move disks from or to template VMs")
+    );
+    assert_eq!(refused(scsi, &config(&[("lock", "backup")]), false, false).as_deref(), Some("VM is locked (backup)"));
+}
