@@ -72,6 +72,16 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(136, 'row-136', protection=1, scsi1='local-lvm:vm-136-disk-1,size=1G'),
     _vm(9002, 'dir-template', template=True, scsi0='vmdata:9002/base-9002-disk-0.qcow2,size=4G'),
     _vm(140, 'row-linked', scsi0='vmdata:9002/base-9002-disk-0.qcow2/140/vm-140-disk-0.qcow2,size=4G'),
+    _vm(137, 'row-137', status='running'),
+    _vm(138, 'row-138', status='running'),
+    _vm(139, 'row-139', status='running', scsi1='local-lvm:vm-139-disk-1,size=1G'),
+    _vm(141, 'row-141'),
+] + [_vm(vmid, 'row-%d' % vmid, lock='backup') for vmid in (142, 143, 144, 145, 146, 148)] + [
+    _vm(147, 'row-147', status='running', lock='backup'),
+    _vm(149, 'row-149', protection=1, unused0='local-lvm:vm-149-disk-1'),
+    _vm(150, 'row-150', status='running', tpmstate0='local-lvm:vm-150-disk-1,size=4M,version=v2.0'),
+    _vm(151, 'row-151', ide2='isos:iso/debian-13-netinst.iso,media=cdrom'),
+    _vm(152, 'row-152'),
 ]
 
 
@@ -305,6 +315,30 @@ STATE_AND_COMPOSITE = [
     one('linked clone + storage', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=242,
                                       name='row-linked-storage', full=False, storage='local-lvm'),
         real_failure="parameter 'storage' not allowed for linked clones"),
+    one('lock backup: clone', kvm(node='pve1', vmid=142, clone='row-142', newid=243, name='row-clone-locked'),
+        real_failure=LOCKED),
+    one('lock backup: migrate', kvm(node='pve2', vmid=143, migrate=True), real_failure=LOCKED),
+    one('lock backup: template', kvm(node='pve1', vmid=144, state='template'), real_failure=LOCKED),
+    one('lock backup: disk resize', disk(vmid=145, disk='scsi0', state='resized', size='+1G'), real_failure=LOCKED),
+    one('lock backup: disk move', disk(vmid=146, disk='scsi0', state='moved', target_storage='nvme-pool'),
+        real_failure=LOCKED),
+    one('lock backup: state stopped', kvm(node='pve1', vmid=147, state='stopped', force=True), real_failure=LOCKED),
+    one('lock backup: absent', kvm(node='pve1', vmid=148, state='absent'), real_failure='is locked (backup)'),
+    one('protection: unused disk remove', disk(vmid=149, disk='unused0', state='absent'),
+        real_failure="can't remove unused disk 'local-lvm:vm-149-disk-1' - protection mode enabled"),
+    one('running: template', kvm(node='pve1', vmid=137, state='template'), real_failure='is running'),
+    one('running: absent', kvm(node='pve1', vmid=138, state='absent'), real_failure='is running'),
+    one('running: disk to another VM', disk(vmid=139, disk='scsi1', state='moved', target_vmid=141),
+        real_failure='Cannot move disk to another VM while the source VM is running - detach first'),
+    one('running: full clone with TPM state', kvm(node='pve1', vmid=150, clone='row-150', newid=244,
+                                                  name='row-clone-tpm', full=True),
+        real_failure='cannot clone TPM state while VM is running'),
+    one('template: start', kvm(node='pve1', vmid=9001, state='started'),
+        real_failure="you can't start a vm if it's a template"),
+    one('CD-ROM: resize', disk(vmid=151, disk='ide2', state='resized', size='+1G'), real_failure='CD-ROM'),
+    one('CD-ROM: move', disk(vmid=151, disk='ide2', state='moved', target_storage='nvme-pool'),
+        real_failure='CD-ROM'),
+    one('shrink', disk(vmid=152, disk='scsi0', state='resized', size='1G'), real_failure=''),
 ]
 
 

@@ -58,3 +58,13 @@ def test_a_linked_clone_takes_neither_storage_nor_format(sim):
         err = error_of(sim.api, 'POST', Q + '/9000/clone', dict({'newid': 311, 'full': 0}, **extra))
         assert (err.status, err.message) == (500, words)
     assert error_of(sim.api, 'GET', Q + '/311/config').status == 500
+
+
+def test_a_full_clone_of_a_running_vm_cannot_copy_its_tpm_state(sim):
+    # qemu-server Qemu.pm clone_vm: "cannot clone TPM state while VM is running" (a full clone, no snapshot)
+    ok(run(sim, 'POST', Q + '/100/status/stop'))
+    sim.api('PUT', Q + '/100/config', {'tpmstate0': 'local-lvm:1,version=v2.0'})
+    ok(run(sim, 'POST', Q + '/100/status/start'))
+    err = error_of(sim.api, 'POST', Q + '/100/clone', {'newid': 312, 'full': 1})
+    assert (err.status, err.message) == (500, 'cannot clone TPM state while VM is running')
+    assert error_of(sim.api, 'GET', Q + '/312/config').status == 500
