@@ -81,9 +81,8 @@ pub fn refusal(op: Op, f: &Facts) -> Option<String> {
         Op::Start if template => Some("you can't start a vm if it's a template".into()),
         Op::Resume if template => Some(format!("VM {} is a template and cannot be resumed!", f.vmid)),
         // Qemu.pm template: the lock, then "you can't convert a VM to template if VM is running".
-        Op::Template => lock_refusal(op, f).or_else(|| {
-            f.running.then(|| "you can't convert a VM to template if VM is running".to_string())
-        }),
+        Op::Template => lock_refusal(op, f)
+            .or_else(|| f.running.then(|| "you can't convert a VM to template if VM is running".to_string())),
         // Qemu.pm clone_vm `$load_and_check`: the lock, a linked clone's `storage` and `format`,
         // then, copying the drives, a full clone of a running VM refuses its TPM state.
         Op::Clone { full, storage, format } => lock_refusal(op, f)
@@ -135,7 +134,14 @@ fn lock_refusal(op: Op, f: &Facts) -> Option<String> {
     let skips = f.skiplock
         && matches!(
             op,
-            Op::Config { .. } | Op::Start | Op::Stop | Op::Reset | Op::Suspend { .. } | Op::Resume | Op::Resize | Op::Destroy
+            Op::Config { .. }
+                | Op::Start
+                | Op::Stop
+                | Op::Reset
+                | Op::Suspend { .. }
+                | Op::Resume
+                | Op::Resize
+                | Op::Destroy
         );
     let passes = match op {
         // vm_start: a hibernated VM resumes from its state; a running VM under backup is resumed
@@ -182,9 +188,9 @@ pub fn base_volumes(config: &VmConfig) -> Vec<(String, String)> {
 /// `volume_is_base_and_used`: a volume of `listed` whose base is this volume's name).
 pub fn base_in_use<'l>(volid: &str, listed: impl IntoIterator<Item = &'l String>) -> bool {
     let Some(base) = Volume::parse(volid).filter(|v| v.is_base) else { return false };
-    listed.into_iter().any(|other| {
-        Volume::parse(other).is_some_and(|o| o.storage == base.storage && o.base == Some(base.volname))
-    })
+    listed
+        .into_iter()
+        .any(|other| Volume::parse(other).is_some_and(|o| o.storage == base.storage && o.base == Some(base.volname)))
 }
 
 /// QemuServer.pm destroy_vm, for a template: `base volume '<volid>' is still in use by linked cloned`.

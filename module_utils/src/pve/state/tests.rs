@@ -16,7 +16,15 @@ const NO_DELETES: Op = Op::Config { deletes: &[], force: false };
 #[test]
 fn every_write_that_checks_the_lock_refuses_a_backup_lock() {
     let c = config(&[("lock", "backup")]);
-    for op in [NO_DELETES, Op::Resize, Op::MoveDisk, Op::Clone { full: true, storage: false, format: false }, Op::Template, Op::Migrate, Op::Reset] {
+    for op in [
+        NO_DELETES,
+        Op::Resize,
+        Op::MoveDisk,
+        Op::Clone { full: true, storage: false, format: false },
+        Op::Template,
+        Op::Migrate,
+        Op::Reset,
+    ] {
         assert_eq!(refused(op, &c, false, false).as_deref(), Some("VM is locked (backup)"), "{op:?}");
     }
     // a stopped VM under backup cannot be started; a running one is resumed in its QEMU
@@ -61,7 +69,9 @@ fn skiplock_skips_the_lock_only_where_the_handler_takes_it() {
         assert_eq!(refused(op, &c, false, true), None, "{op:?}");
     }
     // reboot, clone, template, migrate and move_disk have no skiplock
-    for op in [Op::Reboot, Op::Clone { full: true, storage: false, format: false }, Op::Template, Op::Migrate, Op::MoveDisk] {
+    for op in
+        [Op::Reboot, Op::Clone { full: true, storage: false, format: false }, Op::Template, Op::Migrate, Op::MoveDisk]
+    {
         assert!(refused(op, &c, true, true).is_some(), "{op:?}");
     }
 }
@@ -79,7 +89,12 @@ fn a_hibernated_vm_may_be_started_resumed_destroyed_and_its_state_deleted() {
 
 #[test]
 fn protection_refuses_destroy_and_the_removal_of_drives() {
-    let c = config(&[("protection", "1"), ("scsi1", "local-lvm:vm-170-disk-1,size=1G"), ("unused0", "local-lvm:vm-170-disk-2"), ("name", "x")]);
+    let c = config(&[
+        ("protection", "1"),
+        ("scsi1", "local-lvm:vm-170-disk-1,size=1G"),
+        ("unused0", "local-lvm:vm-170-disk-2"),
+        ("name", "x"),
+    ]);
     assert_eq!(
         refused(Op::Destroy, &c, false, false).as_deref(),
         Some("can't remove VM 170 - protection mode enabled")
@@ -135,8 +150,7 @@ fn base_volumes_and_their_linked_clones() {
             ("local".to_string(), "local:9000/base-9000-disk-1.qcow2".to_string()),
         ]
     );
-    let listed: Vec<String> =
-        vec!["local-lvm:base-9000-disk-0/vm-101-disk-0".into(), "local-lvm:vm-102-disk-0".into()];
+    let listed: Vec<String> = vec!["local-lvm:base-9000-disk-0/vm-101-disk-0".into(), "local-lvm:vm-102-disk-0".into()];
     assert!(base_in_use("local-lvm:base-9000-disk-0", &listed));
     assert!(!base_in_use("local-lvm:base-9000-disk-1", &listed));
     let files: Vec<String> = vec!["local:9000/base-9000-disk-1.qcow2/101/vm-101-disk-0.qcow2".into()];
