@@ -138,7 +138,7 @@ impl<'a> Guard<'a> {
         let (Some(config), Some(vm)) = (before, written_vm(write)) else { return Ok(()) };
         let mut running = vm.status == "running";
         for (_, path, form, context) in requests(write, vmid) {
-            let deletes = split_config_body(&form).1;
+            let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
             if let Some(words) = state::refusal(op, &facts) {
@@ -377,6 +377,17 @@ fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String
     let mut form: Form = body.iter().filter(|(k, _)| k == "balloon").cloned().collect();
     form.push(("memory".into(), memory.clone()));
     check_write(Method::Put, &vm.path().join(["config"]), &form)
+}
+
+/// The keys a config write removes as `update_vm_api` sees them: its `delete` keys, and the
+/// `revert` keys whose value is only pending (a revert of an applied key writes it back instead).
+fn removed_keys(body: &Form, config: &VmConfig) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in body.iter().filter(|(k, _)| k == "delete" || k == "revert") {
+        let keys = v.split(',').filter(|s| !s.is_empty());
+        out.extend(keys.filter(|key| k == "delete" || !config.current.contains_key(*key)).map(str::to_string));
+    }
+    out
 }
 
 /// A config write's body as what it sets and what it deletes (`delete` and `revert` keys), its
