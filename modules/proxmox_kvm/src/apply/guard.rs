@@ -456,3 +456,45 @@ fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use module_utils::pve::client::form;
+
+    fn vm(status: &str) -> VmResource {
+        crate::plan::resource(170, Some("web"), "pve1", status)
+    }
+
+    #[test]
+    fn a_revert_removes_only_what_is_pending() {
+        let mut config = VmConfig::from_current([("scsi1".to_string(), "local-lvm:vm-170-disk-1".to_string())].into());
+        config.pending.insert("scsi2".into(), "local-lvm:vm-170-disk-2".into());
+        let body = form([("revert", "scsi1,scsi2"), ("delete", "net1")]);
+        assert_eq!(removed_keys(&body, &config), vec!["scsi2".to_string(), "net1".to_string()]);
+    }
+
+    #[test]
+    fn each_request_of_a_write_has_its_state_rule() {
+        let remove = Write::Remove { vm: vm("running"), stop: Some(Form::new()), query: Form::new() };
+        let ops: Vec<Option<Op>> = requests(&remove, 170)
+            .iter()
+            .map(|(_, path, form, _)| op_of(&remove, path.segments().last().map(String::as_str), form, &[]))
+            .collect();
+        assert_eq!(ops, vec![Some(Op::Stop), Some(Op::Destroy)]);
+        let clone = Write::Clone {
+            source: vm("stopped"),
+            newid: Some(300),
+            name: "c".into(),
+            node: "pve1".into(),
+            body: form([("full", "0"), ("format", "raw")]),
+            configure: Form::new(),
+        };
+        let (_, path, body, context) = &requests(&clone, 300)[0];
+        assert_eq!(
+            op_of(&clone, path.segments().last().map(String::as_str), body, &[]),
+            Some(Op::Clone { full: false, storage: false, format: true })
+        );
+        assert_eq!(context, "Unable to clone vm c from vmid 170");
+    }
+}
