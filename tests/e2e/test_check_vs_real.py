@@ -83,6 +83,7 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
     _vm(151, 'row-151', ide2='isos:iso/debian-13-netinst.iso,media=cdrom'),
     _vm(152, 'row-152'),
     _vm(153, 'row-153', lock='backup', scsi1='local-lvm:vm-153-disk-1,size=1G'),
+    dict(_vm(154, 'row-154', status='running'), qmpstatus='paused'),
 ]
 
 
@@ -346,6 +347,8 @@ STATE_AND_COMPOSITE = [
         real_failure='skiplock parameter require root@pam user'),
     one('storage missing (create)', kvm(node='pve1', vmid=245, name='row-nosuch', scsi={'scsi0': 'nosuch:4'}),
         real_failure="storage 'nosuch' does not exist"),
+    one('paused: state stopped', kvm(node='pve1', vmid=154, state='stopped'),
+        real_failure='VM is paused - cannot shutdown'),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py: every row marked
@@ -402,6 +405,7 @@ CENSUS = {
     'lock backup: disk to another VM': ('R-move-07',),
     'skiplock without root': ('R-any-05',),
     'storage missing (create)': ('R-create-04',),
+    'paused: state stopped': ('R-power-06',),
 }
 
 

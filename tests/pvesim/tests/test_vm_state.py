@@ -1,11 +1,16 @@
-"""A template's base volume that a linked clone uses is not freed: unlinking it with `force` is refused for
-the drive and leaves it in place; the destroy of the template is refused (docs/pve-semantics.md §33, §14).
+"""The VM's state before a write (docs/pve-semantics.md §33): a template's base volume that a linked clone
+uses is not freed (unlinking it with `force` is refused for the drive and leaves it in place; the destroy of
+the template is refused), protection refuses a destroy, a linked clone takes neither `storage` nor
+`format`, a running VM's full clone cannot copy its TPM state, and a paused VM is not shut down.
 
 Sources: pve-storage 9.1.7 src/PVE/Storage.pm `vdisk_free` ("base volume '<volname>' is still in use by
 linked clones") and `volume_is_base_and_used`; qemu-server 9.2.6 src/PVE/QemuServer.pm
 `vmconfig_apply_pending` (the error is the option's, "unable to apply pending change <opt> : <error>", the
 delete stays pending) and `destroy_vm`; src/PVE/API2/Qemu.pm `update_vm_api` (`raise_param_exc($errors)`).
 """
+
+import json
+import os
 
 from conftest import Q, config, error_of, ok, run
 
@@ -68,3 +73,17 @@ def test_a_full_clone_of_a_running_vm_cannot_copy_its_tpm_state(sim):
     err = error_of(sim.api, 'POST', Q + '/100/clone', {'newid': 312, 'full': 1})
     assert (err.status, err.message) == (500, 'cannot clone TPM state while VM is running')
     assert error_of(sim.api, 'GET', Q + '/312/config').status == 500
+
+
+def test_a_seeded_paused_vm_is_not_shut_down(sim, tmp_path):
+    # qemu-server Qemu.pm vm_shutdown: "VM is paused - cannot shutdown" without forceStop, before the task
+    seed_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
+    with open(os.path.join(seed_dir, 'default.json'), encoding='utf-8') as f:
+        seed = json.load(f)
+    seed['vms'] = [dict(vm, qmpstatus='paused') if vm['vmid'] == 100 else vm for vm in seed['vms']]
+    path = tmp_path / 'paused.json'
+    path.write_text(json.dumps(seed))
+    sim.reset(str(path))
+    assert sim.api('GET', Q + '/100/status/current')['qmpstatus'] == 'paused'
+    err = error_of(sim.api, 'POST', Q + '/100/status/shutdown')
+    assert (err.status, err.message) == (500, 'VM is paused - cannot shutdown')
