@@ -93,13 +93,15 @@ pub fn refusal(op: Op, f: &Facts) -> Option<String> {
                     .then(|| "cannot clone TPM state while VM is running".to_string())
             }),
         // Qemu.pm update_vm_api: the lock, then in its delete loop the protection of each drive
-        // it removes (the drive itself, or an unused volume).
+        // it removes (the drive itself, an unused volume, a hibernation's `vmstate`).
         Op::Config { deletes, .. } => lock_refusal(op, f).or_else(|| {
             deletes.iter().find_map(|key| {
                 let value = f.config.get(key)?;
                 if key.starts_with("unused") {
                     let volume = value.split(',').next().unwrap_or(value);
                     protection(current, &format!("can't remove unused disk '{volume}'"))
+                } else if key == "vmstate" {
+                    protection(current, &format!("can't remove vmstate '{value}'"))
                 } else if is_disk_key(key) {
                     protection(current, &format!("can't remove drive '{key}'"))
                 } else {

@@ -111,6 +111,12 @@ fn protection_refuses_destroy_and_the_removal_of_drives() {
         refused(Op::Config { deletes: &unused, force: false }, &c, false, false).as_deref(),
         Some("can't remove unused disk 'local-lvm:vm-170-disk-2' - protection mode enabled")
     );
+    let state = config(&[("protection", "1"), ("vmstate", "local-lvm:vm-170-state-x")]);
+    let vmstate = ["vmstate".to_string()];
+    assert_eq!(
+        refused(Op::Config { deletes: &vmstate, force: false }, &state, false, false).as_deref(),
+        Some("can't remove vmstate 'local-lvm:vm-170-state-x' - protection mode enabled")
+    );
     // removing a key that is not a drive, or a drive the VM lacks, is not protected
     let name = ["name".to_string(), "scsi5".to_string()];
     assert_eq!(refused(Op::Config { deletes: &name, force: false }, &c, false, false), None);
