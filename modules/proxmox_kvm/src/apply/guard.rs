@@ -193,7 +193,9 @@ impl<'a> Guard<'a> {
                 }
                 // the configuring write's drives and NICs, on the clone's node (a composite
                 // operation is checked whole before its first write)
-                self.config_values(node, configure, None).map_err(|e| e.context(&clone_unconfigurable(source)))
+                let configure: Form =
+                    configure.iter().filter_map(|(k, v)| Some((k.clone(), stand_in(k, v)?))).collect();
+                self.config_values(node, &configure, None).map_err(|e| e.context(&clone_unconfigurable(source)))
             }
             Write::Migrate { vm, body, .. } => {
                 let config = before.map(VmConfig::effective).unwrap_or_default();
@@ -220,7 +222,8 @@ impl<'a> Guard<'a> {
         match write {
             Write::Clone { source, node, configure, .. } if !configure.is_empty() => {
                 let path = ApiPath::new(["nodes", node.as_str(), "qemu", &vmid.to_string(), "config"]);
-                check_write(Method::Put, &path, configure).map_err(|e| e.context(&clone_unconfigurable(source)))
+                let form: Form = configure.iter().filter_map(|(k, v)| Some((k.clone(), stand_in(k, v)?))).collect();
+                check_write(Method::Put, &path, &form).map_err(|e| e.context(&clone_unconfigurable(source)))
             }
             _ => Ok(()),
         }
@@ -235,6 +238,25 @@ impl<'a> Guard<'a> {
         }
         Ok(())
     }
+}
+
+/// A planned value as the schema can check it before PVE has decided what the plan marks
+/// `(known after apply)` (a clone's new MACs, its `smbios1` uuid and `vmgenid`): the mark as a
+/// value of the same kind (the real run sends what PVE gave the clone); `None` for another value
+/// that holds one (a volume PVE will name), left to the real write.
+fn stand_in(key: &str, value: &str) -> Option<String> {
+    use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+    if !value.contains(KNOWN_AFTER_APPLY) {
+        return Some(value.to_string());
+    }
+    let kind = if is_nic_key(key) {
+        "BC:24:11:00:00:01"
+    } else if key == "smbios1" || key == "vmgenid" {
+        "00000000-0000-4000-8000-000000000000"
+    } else {
+        return None;
+    };
+    Some(value.replace(KNOWN_AFTER_APPLY, kind))
 }
 
 /// What a refusal of a clone's configuring values says was not done.
@@ -464,6 +486,21 @@ mod tests {
 
     fn vm(status: &str) -> VmResource {
         crate::plan::resource(170, Some("web"), "pve1", status)
+    }
+
+    #[test]
+    fn marked_values_are_checked_as_values_of_their_kind() {
+        let mark = module_utils::check::unknown::KNOWN_AFTER_APPLY;
+        let net = format!("virtio={mark},bridge=vmbr0");
+        let Some(checked) = stand_in("net0", &net) else { panic!("a NIC is checked") };
+        let form: Form = vec![("net0".into(), checked)];
+        assert!(check_write(Method::Put, &ApiPath::new(["nodes", "pve1", "qemu", "300", "config"]), &form).is_ok());
+        assert_eq!(
+            stand_in("smbios1", &format!("uuid={mark}")).as_deref(),
+            Some("uuid=00000000-0000-4000-8000-000000000000")
+        );
+        assert_eq!(stand_in("scsi0", &format!("local-lvm:{mark},size=4G")), None);
+        assert_eq!(stand_in("cores", "2").as_deref(), Some("2"));
     }
 
     #[test]
