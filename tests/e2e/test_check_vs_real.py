@@ -10,7 +10,7 @@ and volume names too, no masking). A row may also name what the real run must sh
 PVE gives, a volume name), so that a row cannot agree for the wrong reason.
 
 Independent rows share a playbook (one task per row, `ignore_errors`, each row on a VM of its
-own, so that no row's prediction feeds another's): three batches, six playbook runs. The
+own, so that no row's prediction feeds another's): four batches, eight playbook runs. The
 summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
 
 PVE behaviour behind the expected failures, as pvesim follows it (tests/pvesim/tests/test_refusals.py,
