@@ -10,8 +10,8 @@ and volume names too, no masking). A row may also name what the real run must sh
 PVE gives, a volume name), so that a row cannot agree for the wrong reason.
 
 Independent rows share a playbook (one task per row, `ignore_errors`, each row on a VM of its
-own, so that no row's prediction feeds another's): five batches, ten playbook runs; the last
-two run every task with `become: true` and through the connection (`FERRO_PROXMOX_EXEC=connection`),
+own, so that no row's prediction feeds another's): six batches, twelve playbook runs; two of
+them run every task with `become: true` and through the connection (`FERRO_PROXMOX_EXEC=connection`),
 where a row's later steps read what its first one predicted. The summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
 
 PVE behaviour behind the expected failures, as pvesim follows it (tests/pvesim/tests/test_refusals.py,
@@ -70,6 +70,28 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
 ] + [_vm(vmid, 'row-%d' % vmid) for vmid in range(160, 171)] + [
     # issue 24: a VM with a description, for the empty value that removes it
     _vm(171, 'row-171', description='old notes'),
+    # issue 24: the VM's state (a backup's lock, protection, a template that a linked clone uses)
+    _vm(130, 'row-130', lock='backup'),
+    _vm(131, 'row-131', lock='backup'),
+    _vm(132, 'row-132', lock='backup'),
+    _vm(133, 'row-133', lock='backup', scsi1='local-lvm:vm-133-disk-1,size=1G'),
+    _vm(134, 'row-134', lock='backup'),
+    _vm(135, 'row-135', protection=1),
+    _vm(136, 'row-136', protection=1, scsi1='local-lvm:vm-136-disk-1,size=1G'),
+    _vm(9002, 'dir-template', template=True, scsi0='vmdata:9002/base-9002-disk-0.qcow2,size=4G'),
+    _vm(140, 'row-linked', scsi0='vmdata:9002/base-9002-disk-0.qcow2/140/vm-140-disk-0.qcow2,size=4G'),
+    _vm(137, 'row-137', status='running'),
+    _vm(138, 'row-138', status='running'),
+    _vm(139, 'row-139', status='running', scsi1='local-lvm:vm-139-disk-1,size=1G'),
+    _vm(141, 'row-141'),
+] + [_vm(vmid, 'row-%d' % vmid, lock='backup') for vmid in (142, 143, 144, 145, 146, 148)] + [
+    _vm(147, 'row-147', status='running', lock='backup'),
+    _vm(149, 'row-149', protection=1, unused0='local-lvm:vm-149-disk-1'),
+    _vm(150, 'row-150', status='running', tpmstate0='local-lvm:vm-150-disk-1,size=4M,version=v2.0'),
+    _vm(151, 'row-151', ide2='isos:iso/debian-13-netinst.iso,media=cdrom'),
+    _vm(152, 'row-152'),
+    _vm(153, 'row-153', lock='backup', scsi1='local-lvm:vm-153-disk-1,size=1G'),
+    dict(_vm(154, 'row-154', status='running'), qmpstatus='paused'),
 ]
 
 
@@ -358,6 +380,123 @@ READ_ONLY_TOKEN = [
     one('read-only: power start', kvm(node='pve1', vmid=124, state='started'), real_failure=FORBIDDEN),
 ]
 
+# issue 24: what the VM's state makes PVE refuse (pve::state, docs/pve-semantics.md §33), and composite
+# operations checked whole before their first write. Each refusal is checked in both runs before any write.
+LOCKED = "VM is locked (backup)"
+STATE_AND_COMPOSITE = [
+    one('lock backup: kvm update', kvm(node='pve1', vmid=130, update=True, cores=4), real_failure=LOCKED),
+    one('lock backup: state started', kvm(node='pve1', vmid=131, state='started'), real_failure=LOCKED),
+    one('lock backup: disk create', disk(vmid=132, disk='scsi1', storage='local-lvm', size='1'), real_failure=LOCKED),
+    one('lock backup: disk remove', disk(vmid=133, disk='scsi1', state='absent'), real_failure=LOCKED),
+    one('lock backup: nic add', nic(vmid=134, interface='net1', bridge='vmbr0'), real_failure=LOCKED),
+    one('protection: absent', kvm(node='pve1', vmid=135, state='absent'),
+        real_failure="can't remove VM 135 - protection mode enabled"),
+    one('protection: disk remove', disk(vmid=136, disk='scsi1', state='absent'),
+        real_failure="can't remove drive 'scsi1' - protection mode enabled"),
+    one('linked clone dependents: template absent', kvm(node='pve1', vmid=9002, state='absent'),
+        real_failure="base volume 'vmdata:9002/base-9002-disk-0.qcow2' is still in use by linked cloned"),
+    one('linked clone dependents: template base disk remove', disk(vmid=9002, disk='scsi0', state='absent'),
+        real_failure="base volume '9002/base-9002-disk-0.qcow2' is still in use by linked clones"),
+    one('clone + bad value', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=240, name='row-clone-bad',
+                                 ipconfig={'ipconfig0': 'ip=10.0.0.300/24'}),
+        real_failure='value does not look like a valid ipv4 network configuration'),
+    one('linked clone + format', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=241,
+                                     name='row-linked-format', full=False, format='raw'),
+        real_failure="parameter 'format' not allowed for linked clones"),
+    one('linked clone + storage', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=242,
+                                      name='row-linked-storage', full=False, storage='local-lvm'),
+        real_failure="parameter 'storage' not allowed for linked clones"),
+    one('lock backup: clone', kvm(node='pve1', vmid=142, clone='row-142', newid=243, name='row-clone-locked'),
+        real_failure=LOCKED),
+    one('lock backup: migrate', kvm(node='pve2', vmid=143, migrate=True), real_failure=LOCKED),
+    one('lock backup: template', kvm(node='pve1', vmid=144, state='template'), real_failure=LOCKED),
+    one('lock backup: disk resize', disk(vmid=145, disk='scsi0', state='resized', size='+1G'), real_failure=LOCKED),
+    one('lock backup: disk move', disk(vmid=146, disk='scsi0', state='moved', target_storage='nvme-pool'),
+        real_failure=LOCKED),
+    one('lock backup: state stopped', kvm(node='pve1', vmid=147, state='stopped', force=True), real_failure=LOCKED),
+    one('lock backup: absent', kvm(node='pve1', vmid=148, state='absent'), real_failure='is locked (backup)'),
+    one('protection: unused disk remove', disk(vmid=149, disk='unused0', state='absent'),
+        real_failure="can't remove unused disk 'local-lvm:vm-149-disk-1' - protection mode enabled"),
+    one('running: template', kvm(node='pve1', vmid=137, state='template'), real_failure='is running'),
+    one('running: absent', kvm(node='pve1', vmid=138, state='absent'), real_failure='is running'),
+    one('running: disk to another VM', disk(vmid=139, disk='scsi1', state='moved', target_vmid=141),
+        real_failure='Cannot move disk to another VM while the source VM is running - detach first'),
+    one('running: full clone with TPM state', kvm(node='pve1', vmid=150, clone='row-150', newid=244,
+                                                  name='row-clone-tpm', full=True),
+        real_failure='cannot clone TPM state while VM is running'),
+    one('template: start', kvm(node='pve1', vmid=9001, state='started'),
+        real_failure="you can't start a vm if it's a template"),
+    one('CD-ROM: resize', disk(vmid=151, disk='ide2', state='resized', size='+1G'), real_failure='CD-ROM'),
+    one('CD-ROM: move', disk(vmid=151, disk='ide2', state='moved', target_storage='nvme-pool'),
+        real_failure='CD-ROM'),
+    one('shrink', disk(vmid=152, disk='scsi0', state='resized', size='1G'), real_failure=''),
+    one('lock backup: disk to another VM', disk(vmid=153, disk='scsi1', state='moved', target_vmid=141,
+                                                 target_disk='scsi3'), real_failure=LOCKED),
+    one('skiplock without root', kvm(node='pve1', vmid=152, update=True, cores=2, skiplock=True),
+        real_failure='skiplock parameter require root@pam user'),
+    one('storage missing (create)', kvm(node='pve1', vmid=245, name='row-nosuch', scsi={'scsi0': 'nosuch:4'}),
+        real_failure="storage 'nosuch' does not exist"),
+    one('paused: state stopped', kvm(node='pve1', vmid=154, state='stopped'),
+        real_failure='VM is paused - cannot shutdown'),
+]
+
+# Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py: every row marked
+# predicted there has a case here).
+CENSUS = {
+    'node missing': ('R-any-01',),
+    'storage missing': ('R-config-12',),
+    'storage without images (disk)': ('R-config-13',),
+    'storage without images (create)': ('R-create-05',),
+    'ISO missing (create)': ('R-create-06',),
+    'ISO missing (disk)': ('R-config-14',),
+    'move to a missing storage': ('R-move-04',),
+    'bridge the node lacks': ('R-config-15',),
+    'cores 0': ('R-any-04',),
+    'memory 1': ('R-any-04',),
+    'balloon above memory': ('R-config-06',),
+    'ipconfig0 malformed': ('R-any-04',),
+    'scsi0 given as 5': ('R-any-04',),
+    'clone to a missing node': ('R-clone-01',),
+    'clone to a missing storage': ('R-clone-02',),
+    'read-only: kvm create': ('R-any-03', 'R-create-01'),
+    'read-only: kvm update': ('R-any-03',),
+    'read-only: disk add': ('R-any-03',),
+    'read-only: nic add': ('R-any-03',),
+    'read-only: power start': ('R-any-03',),
+    'lock backup: kvm update': ('R-config-05',),
+    'lock backup: state started': ('R-power-02',),
+    'lock backup: disk create': ('R-config-05',),
+    'lock backup: disk remove': ('R-config-05',),
+    'lock backup: nic add': ('R-config-05',),
+    'protection: absent': ('R-destroy-01',),
+    'protection: disk remove': ('R-config-07',),
+    'linked clone dependents: template absent': ('R-destroy-06',),
+    'linked clone dependents: template base disk remove': ('R-config-11',),
+    'clone + bad value': ('R-clone-13',),
+    'linked clone + format': ('R-clone-08',),
+    'linked clone + storage': ('R-clone-07',),
+    'lock backup: clone': ('R-clone-04',),
+    'lock backup: migrate': ('R-migrate-02',),
+    'lock backup: template': ('R-template-01',),
+    'lock backup: disk resize': ('R-resize-02',),
+    'lock backup: disk move': ('R-move-01',),
+    'lock backup: state stopped': ('R-power-05',),
+    'lock backup: absent': ('R-destroy-05',),
+    'protection: unused disk remove': ('R-config-08',),
+    'running: template': ('R-template-04',),
+    'running: absent': ('R-destroy-04',),
+    'running: disk to another VM': ('R-move-09',),
+    'running: full clone with TPM state': ('R-clone-10',),
+    'template: start': ('R-power-01',),
+    'CD-ROM: resize': ('R-resize-04',),
+    'CD-ROM: move': ('R-move-02',),
+    'shrink': ('R-resize-05',),
+    'lock backup: disk to another VM': ('R-move-07',),
+    'skiplock without root': ('R-any-05',),
+    'storage missing (create)': ('R-create-04',),
+    'paused: state stopped': ('R-power-06',),
+}
+
 
 
 def _build_and_update(name, vmid):
@@ -503,7 +642,8 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, caps
     problems.update(run_batch(ansible, sim, seed, READ_ONLY_TOKEN, env=READ_ONLY, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, BECOME))
     problems.update(run_batch(ansible, sim, seed, CONNECTION_PATH, env={'FERRO_PROXMOX_EXEC': 'connection'}))
-    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH
+    problems.update(run_batch(ansible, sim, seed, STATE_AND_COMPOSITE, writes_nothing=True))
+    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH + STATE_AND_COMPOSITE
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))

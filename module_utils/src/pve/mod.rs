@@ -15,6 +15,7 @@ pub mod propstring;
 pub mod pveformat;
 pub mod resources;
 pub mod schema;
+pub mod state;
 pub mod storage;
 pub mod tasks;
 pub mod volume;

@@ -65,6 +65,16 @@ pub fn writes(vm: &VmResource, disk: &str, action: &Action, digest: Option<&str>
     }
 }
 
+/// What a failure of `action`'s writes says the module was doing.
+pub fn context(vmid: u64, disk: &str, action: &Action) -> String {
+    match action {
+        Action::SetDrive(_) => format!("Unable to create/update disk {disk} in VM {vmid}"),
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => format!("Failed to resize disk {disk} in VM {vmid}"),
+        Action::Unlink { .. } => format!("Unable to remove disk {disk} from VM {vmid}"),
+        Action::Move(_) | Action::None => format!("Failed to move disk {disk} in VM {vmid}"),
+    }
+}
+
 /// Make the plan's writes (guarded by the digest of `config`, the read it was planned from),
 /// wait for their tasks, read the result back. A plan with nothing to write reads nothing.
 pub fn apply(
@@ -80,14 +90,7 @@ pub fn apply(
     let mut writes = writes(vm, disk, action, config.digest.as_deref()).into_iter();
     let Some((method, path, body)) = writes.next() else { return Ok(Applied::predicted(plan)) };
     let waiter = Waiter::new(Duration::from_secs(params.timeout));
-    let context = match action {
-        Action::SetDrive(_) => format!("Unable to create/update disk {disk} in VM {}", vm.vmid),
-        Action::Resize(_) | Action::ResizeKeepingPending { .. } => {
-            format!("Failed to resize disk {disk} in VM {}", vm.vmid)
-        }
-        Action::Unlink { .. } => format!("Unable to remove disk {disk} from VM {}", vm.vmid),
-        Action::Move(_) | Action::None => format!("Failed to move disk {disk} in VM {}", vm.vmid),
-    };
+    let context = context(vm.vmid, disk, action);
     let mut warnings = Vec::new();
     let mut answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
     if let Some((method, path, mut body)) = writes.next() {

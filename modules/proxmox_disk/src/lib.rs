@@ -21,13 +21,15 @@ use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::form;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::{config_text, volume_storage};
+use module_utils::pve::devices::{config_text, volume_storage, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::schema;
-use module_utils::Result;
+use module_utils::pve::state::{self, Facts as VmFacts, Op};
+use module_utils::pve::volume::Volume;
+use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
 use apply::Applied;
@@ -62,7 +64,8 @@ struct Checks<'a> {
 /// What must hold before the plan's writes, in check and real runs alike (so both fail with the
 /// same message, and nothing is written): the privileges they need (qemu-server checks the
 /// method's own privileges before anything else), PVE's API schema on each write as it will be
-/// sent, then the storage or volume they use (docs/pve-semantics.md §26, §27, §28).
+/// sent, the VM's state (`vm_state`), then the storage or volume they use
+/// (docs/pve-semantics.md §26, §27, §28, §33).
 fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
     let disk = params.disk.as_str();
     let config = facts.config;
@@ -91,6 +94,7 @@ fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan:
     for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
         schema::check_write(method, &path, &body)?;
     }
+    vm_state(checks, vm, facts, params, &plan.action)?;
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {
@@ -112,6 +116,47 @@ fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan:
         },
         _ => Ok(()),
     }
+}
+
+/// What the VM's state makes PVE refuse of the action (`pve::state`: the lock, protection of a
+/// drive removed, a template's base volume that linked clones still use; the reassign's target
+/// VM's lock too), in check and real runs alike, with the context of the real run's failure.
+fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let disk = [params.disk.clone()];
+    let op = match action {
+        Action::None => return Ok(()),
+        Action::SetDrive(_) => Op::Config { deletes: &[], force: false },
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => Op::Resize,
+        Action::Unlink { force } => Op::Config { deletes: &disk, force: *force },
+        Action::Move(_) if params.target_vmid.is_some() => Op::Reassign { unused: params.disk.starts_with("unused") },
+        Action::Move(_) => Op::MoveDisk,
+    };
+    let context = apply::context(vm.vmid, &params.disk, action);
+    let refuse = |words: String| Error::failed(format!("{context}: {words}"));
+    let running = vm.status == "running";
+    let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
+    if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
+        return Err(refuse(words));
+    }
+    if let (Op::Reassign { .. }, Some((target, config))) = (op, facts.target) {
+        let target = VmFacts { running: false, ..state(target, config) };
+        if let Some(words) = state::refusal(op, &target) {
+            return Err(refuse(words));
+        }
+    }
+    // Qemu.pm update_vm_api frees a removed drive's volume with `force` (try_deallocate_drive,
+    // Storage.pm vdisk_free), which refuses a base volume a linked clone uses; a running VM only
+    // frees it at its next stop, so only a stopped one (a template) is refused now
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    if let (Action::Unlink { force: true }, Some(volid), false) = (action, volume, running) {
+        let storage = volid.split(':').next().unwrap_or_default();
+        if Volume::parse(&volid).is_some_and(|v| v.is_base && v.owner == Some(vm.vmid))
+            && state::base_in_use(&volid, checks.preflight.volumes_on(&vm.node, storage)?.keys())
+        {
+            return Err(refuse(state::base_volume_in_use(&params.disk, &volid)));
+        }
+    }
+    Ok(())
 }
 
 /// The new volume fits on `storage` where allocation reserves its size (§22.4, §26.7): its size

@@ -71,7 +71,7 @@ impl Apply<'_> {
                 let after = config::read(self.api, &vm)?;
                 Ok(Applied { vm: Some(vm), after: Some(after) })
             }
-            Write::Clone { source, newid, name, node, body } => {
+            Write::Clone { source, newid, name, node, body, .. } => {
                 let newid = self.clone_with_retry(source, *newid, name, body)?;
                 let vm = plan::resource(newid, Some(name), node, "stopped");
                 let config = self.wait_unlocked(&vm)?;

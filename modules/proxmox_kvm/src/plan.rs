@@ -40,8 +40,9 @@ pub enum Write {
     Create { node: String, vmid: Option<u64>, name: Option<String>, label: String, form: Form },
     /// `POST .../clone` with `newid` first (`None`: as `Create`), the wait for the clone's lock
     /// to go, then the clone converged to the task (planned from the clone as PVE made it).
-    /// `node`: where PVE puts the clone, `target` or else the source's node.
-    Clone { source: VmResource, newid: Option<u64>, name: String, node: String, body: Form },
+    /// `node`: where PVE puts the clone, `target` or else the source's node. `configure`: what the
+    /// configuring write sets, planned from the predicted clone, for the guard (apply re-plans it).
+    Clone { source: VmResource, newid: Option<u64>, name: String, node: String, body: Form, configure: Form },
     /// `POST .../status/<verb>`, then, when `read_back`, the config read back.
     Power { vm: VmResource, call: PowerCall, body: Form, read_back: bool },
     /// A stop first when `stop` is set (its body), then `DELETE` the VM and a check that it is gone.
@@ -365,6 +366,7 @@ pub fn clone(
     // A clone is predicted as a plain VM (PVE's clone drops `template`), whatever the task sets.
     let prediction =
         PredictedVm { template: false, ..PredictedVm::created(newid, Some(name.to_string()), &node, &planned) };
+    let configure: Form = conv.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
     let new_config = NewConfig::Clone {
         source: Box::new(source_config.clone()),
         name: name.to_string(),
@@ -379,6 +381,7 @@ pub fn clone(
             name: name.to_string(),
             node: node.clone(),
             body,
+            configure,
         },
         prediction: masked(prediction),
         vm: resource(newid, Some(name), &node, "stopped"),

@@ -742,6 +742,7 @@ fn power_transition_table() {
     use PowerCall::*;
     use Transition::{Call, Nothing, Refuse};
     let shutdown = |force_stop| Call(Shutdown { force_stop }, S);
+    const PAUSED: &str = "is paused: VM is paused - cannot shutdown (with force: true it is stopped, or reset)";
     #[rustfmt::skip]
     let rows: &[TransitionRow] = &[
         (R, Wanted::Started, false, Nothing("is already running"), "§16 start: `VM <vmid> already running` fails the task; no call"),
@@ -754,7 +755,7 @@ fn power_transition_table() {
         (H, Wanted::Started, true, Call(Start, R), "force does not matter"),
         (R, Wanted::Stopped, false, shutdown(false), "§16 shutdown: after `timeout` the task fails (`VM quit/powerdown failed - got timeout`)"),
         (R, Wanted::Stopped, true, shutdown(true), "§16 shutdown with forceStop: stopped hard after `timeout`"),
-        (P, Wanted::Stopped, false, shutdown(false), "§16 shutdown: PVE refuses a paused VM (`VM is paused - cannot shutdown`); the task fails with that"),
+        (P, Wanted::Stopped, false, Refuse(PAUSED), "§16 shutdown: PVE refuses a paused VM (`VM is paused - cannot shutdown`) before its task; refused before the call"),
         (P, Wanted::Stopped, true, shutdown(true), "§16 shutdown with forceStop on a paused VM: a stop instead"),
         (S, Wanted::Stopped, false, Nothing("is already stopped"), "§16 shutdown of a stopped VM: OK, nothing done; no call"),
         (S, Wanted::Stopped, true, Nothing("is already stopped"), "force does not matter"),
@@ -762,7 +763,7 @@ fn power_transition_table() {
         (H, Wanted::Stopped, true, Nothing("is already stopped"), "force does not matter"),
         (R, Wanted::Restarted, false, Call(Reboot, R), "§16 reboot: a shutdown then a start, which applies pending changes"),
         (R, Wanted::Restarted, true, Call(Reset, R), "force: a hard reset (§16 reset), the guest is not asked"),
-        (P, Wanted::Restarted, false, Call(Reboot, R), "§16 reboot of a paused VM: refused as shutdown; the task fails with PVE's message"),
+        (P, Wanted::Restarted, false, Refuse(PAUSED), "§16 reboot of a paused VM: refused as shutdown, before the call"),
         (P, Wanted::Restarted, true, Call(Reset, R), "§16 reset only needs QEMU running"),
         (S, Wanted::Restarted, false, Nothing("is not running"), "§16 reboot: `VM <vmid> not running`; upstream reports it unchanged, no call"),
         (S, Wanted::Restarted, true, Nothing("is not running"), "force does not matter (§16 reset: not running either)"),

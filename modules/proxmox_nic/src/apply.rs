@@ -20,6 +20,12 @@ pub fn write(vm: &VmResource, config: &VmConfig, iface: &str, action: &Action) -
     Some((Method::Put, vm.path().join(["config"]), body))
 }
 
+/// What a failure of `action`'s write says the module was doing.
+pub fn context(vmid: u64, iface: &str, action: &Action) -> String {
+    let verb = if matches!(action, Action::Delete) { "delete" } else { "change" };
+    format!("Unable to {verb} nic {iface} on VM with vmid {vmid}")
+}
+
 /// Make the write `action` names and read the NIC back: its value and whether it waits for the
 /// next start.
 pub fn apply(
@@ -32,9 +38,7 @@ pub fn apply(
     let Some((method, path, body)) = write(vm, config, iface, action) else {
         return Ok((config.get(iface).map(str::to_string), config.is_pending(iface)));
     };
-    let verb = if matches!(action, Action::Delete) { "delete" } else { "change" };
-    api.call(method, &path, &body)
-        .map_err(|e| e.context(&format!("Unable to {verb} nic {iface} on VM with vmid {}", vm.vmid)))?;
+    api.call(method, &path, &body).map_err(|e| e.context(&context(vm.vmid, iface, action)))?;
     let after = config::read(api, vm)?;
     Ok((after.get(iface).map(str::to_string), after.is_pending(iface)))
 }

@@ -20,7 +20,8 @@ use module_utils::pve::permissions::{self, Privileges};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema;
-use module_utils::Result;
+use module_utils::pve::state::{self, Facts, Op};
+use module_utils::{Error, Result};
 use serde_json::Value;
 
 pub use params::{Params, State};
@@ -70,8 +71,8 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
 
 /// What must hold before the write, in check and real runs alike (so both fail with the same
 /// message, and nothing is written): the privileges it needs (qemu-server `update_vm_api`:
-/// one `VM.Config.*` on the VM, `VM.Config.Network`, `SDN.Use` on the bridge), then PVE's API
-/// schema on the write as it will be sent (docs/pve-semantics.md §27, §28).
+/// one `VM.Config.*` on the VM, `VM.Config.Network`, `SDN.Use` on the bridge), PVE's API schema
+/// on the write as it will be sent, then the VM's lock (docs/pve-semantics.md §27, §28, §33).
 fn guard(privileges: &Privileges, vm: &VmResource, config: &VmConfig, iface: &str, action: &Action) -> Result<()> {
     let Some((method, path, body)) = apply::write(vm, config, iface, action) else { return Ok(()) };
     let (set, delete) = match action {
@@ -79,7 +80,13 @@ fn guard(privileges: &Privileges, vm: &VmResource, config: &VmConfig, iface: &st
         _ => (body.iter().filter(|(k, _)| k == iface).cloned().collect(), Vec::new()),
     };
     privileges.require(&permissions::update(vm.vmid, &config.effective(), &set, &delete))?;
-    schema::check_write(method, &path, &body)
+    schema::check_write(method, &path, &body)?;
+    // the VM's state (its lock) as update_vm_api checks it, inside the handler (pve::state)
+    let facts = Facts { vmid: vm.vmid, config, running: vm.status == "running", skiplock: false };
+    match state::refusal(Op::Config { deletes: &delete, force: false }, &facts) {
+        Some(words) => Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, iface, action)))),
+        None => Ok(()),
+    }
 }
 
 /// The result of the task: the plan's change, and the NIC as it is after it (read back, or

@@ -160,6 +160,8 @@ class AdminMixin(object):
             vm.config['template'] = 1
         vm.pending = dict(spec.get('pending', {}))
         vm.lock = vm.config.get('lock')
+        if vm.status == 'running' and spec.get('qmpstatus'):
+            vm.qmpstatus = spec['qmpstatus']  # a running VM's QEMU state, e.g. `paused` (status/current)
         if spec.get('agent_running') is False:
             vm.agent_down = True
         self.vms.append(vm)

@@ -31,6 +31,12 @@ class CloneMigrateMixin:
                 sid = volume_ref(volume or 'none')[0]
                 if sid is not None and not str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True'):
                     raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+        # Qemu.pm clone_vm, copying the source's options: a full clone of a running VM cannot copy its TPM state
+        # (docs/pve-semantics.md §33); the checks before it (lock, linked-clone parameters) are fakepve's
+        full = v.get('full')
+        if src is not None and not src.lock and src.status == 'running' and not v.get('snapname') \
+                and 'tpmstate0' in src.config and (not src.template if full is None else str(full) in ('1', 'True')):
+            raise die('cannot clone TPM state while VM is running')
         # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
         self.clone_storage[int(v['newid'])] = (storage, v.get('format'))
         if src is not None:

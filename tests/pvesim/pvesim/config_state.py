@@ -7,6 +7,7 @@ pve-guest-common 6.0.2 src/PVE/AbstractConfig.pm, GuestHelpers.pm; docs/pve-sema
 
 import hashlib
 
+from fakepve.model import PveError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 from fakepve.server import ok, params
@@ -82,11 +83,21 @@ class ConfigStateMixin:
     def _apply_pending(self, vm, errors=None):
         """QemuServer.pm vmconfig_apply_pending: every pending delete and value goes to the config (§6)."""
         conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        kept = {}
         for key in sorted(pend, key=o.natural):
             value = pend[key]
             if value is None:
                 if d.is_drive(key):
-                    self._delete_or_detach(vm, conf.get(key), key in forced)
+                    try:
+                        self._delete_or_detach(vm, conf.get(key), key in forced)
+                    except PveError as e:
+                        # QemuServer.pm vmconfig_apply_pending: the error is the option's (a warning at a
+                        # start or stop), the delete stays pending and the drive in the config
+                        # (update_vm_api raises the errors as a 400; docs/pve-semantics.md §33)
+                        if errors is not None:
+                            errors[key] = 'unable to apply pending change {0} : {1}'.format(key, e.message)
+                        kept[key] = None
+                        continue
                 conf.pop(key, None)
             else:
                 old = conf.get(key)
@@ -95,7 +106,8 @@ class ConfigStateMixin:
                     self._register_unused(vm, old)
                 conf[key] = value
         pend.clear()
-        forced.clear()
+        pend.update(kept)
+        forced.intersection_update(kept)
         self._sync_vm(vm)
 
     def _cleanup_pending(self, vm):

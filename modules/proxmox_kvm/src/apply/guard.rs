@@ -17,11 +17,12 @@ use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig}
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::{boot_order_devices, check_write};
+use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::{Error, Result};
 
 use crate::params::Params;
-use crate::plan::Write;
+use crate::plan::{PowerCall, Write};
 
 /// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
 fn option_of(key: &str) -> String {
@@ -99,15 +100,17 @@ impl<'a> Guard<'a> {
         require_bridges(self.api, node, values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
-    /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
-    /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
-    /// Then, as PVE validates a request before its handler checks privileges in code (a
-    /// root-only `hostpci`, say), the schema of each request (`schema`), then the privileges,
-    /// then the rules the handler applies while it writes (`while_writing`).
+    /// The checks of `write`, in PVE's order: the preflight; the schema of each request
+    /// (`schema`: PVE validates a request before its handler checks privileges in code, a
+    /// root-only `hostpci`, say); the privileges; the VM's state (`state`: locks, protection,
+    /// linked clones, power); then the rules the handler applies while it writes
+    /// (`while_writing`). `before`: the config the write was planned from (the source's, for a
+    /// clone); `vmid`: the id a new VM will have (a create or clone).
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        self.state(write, before, vmid, p)?;
         while_writing(write, before)
     }
 
@@ -129,8 +132,46 @@ impl<'a> Guard<'a> {
         let vmid = offer()?;
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
         Ok(vmid)
+    }
+
+    /// What the VM's state makes PVE refuse of each request of `write` (`pve::state`: its lock,
+    /// protection, a template's base volumes in use, the power state the request needs), with
+    /// the context the real run's failure has; checked after the privileges, as PVE's handlers
+    /// check them after the method's own permissions. `before`: the config the write was
+    /// planned from (a clone's source's); a create has none.
+    fn state(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
+        let (Some(config), Some(vm)) = (before, written_vm(write)) else { return Ok(()) };
+        let mut running = vm.status == "running";
+        for (_, path, form, context) in requests(write, vmid) {
+            let deletes = removed_keys(&form, config);
+            let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
+            let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
+            if let Some(words) = state::refusal(op, &facts) {
+                return Err(Error::failed(format!("{context}: {words}")));
+            }
+            if op == Op::Destroy && config.current.get("template").is_some_and(|t| t == "1") {
+                self.template_unused(&vm.node, config).map_err(|e| e.context(&context))?;
+            }
+            if op == Op::Stop {
+                running = false; // a stop before the removal or conversion: the next request finds it stopped
+            }
+        }
+        Ok(())
+    }
+
+    /// QemuServer.pm destroy_vm of a template: refused while a linked clone uses one of its
+    /// base volumes (each storage's volumes listed once).
+    fn template_unused(&self, node: &str, config: &VmConfig) -> Result<()> {
+        for (storage, volid) in state::base_volumes(config) {
+            let listed = self.preflight.volumes_on(node, &storage)?;
+            if state::base_in_use(&volid, listed.keys()) {
+                return Err(Error::failed(state::template_in_use(&volid)));
+            }
+        }
+        Ok(())
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, storages, volumes,
@@ -147,7 +188,7 @@ impl<'a> Guard<'a> {
                 self.config_values(&vm.node, &set, None)?;
                 balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))
             }
-            Write::Clone { source, body, .. } => {
+            Write::Clone { source, body, node, configure, .. } => {
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
                 self.preflight.clone_target(
                     &source.node,
@@ -158,7 +199,11 @@ impl<'a> Guard<'a> {
                 if value(body, "full") == Some("0") {
                     self.preflight.linked_clone(&source_config)?;
                 }
-                Ok(())
+                // the configuring write's drives and NICs, on the clone's node (a composite
+                // operation is checked whole before its first write)
+                let configure: Form =
+                    configure.iter().filter_map(|(k, v)| Some((k.clone(), stand_in(k, v)?))).collect();
+                self.config_values(node, &configure, None).map_err(|e| e.context(&clone_unconfigurable(source)))
             }
             Write::Migrate { vm, body, .. } => {
                 let config = before.map(VmConfig::effective).unwrap_or_default();
@@ -178,7 +223,18 @@ impl<'a> Guard<'a> {
             Write::Clone { source, .. } => &source.node,
             _ => return Ok(()),
         };
-        self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))
+        self.preflight.allocations(node, &allocated_volumes(write, before, after, vmid))?;
+        // A clone's configuring write, the composite's last request: PVE's API schema on what it
+        // sets, in check and real runs alike, so a value PVE refuses stops the task before the
+        // clone is made (the client would refuse it only once the clone exists).
+        match write {
+            Write::Clone { source, node, configure, .. } if !configure.is_empty() => {
+                let path = ApiPath::new(["nodes", node.as_str(), "qemu", &vmid.to_string(), "config"]);
+                let form: Form = configure.iter().filter_map(|(k, v)| Some((k.clone(), stand_in(k, v)?))).collect();
+                check_write(Method::Put, &path, &form).map_err(|e| e.context(&clone_unconfigurable(source)))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Each request the real run sends for `write`, checked against PVE's API schema as the
@@ -191,6 +247,69 @@ impl<'a> Guard<'a> {
         }
         Ok(())
     }
+}
+
+/// A planned value as the schema can check it before PVE has decided what the plan marks
+/// `(known after apply)` (a clone's new MACs, its `smbios1` uuid and `vmgenid`): the mark as a
+/// value of the same kind (the real run sends what PVE gave the clone); `None` for another value
+/// that holds one (a volume PVE will name), left to the real write.
+fn stand_in(key: &str, value: &str) -> Option<String> {
+    use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+    if !value.contains(KNOWN_AFTER_APPLY) {
+        return Some(value.to_string());
+    }
+    let kind = if is_nic_key(key) {
+        "BC:24:11:00:00:01"
+    } else if key == "smbios1" || key == "vmgenid" {
+        "00000000-0000-4000-8000-000000000000"
+    } else {
+        return None;
+    };
+    Some(value.replace(KNOWN_AFTER_APPLY, kind))
+}
+
+/// What a refusal of a clone's configuring values says was not done.
+fn clone_unconfigurable(source: &VmResource) -> String {
+    format!("the clone of VM {} cannot be configured as the task asks (nothing was cloned)", source.vmid)
+}
+
+/// The existing VM `write` acts on (a clone's source); `None` for a create.
+fn written_vm(write: &Write) -> Option<&VmResource> {
+    match write {
+        Write::Create { .. } => None,
+        Write::Config { vm, .. }
+        | Write::Power { vm, .. }
+        | Write::Remove { vm, .. }
+        | Write::Template { vm, .. }
+        | Write::Migrate { vm, .. } => Some(vm),
+        Write::Clone { source, .. } => Some(source),
+    }
+}
+
+/// The state rule of one request of `write` (its path's last segment), `None` for a create.
+fn op_of<'d>(write: &Write, last: Option<&str>, form: &Form, deletes: &'d [String]) -> Option<Op<'d>> {
+    Some(match (write, last) {
+        (Write::Config { .. }, _) => Op::Config { deletes, force: false },
+        (Write::Clone { .. }, _) => Op::Clone {
+            full: value(form, "full") != Some("0"),
+            storage: value(form, "storage").is_some(),
+            format: value(form, "format").is_some(),
+        },
+        (Write::Migrate { .. }, _) => Op::Migrate,
+        (Write::Remove { .. }, Some("stop")) | (Write::Template { .. }, Some("stop")) => Op::Stop,
+        (Write::Remove { .. }, _) => Op::Destroy,
+        (Write::Template { .. }, _) => Op::Template,
+        (Write::Power { call, .. }, _) => match call {
+            PowerCall::Start => Op::Start,
+            PowerCall::Resume => Op::Resume,
+            PowerCall::Shutdown { .. } => Op::Stop,
+            PowerCall::Reboot => Op::Reboot,
+            PowerCall::Reset => Op::Reset,
+            PowerCall::Pause => Op::Suspend { to_disk: false },
+            PowerCall::Hibernate => Op::Suspend { to_disk: true },
+        },
+        (Write::Create { .. }, _) => return None,
+    })
 }
 
 /// The privileges `write` needs, in the order PVE checks them. `vmid`: a new VM's id.
@@ -300,6 +419,17 @@ fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String
     check_write(Method::Put, &vm.path().join(["config"]), &form)
 }
 
+/// The keys a config write removes as `update_vm_api` sees them: its `delete` keys, and the
+/// `revert` keys whose value is only pending (a revert of an applied key writes it back instead).
+fn removed_keys(body: &Form, config: &VmConfig) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in body.iter().filter(|(k, _)| k == "delete" || k == "revert") {
+        let keys = v.split(',').filter(|s| !s.is_empty());
+        out.extend(keys.filter(|key| k == "delete" || !config.current.contains_key(*key)).map(str::to_string));
+    }
+    out
+}
+
 /// A config write's body as what it sets and what it deletes (`delete` and `revert` keys), its
 /// other parameters (`digest`, `skiplock`) left out.
 fn split_config_body(body: &Form) -> (Form, Vec<String>) {
@@ -364,5 +494,62 @@ fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
         Write::Migrate { vm, body, context } => {
             vec![(Method::Post, vm.path().join(["migrate"]), body.clone(), context.clone())]
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use module_utils::pve::client::form;
+
+    fn vm(status: &str) -> VmResource {
+        crate::plan::resource(170, Some("web"), "pve1", status)
+    }
+
+    #[test]
+    fn marked_values_are_checked_as_values_of_their_kind() {
+        let mark = module_utils::check::unknown::KNOWN_AFTER_APPLY;
+        let net = format!("virtio={mark},bridge=vmbr0");
+        let Some(checked) = stand_in("net0", &net) else { panic!("a NIC is checked") };
+        let form: Form = vec![("net0".into(), checked)];
+        assert!(check_write(Method::Put, &ApiPath::new(["nodes", "pve1", "qemu", "300", "config"]), &form).is_ok());
+        assert_eq!(
+            stand_in("smbios1", &format!("uuid={mark}")).as_deref(),
+            Some("uuid=00000000-0000-4000-8000-000000000000")
+        );
+        assert_eq!(stand_in("scsi0", &format!("local-lvm:{mark},size=4G")), None);
+        assert_eq!(stand_in("cores", "2").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn a_revert_removes_only_what_is_pending() {
+        let mut config = VmConfig::from_current([("scsi1".to_string(), "local-lvm:vm-170-disk-1".to_string())].into());
+        config.pending.insert("scsi2".into(), "local-lvm:vm-170-disk-2".into());
+        let body = form([("revert", "scsi1,scsi2"), ("delete", "net1")]);
+        assert_eq!(removed_keys(&body, &config), vec!["scsi2".to_string(), "net1".to_string()]);
+    }
+
+    #[test]
+    fn each_request_of_a_write_has_its_state_rule() {
+        let remove = Write::Remove { vm: vm("running"), stop: Some(Form::new()), query: Form::new() };
+        let ops: Vec<Option<Op>> = requests(&remove, 170)
+            .iter()
+            .map(|(_, path, form, _)| op_of(&remove, path.segments().last().map(String::as_str), form, &[]))
+            .collect();
+        assert_eq!(ops, vec![Some(Op::Stop), Some(Op::Destroy)]);
+        let clone = Write::Clone {
+            source: vm("stopped"),
+            newid: Some(300),
+            name: "c".into(),
+            node: "pve1".into(),
+            body: form([("full", "0"), ("format", "raw")]),
+            configure: Form::new(),
+        };
+        let (_, path, body, context) = &requests(&clone, 300)[0];
+        assert_eq!(
+            op_of(&clone, path.segments().last().map(String::as_str), body, &[]),
+            Some(Op::Clone { full: false, storage: false, format: true })
+        );
+        assert_eq!(context, "Unable to clone vm c from vmid 170");
     }
 }

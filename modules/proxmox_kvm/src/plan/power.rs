@@ -188,6 +188,9 @@ impl Transition {
     }
 }
 
+/// A shutdown or reboot of a paused VM, in PVE's words (Qemu.pm `vm_shutdown`, `vm_reboot`).
+const PAUSED_SHUTDOWN: &str = "is paused: VM is paused - cannot shutdown (with force: true it is stopped, or reset)";
+
 /// The transition from `current` to `wanted`; `force` is the task's `force`. The table test in
 /// tests.rs walks every combination; docs/pve-semantics.md §16 has what PVE does with each call.
 pub fn transition(current: Power, wanted: Wanted, force: bool) -> Transition {
@@ -197,10 +200,14 @@ pub fn transition(current: Power, wanted: Wanted, force: bool) -> Transition {
         (Wanted::Started, Paused) => Transition::Call(PowerCall::Resume, Running),
         (Wanted::Started, Stopped | Hibernated) => Transition::Call(PowerCall::Start, Running),
         (Wanted::Stopped, Stopped | Hibernated) => Transition::Nothing("is already stopped"),
+        // Qemu.pm vm_shutdown and vm_reboot refuse a paused VM before their task, unless forceStop
+        // (a stop instead) or a reset (docs/pve-semantics.md §16, §33)
+        (Wanted::Stopped, Paused) if !force => Transition::Refuse(PAUSED_SHUTDOWN),
         (Wanted::Stopped, Running | Paused) => Transition::Call(PowerCall::Shutdown { force_stop: force }, Stopped),
         (Wanted::Restarted, Stopped | Hibernated) => Transition::Nothing("is not running"),
         (Wanted::Restarted, Running | Paused) if force => Transition::Call(PowerCall::Reset, Running),
-        (Wanted::Restarted, Running | Paused) => Transition::Call(PowerCall::Reboot, Running),
+        (Wanted::Restarted, Paused) => Transition::Refuse(PAUSED_SHUTDOWN),
+        (Wanted::Restarted, Running) => Transition::Call(PowerCall::Reboot, Running),
         (Wanted::Paused, Paused) => Transition::Nothing("is already paused"),
         (Wanted::Paused, Running) => Transition::Call(PowerCall::Pause, Paused),
         (Wanted::Paused, Stopped | Hibernated) => Transition::Refuse("is not running, so it cannot be paused"),
