@@ -14,31 +14,31 @@ mod params;
 mod plan;
 mod spec;
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::world::World;
+use module_utils::check::world::{addressed_by, World};
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::devices::config_text;
+use module_utils::pve::inflight;
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{require, resolve, VmResource};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
 pub use params::{CloneOpts, Params, State};
 pub use plan::{
-    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config,
-    transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
+    clone_base, config_map, converge, devices, drive_value, macs, migration_refusal, nic_value, predict, scalar_equal,
+    template_config, transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
 };
 pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{listed_power, Plan, MASKED};
+use plan::{listed_power, resolved, Plan};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -48,7 +48,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     }
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).waiting_up_to(Duration::from_secs(params.timeout));
     let guard = Guard::new(&api, &authid);
     let mut run = Run { ctx, api: &api, world: &world, guard: &guard, p: &params };
     run.dispatch()
@@ -82,66 +82,6 @@ impl Done {
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
     }
-}
-
-/// The planned config the diff shows: in a real run, each value the plan could only mark
-/// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
-/// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
-/// check run `after` is the plan itself, and the marks and predicted names stay.
-fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
-    let real = after.effective();
-    let mut out = planned.clone();
-    for side in [&mut out.current, &mut out.pending] {
-        for (key, value) in side.iter_mut() {
-            let Some(v) = real.get(key) else { continue };
-            if plan::is_marked(value) {
-                *value = v.clone();
-            } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
-                if predicted != made {
-                    *value = value.replacen(&predicted, &made, 1);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The volume a drive value names (`None`: not a drive, or no volume: `none`, `cdrom`, a path).
-fn drive_volume(key: &str, value: &str) -> Option<String> {
-    let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
-    let file = ps.get("file")?;
-    module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
-}
-
-fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    config
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(if k == "cipassword" { MASKED.to_string() } else { v.clone() })))
-        .collect()
-}
-
-/// `netN` → MAC of every NIC that has one.
-pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
-}
-
-/// Disk key → volume of every drive.
-pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
-        })
-        .collect()
 }
 
 /// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
@@ -263,8 +203,32 @@ impl Run<'_> {
         Ok(id)
     }
 
+    /// The VMs once the one the task names is not being created or cloned (waited for, §30).
     fn vms(&self) -> Result<Vec<VmResource>> {
-        self.world.vms()
+        self.world.vms_for_task(self.p.vmid, self.p.name.as_deref())
+    }
+
+    /// After a real create or clone by name alone (`auto`: no vmid given) made `ours`: the VM
+    /// of that name an overlapping run made first, when there is one (`ours` is then removed;
+    /// apply/names.rs). `mark`: the journal before the create or clone.
+    fn yielded(&mut self, ours: &VmResource, auto: bool, mark: Option<usize>) -> Result<Option<VmResource>> {
+        let (Some(name), true, Some(mark)) = (self.p.name.as_deref(), auto && !self.ctx.check_mode, mark) else {
+            return Ok(None);
+        };
+        Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid: None }
+            .yield_name(self.world, ours, name, mark)
+    }
+
+    /// In check mode, before predicting a create or clone by name alone: every VM whose create
+    /// or clone runs and that may bear the name waited for, so the VM the real run would yield
+    /// to (above) is found now. Outside check mode the VMs as read.
+    fn settled_for_name(&self, vms: Vec<VmResource>, auto: bool) -> Result<Vec<VmResource>> {
+        match self.p.name.as_deref() {
+            Some(name) if auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight) => {
+                self.world.vms_for(&|v| inflight::may_be_named(v, name))
+            }
+            _ => Ok(vms),
+        }
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
@@ -337,7 +301,7 @@ impl Run<'_> {
     // ------------------------------------------------------------------ present
 
     fn present(&mut self) -> Result<Outcome> {
-        let vms = self.vms()?;
+        let vms = self.settled_for_name(self.vms()?, self.p.vmid.is_none())?;
         match resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
@@ -417,7 +381,11 @@ impl Run<'_> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
         let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
+        let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;
+        if let Some(holder) = self.yielded(&done.vm, self.p.vmid.is_none(), mark)? {
+            return self.existing(&holder, self.p.update);
+        }
         let vmid = done.vm.vmid;
         let label = self.p.label();
         let label = if label.is_empty() { vmid.to_string() } else { label };
@@ -428,7 +396,14 @@ impl Run<'_> {
 
     fn clone_vm(&mut self) -> Result<Outcome> {
         let Some(c) = self.p.clone.clone() else { return self.present() };
-        let vms = self.vms()?;
+        let (source_id, name) = (self.p.vmid, self.p.name.as_deref());
+        let vms = self.world.vms_for(&|v| {
+            Some(v.vmid) == source_id
+                || Some(v.vmid) == c.newid
+                || addressed_by(v, None, Some(&c.source))
+                || (c.newid.is_none() && addressed_by(v, None, name))
+        })?;
+        let vms = self.settled_for_name(vms, c.newid.is_none())?;
         let source = match self.p.vmid {
             Some(id) => require(&vms, Some(id), None)?.clone(),
             None => resolve(&vms, None, Some(&c.source))?
@@ -444,10 +419,7 @@ impl Run<'_> {
             (None, None) => None,
         };
         if let Some(t) = target {
-            require_qemu(&t)?;
-            // The task asks for this VM to be a configured clone: converge it (update is
-            // mutually exclusive with clone, as upstream, so it cannot be asked for).
-            return self.existing(&t, true);
+            return self.existing_clone(&t);
         }
         let source_config = self.read_config(&source)?;
         let name = self.p.name.clone().unwrap_or_else(|| {
@@ -456,9 +428,20 @@ impl Run<'_> {
         let storages = self.guard.storages()?;
         let taken = vms.iter().map(|v| v.vmid).collect();
         let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
+        let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, Some(&source_config))?;
+        if let Some(holder) = self.yielded(&done.vm, c.newid.is_none(), mark)? {
+            return self.existing_clone(&holder);
+        }
         let newid = done.vm.vmid;
         Ok(done.new_vm_outcome(format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid)))
+    }
+
+    /// The clone's target exists: the task asks for this VM to be a configured clone, so converge
+    /// it (update is mutually exclusive with clone, as upstream, so it cannot be asked for).
+    fn existing_clone(&mut self, t: &VmResource) -> Result<Outcome> {
+        require_qemu(t)?;
+        self.existing(t, true)
     }
 
     // ------------------------------------------------------------------- absent
@@ -580,7 +563,10 @@ impl Run<'_> {
     }
 
     fn migrate(&mut self) -> Result<Outcome> {
-        let (vms, storages) = self.world.vms_and_storages()?;
+        let (mut vms, storages) = self.world.vms_and_storages()?;
+        if vms.iter().any(|v| inflight::is_in_flight(v) && addressed_by(v, self.p.vmid, self.p.name.as_deref())) {
+            vms = self.vms()?;
+        }
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
