@@ -17,6 +17,8 @@ import time
 
 from concurrent.futures import ThreadPoolExecutor
 
+from harness import add_canary_user
+
 SLOW = 6.0  # real seconds the first create or clone takes
 
 
@@ -57,24 +59,34 @@ def wait_idle(sim, timeout=60):
 
 
 def rerun_during(ansible, sim, first, rerun, lock, task_type):
-    """Run `first` slowed in the background; once its VM holds `lock`, run `rerun` with --check and
-    for real (at once, both while it is in flight); then again once all ended. Returns the runs."""
-    sim.fault(kind='task-slow', type=task_type, seconds=SLOW)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        first_run = pool.submit(ansible.run_playbook, first, diff=True)
-        in_flight = wait_in_flight(sim, lock)
-        started = time.monotonic()
-        check = pool.submit(ansible.run_playbook, rerun, check=True, diff=True)
-        real = pool.submit(ansible.run_playbook, rerun, diff=True)
-        first_run, check, real = first_run.result(), check.result(), real.result()
-    # the re-runs waited for the first task instead of answering at once
-    assert time.monotonic() - started > SLOW / 3
-    for run in (first_run, check, real):
-        assert run.rc == 0, run.stdout[-4000:]
+    """Run `first` slowed in the background and, once its VM holds `lock`, `rerun` while it is in
+    flight: with --check, then (from the same state again: the default seed, the first run
+    repeated) for real; then `rerun` again once every task ended. Returns the vmid in flight, the
+    first run's result (of the real round) and the three re-runs."""
+    runs = {}
+    for mode in ('check', 'real'):
+        sim.admin('DELETE', '/_sim/faults')
+        sim.reset('default')
+        add_canary_user(sim)
+        sim.clear_requests()
+        sim.fault(kind='task-slow', type=task_type, seconds=SLOW)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            first_run = pool.submit(ansible.run_playbook, first, diff=True)
+            in_flight = wait_in_flight(sim, lock)
+            started = time.monotonic()
+            rerun_run = ansible.run_playbook(rerun, check=mode == 'check', diff=True)
+            # the re-run waited for the first task instead of answering at once
+            assert time.monotonic() - started > SLOW / 3, mode
+            first_run = first_run.result()
+        for run in (first_run, rerun_run):
+            assert run.rc == 0, run.stdout[-4000:]
+        runs[mode] = (in_flight, first_run.task('kvm')['result'], rerun_run)
+    assert runs['check'][0] == runs['real'][0]
     wait_idle(sim)
     again = ansible.run_playbook(rerun, diff=True)
     assert again.rc == 0, again.stdout[-4000:]
-    return in_flight, first_run.task('kvm')['result'], check, real, again
+    in_flight, first_result, real = runs['real']
+    return in_flight, first_result, runs['check'][2], real, again
 
 
 def test_a_rerun_by_vmid_during_a_slowed_create_waits_and_reports_the_vm_it_made(ansible, sim):
