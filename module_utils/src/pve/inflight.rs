@@ -81,10 +81,21 @@ pub fn wait_for(
     timeout: Duration,
     reread: &dyn Fn() -> Result<Vec<VmResource>>,
 ) -> Result<()> {
+    wait_until(api, vm, Instant::now() + timeout, timeout, reread)
+}
+
+/// `wait_for` until `deadline`, a wait of `timeout` in all (what a failure names).
+fn wait_until(
+    api: &dyn Api,
+    vm: &VmResource,
+    deadline: Instant,
+    timeout: Duration,
+    reread: &dyn Fn() -> Result<Vec<VmResource>>,
+) -> Result<()> {
     let lock = vm.lock.clone().unwrap_or_default();
     let what = if lock == "clone" { "cloned" } else { "created" };
     if let Some(upid) = making_task(api, vm)? {
-        return match Waiter::new(timeout).wait(api, &upid) {
+        return match Waiter::new(deadline.saturating_duration_since(Instant::now())).wait(api, &upid) {
             Ok(_) | Err(Error::TaskFailed { .. }) => Ok(()),
             Err(Error::TaskTimeout { .. }) => Err(Error::failed(format!(
                 "VM {} is being {what} by task {upid} (lock: {lock}), which had not ended after {}s (timeout)",
@@ -94,7 +105,6 @@ pub fn wait_for(
             Err(e) => Err(e),
         };
     }
-    let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(100);
     loop {
         let still = reread()?.into_iter().any(|v| v.vmid == vm.vmid && is_in_flight(&v));
@@ -128,7 +138,7 @@ pub fn settle(
         let Some(busy) = vms.iter().find(|v| is_in_flight(v) && addressed(v)).cloned() else {
             return Ok(vms);
         };
-        wait_for(api, &busy, deadline.saturating_duration_since(Instant::now()), read)?;
+        wait_until(api, &busy, deadline, timeout, read)?;
     }
 }
 
