@@ -48,7 +48,7 @@ impl<'a> World<'a> {
     /// wait writes nothing, and the check run then predicts what the real run will find
     /// (docs/pve-semantics.md §30).
     pub fn vms_for(&self, addressed: &dyn Fn(&VmResource) -> bool) -> Result<Vec<VmResource>> {
-        inflight::settle(self.api, self.wait, addressed, &|| self.vms()).map_err(|e| match e {
+        inflight::settle(self.api, self.wait, true, addressed, &|| self.vms()).map_err(|e| match e {
             Error::Failed(m) => Error::failed(format!("{m}; nothing was changed")),
             other => other,
         })

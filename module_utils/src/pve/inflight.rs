@@ -81,15 +81,18 @@ pub fn wait_for(
     timeout: Duration,
     reread: &dyn Fn() -> Result<Vec<VmResource>>,
 ) -> Result<()> {
-    wait_until(api, vm, Instant::now() + timeout, timeout, reread)
+    wait_until(api, vm, Instant::now() + timeout, timeout, true, reread)
 }
 
-/// `wait_for` until `deadline`, a wait of `timeout` in all (what a failure names).
+/// `wait_for` until `deadline`, a wait of `timeout` in all (what a failure names). Without a
+/// visible task, `poll` says whether to wait for the lock to go, or to fail at once: such a lock
+/// is another user's task or a stale lock (a task that died), which PVE never clears itself.
 fn wait_until(
     api: &dyn Api,
     vm: &VmResource,
     deadline: Instant,
     timeout: Duration,
+    poll: bool,
     reread: &dyn Fn() -> Result<Vec<VmResource>>,
 ) -> Result<()> {
     let lock = vm.lock.clone().unwrap_or_default();
@@ -105,6 +108,13 @@ fn wait_until(
             Err(e) => Err(e),
         };
     }
+    let unseen = format!(
+        "VM {} is locked ({lock}) and no running task of it is visible to this user (another user's tasks need Sys.Audit on /nodes/{}; a lock left by a task that died stays until 'qm unlock')",
+        vm.vmid, vm.node
+    );
+    if !poll {
+        return Err(Error::failed(unseen));
+    }
     let mut pause = Duration::from_millis(100);
     loop {
         let still = reread()?.into_iter().any(|v| v.vmid == vm.vmid && is_in_flight(&v));
@@ -112,12 +122,7 @@ fn wait_until(
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(Error::failed(format!(
-                "VM {} is being {what} (lock: {lock}) by a task this user cannot see (another user's tasks need Sys.Audit on /nodes/{}), and it was still locked after {}s (timeout)",
-                vm.vmid,
-                vm.node,
-                timeout.as_secs()
-            )));
+            return Err(Error::failed(format!("{unseen}; it was still locked after {}s (timeout)", timeout.as_secs())));
         }
         std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
         pause = (pause * 2).min(Duration::from_secs(2));
@@ -125,10 +130,12 @@ fn wait_until(
 }
 
 /// Read the VMs with `read` until none that `addressed` selects is in flight, waiting for each
-/// (`wait_for`) within `timeout` overall, and return that read.
+/// (`wait_for`; `poll`: also for a lock without a visible task) within `timeout` overall, and
+/// return that read.
 pub fn settle(
     api: &dyn Api,
     timeout: Duration,
+    poll: bool,
     addressed: &dyn Fn(&VmResource) -> bool,
     read: &dyn Fn() -> Result<Vec<VmResource>>,
 ) -> Result<Vec<VmResource>> {
@@ -138,7 +145,7 @@ pub fn settle(
         let Some(busy) = vms.iter().find(|v| is_in_flight(v) && addressed(v)).cloned() else {
             return Ok(vms);
         };
-        wait_until(api, &busy, deadline, timeout, read)?;
+        wait_until(api, &busy, deadline, timeout, poll, read)?;
     }
 }
 

@@ -21,7 +21,8 @@ impl Apply<'_> {
     /// Wait (at most `timeout`) for the VMs of lower vmid whose create or clone still runs and
     /// that may bear the name; then, when one of lower vmid has the name, remove `ours`, count
     /// its writes as no change (a warning says what happened) and return that holder. A VM in
-    /// flight that does not end in time leaves `ours` in place, with a warning naming it.
+    /// flight that does not end in time, or without a visible task, leaves `ours` in place, with
+    /// a warning naming it.
     pub(crate) fn yield_name(
         &mut self,
         world: &World,
@@ -31,7 +32,9 @@ impl Apply<'_> {
     ) -> Result<Option<VmResource>> {
         let lower = |v: &VmResource| v.vmid < ours.vmid && inflight::may_be_named(v, name);
         let timeout = Duration::from_secs(self.p.timeout);
-        let vms = match inflight::settle(self.api, timeout, &lower, &|| world.vms()) {
+        // a lock without a visible task is not waited for here: it may be stale, and every
+        // create by name would then wait out its timeout
+        let vms = match inflight::settle(self.api, timeout, false, &lower, &|| world.vms()) {
             Ok(vms) => vms,
             Err(e) => {
                 self.ctx.warn(format!(
