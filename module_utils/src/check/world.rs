@@ -248,7 +248,7 @@ mod tests {
         let vms = world.vms_for_task(Some(101), None).unwrap();
         assert_eq!((vms[0].name.as_deref(), vms[0].lock.as_deref()), (Some("db-01"), None));
         let calls = api.calls.borrow();
-        assert_eq!(calls[1].2, form([("source", "active"), ("typefilter", "qmcreate"), ("vmid", "101")]));
+        assert_eq!(calls[1].2, form([("source", "active"), ("vmid", "101")]));
     }
 
     #[test]

@@ -33,32 +33,32 @@ pub fn may_be_named(vm: &VmResource, name: &str) -> bool {
 }
 
 /// The running task that makes `vm`, from its node's active tasks (`GET /nodes/{node}/tasks
-/// ?source=active`, pve-manager Tasks.pm `node_tasks`): a `qmcreate` has the new vmid as its id;
-/// a `qmclone`'s id is its source, so the clone's log names the target (`creating a clone of VM
-/// <src> with ID <newid>`, Qemu.pm `clone_vm`). `None` when no such task is visible: another
-/// user's tasks need Sys.Audit on the node.
+/// ?source=active`, pve-manager Tasks.pm `node_tasks`): for `lock: create` a `qmcreate` (or a
+/// `qmrestore`, which holds the same lock) with the vmid as its id; a `qmclone`'s id is its
+/// source, so the clone's log names the target (`creating a clone of VM <src> with ID <newid>`,
+/// Qemu.pm `clone_vm`). `None` when no such task is visible: another user's tasks need
+/// Sys.Audit on the node, and a lock left by a task that died has none.
 pub fn making_task(api: &dyn Api, vm: &VmResource) -> Result<Option<String>> {
-    let (kind, by_vmid) = match vm.lock.as_deref() {
-        Some("create") => ("qmcreate", true),
-        Some("clone") => ("qmclone", false),
+    let vmid = vm.vmid.to_string();
+    let (query, kinds): (_, &[&str]) = match vm.lock.as_deref() {
+        Some("create") => (form([("source", "active"), ("vmid", vmid.as_str())]), &["qmcreate", "qmrestore"]),
+        Some("clone") => (form([("source", "active"), ("typefilter", "qmclone")]), &["qmclone"]),
         _ => return Ok(None),
     };
     let path = ApiPath::new(["nodes", &vm.node, "tasks"]);
-    let vmid = vm.vmid.to_string();
-    let mut query = form([("source", "active"), ("typefilter", kind)]);
-    if by_vmid {
-        query.push(("vmid".into(), vmid.clone()));
-    }
     let tasks =
         api.get(&path, &query).map_err(|e| e.context(&format!("reading the running tasks of node {}", vm.node)))?;
     let running = tasks.as_array().cloned().unwrap_or_default().into_iter().filter_map(|t| {
         let upid = t.get("upid").and_then(Value::as_str)?.to_string();
-        let ended = t.get("endtime").is_some_and(|e| !e.is_null());
-        (!ended).then_some(upid)
+        let kind = t.get("type").and_then(Value::as_str).or_else(|| upid.split(':').nth(5))?;
+        // an ended task not yet archived is still listed, with its end time and exit status
+        let ended = t.get("endtime").is_some_and(|e| !e.is_null())
+            || t.get("status").and_then(Value::as_str).is_some_and(|s| s != "RUNNING");
+        (kinds.contains(&kind) && !ended).then_some(upid)
     });
     let wanted = format!(" with ID {vmid}");
     for upid in running {
-        if by_vmid {
+        if vm.lock.as_deref() == Some("create") {
             return Ok(Some(upid));
         }
         let log = api.get(&path.join([upid.as_str(), "log"]), &form([("start", "0"), ("limit", "20")]))?;
