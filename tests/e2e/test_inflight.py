@@ -181,3 +181,25 @@ def test_four_overlapping_clones_to_one_name_leave_one_vm(ansible, sim):
     assert set(after) == set(before) | {winner}
     assert all(after[v] == before[v] for v in before)
     print('four overlapping clones: made %s, removed %s, kept %d' % (made, deleted, winner))
+
+
+def test_disk_nic_and_info_on_a_vm_being_created_wait_for_it(ansible, sim):
+    sim.fault(kind='task-slow', type='qmcreate', seconds=SLOW)
+    upid = sim.api('POST', '/nodes/pve1/qemu', {'vmid': 162, 'name': 'app-01', 'memory': 1024})
+    assert wait_in_flight(sim, 'create') == 162
+    book = play(
+        {'name': 'disk', 'ferro.proxmox.proxmox_disk': {'vmid': 162, 'disk': 'scsi1', 'storage': 'local-lvm', 'size': 2},
+         'delegate_to': 'localhost'},
+        {'name': 'nic', 'ferro.proxmox.proxmox_nic': {'vmid': 162, 'interface': 'net0', 'bridge': 'vmbr0'},
+         'delegate_to': 'localhost'},
+        {'name': 'info', 'ferro.proxmox.proxmox_vm_info': {'vmid': 162, 'config': 'current'},
+         'delegate_to': 'localhost', 'register': 'info'},
+    )
+    run = ansible.run_playbook(book)
+    assert run.rc == 0, run.stdout[-4000:]
+    assert sim.wait_task(upid)['exitstatus'] == 'OK'
+    # each task waited for the create and then acted on the VM it made
+    assert run.task('disk')['result']['changed'] and run.task('nic')['result']['changed']
+    vm = run.task('info')['result']['proxmox_vms'][0]
+    assert vm['name'] == 'app-01' and 'lock' not in vm['config'] and str(vm['config']['memory']) == '1024'
+    assert 'scsi1' in vm['config'] and 'net0' in vm['config']
