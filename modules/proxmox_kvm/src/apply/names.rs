@@ -50,7 +50,8 @@ impl Apply<'_> {
                 Some(n) if n == name => true,
                 // the name /cluster/resources shows comes from pvestatd and may lag the config (§30)
                 Some(n) if n != format!("VM {}", v.vmid) => false,
-                _ => world.config(v)?.get("name") == Some(name),
+                // (a VM removed in between has no name to hold)
+                _ => world.config(v).is_ok_and(|c| c.get("name") == Some(name)),
             };
             if named {
                 holder = Some(v.clone());
