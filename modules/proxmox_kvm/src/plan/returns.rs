@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, is_nic_key, natural_cmp};
-use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::propstring::PropertyString;
 use serde_json::{Map, Value};
 
 use super::MASKED;
@@ -20,24 +20,23 @@ pub fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
 
 /// `netN` → MAC of every NIC that has one.
 pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
+    field_by_key(config, is_nic_key, "macaddr")
 }
 
 /// Disk key → volume of every drive.
 pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
+    field_by_key(config, is_drive_key, "file")
+}
+
+/// Key → `field` of the property string of every key `is_key` selects that has it, in natural
+/// key order (`net2` before `net10`).
+fn field_by_key(config: &BTreeMap<String, String>, is_key: fn(&str) -> bool, field: &str) -> Map<String, Value> {
+    let mut keys: Vec<&String> = config.keys().filter(|k| is_key(k)).collect();
     keys.sort_by(|a, b| natural_cmp(a, b));
     keys.into_iter()
         .filter_map(|k| {
             let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
+            Some((k.clone(), Value::String(ps.get(field)?.to_string())))
         })
         .collect()
 }
