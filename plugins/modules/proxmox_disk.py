@@ -116,6 +116,8 @@ options:
   timeout:
     description:
       - "Seconds to wait for each Proxmox VE task (create, import, resize, move) to end."
+      - "Also how long to wait for the VM when another task is still creating or cloning it (C(lock: create) or C(lock:
+          clone)), in check mode too; past it the task fails before any write, naming that task's UPID."
     type: int
     default: 600
   aio:

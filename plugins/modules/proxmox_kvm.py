@@ -265,6 +265,10 @@ options:
       - "With O(vmid) too, both must name the same VM in every state: the task fails before any write when the O(vmid)'s
           VM has another name, or when O(vmid) does not exist and another VM has this name."
       - "With O(clone): the name of the new VM."
+      - "A VM created or cloned by name alone (no O(vmid) or O(newid)) while an overlapping run does the same: once its
+          task ended, the lowest vmid of that name keeps it, and a task whose VM has a higher vmid removes the VM it
+          made itself (never another), reports no change with a warning and converges on the other. Give O(vmid) for
+          Proxmox VE's own guarantee of one VM (README, Names under concurrency)."
     type: str
   nameservers:
     description:
@@ -441,6 +445,8 @@ options:
       - "How long to wait for each Proxmox VE task (create, clone, start, shutdown, ...), in seconds; also the shutdown
           timeout sent to Proxmox VE."
       - "Unlike community.proxmox (V(30)), the default is V(300): 30 seconds is known to be too short for full clones."
+      - "Also how long to wait for a VM the task names that another task is still creating or cloning (C(lock: create)
+          or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID."
     type: int
     default: 300
   tpmstate0:

@@ -127,7 +127,9 @@ def locked(reason):
 
 
 def clone_locked(result, sim):
-    assert 'VM 140 is locked (clone)' in result['msg'], result['msg']
+    # waited for at most `timeout`, then the clone's task is named (docs/pve-semantics.md §30)
+    assert result['msg'] == ('VM 140 is being cloned by task %s (lock: clone), which had not ended after 2s (timeout); '
+                             'nothing was changed' % sim.clone_upid), result['msg']
     assert 140 in [int(r['vmid']) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
 
 
@@ -204,7 +206,7 @@ FAULTS = [
           [dict(kind='lock', vmid=150, lock='backup', seconds=60)],
           [t('proxmox_disk', **DISK_RESIZE)], locked('backup'), setup=data_vm),
     Fault('delete while its clone runs (kvm)',
-          [], [t('proxmox_kvm', vmid=140, state='absent', force=True)], clone_locked, setup=start_slow_clone, after=wait_clone),
+          [], [t('proxmox_kvm', vmid=140, state='absent', force=True, timeout=2)], clone_locked, setup=start_slow_clone, after=wait_clone),
     Fault('slow network (every call +200 ms)',
           [dict(kind='latency', ms=200)],
           [t('proxmox_vm_info', 'info', vmid=100, config='current'), t('proxmox_nic', 'nic', **NIC),

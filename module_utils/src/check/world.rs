@@ -7,11 +7,18 @@
 //! predicts is decided once, when the world is made: `Context::predictions` is set only in
 //! check mode (`protocol.rs`), so a module never asks again.
 
+use std::time::Duration;
+
 use crate::check::predictions::{self, PredictedVm, Predictions};
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::config::VmConfig;
+use crate::pve::inflight;
 use crate::pve::resources::{self, StorageResource, VmResource};
+
+/// How long a module without a `timeout` option waits for the create or clone of the VM it
+/// addresses (docs/pve-semantics.md §30): proxmox_kvm's default `timeout`.
+pub const DEFAULT_IN_FLIGHT_WAIT: Duration = Duration::from_secs(300);
 
 /// PVE as this task sees it: read through the predictions of the run's earlier check-mode
 /// tasks when there are any, straight from PVE otherwise.
@@ -19,12 +26,42 @@ pub struct World<'a> {
     api: &'a dyn Api,
     /// `Some` only in check mode (the run's predictions the action plugin handed in).
     predictions: Option<Predictions>,
+    /// How long `vms_for` waits for a VM in flight (the task's `timeout`).
+    wait: Duration,
 }
 
 impl<'a> World<'a> {
     /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
     pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
-        World { api, predictions }
+        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT }
+    }
+
+    /// The same world, waiting at most `wait` for a VM in flight (the task's `timeout` option).
+    pub fn waiting_up_to(self, wait: Duration) -> World<'a> {
+        World { wait, ..self }
+    }
+
+    /// The cluster's VMs (as predicted) once no VM that `addressed` selects is being created or
+    /// cloned: such a VM is half made (its config holds only `lock: create` / `lock: clone`), so
+    /// its task is waited for, at most the world's `wait`, and the VMs read again; a task that
+    /// does not end in time is an error naming it, before any write. Check mode waits too: a
+    /// wait writes nothing, and the check run then predicts what the real run will find
+    /// (docs/pve-semantics.md §30).
+    pub fn vms_for(&self, addressed: &dyn Fn(&VmResource) -> bool) -> Result<Vec<VmResource>> {
+        inflight::settle(self.api, self.wait, true, addressed, &|| self.vms()).map_err(|e| match e {
+            Error::Failed(m) => Error::failed(format!("{m}; nothing was changed")),
+            other => other,
+        })
+    }
+
+    /// `vms_for` the VM a task names by `vmid`, else by `name` (one that may bear it).
+    pub fn vms_for_task(&self, vmid: Option<u64>, name: Option<&str>) -> Result<Vec<VmResource>> {
+        self.vms_for(&|v| addressed_by(v, vmid, name))
+    }
+
+    /// How long this world waits for a VM in flight.
+    pub fn wait(&self) -> Duration {
+        self.wait
     }
 
     /// The client, for the writes and the reads that only `apply` makes.
@@ -112,13 +149,23 @@ impl<'a> World<'a> {
     }
 }
 
+/// Whether a task that names `vmid`, else `name`, addresses `vm` (a VM in flight by name: one
+/// whose name is that name once known; a placeholder's is not, so only its vmid addresses it).
+pub fn addressed_by(vm: &VmResource, vmid: Option<u64>, name: Option<&str>) -> bool {
+    match (vmid, name) {
+        (Some(id), _) => vm.vmid == id,
+        (None, Some(n)) => vm.name.as_deref() == Some(n),
+        (None, None) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::Method;
-    use serde_json::json;
+    use crate::pve::client::{form, ApiPath, Method};
+    use serde_json::{json, Value};
 
     fn cluster(api: &ScriptedApi) {
         api.answer(
@@ -185,5 +232,61 @@ mod tests {
             world.qemu_vm(&vms, Some(7), None).unwrap_err().to_string(),
             "VM with vmid 7 does not exist in cluster"
         );
+    }
+
+    const UPID: &str = "UPID:pve1:00001234:00005678:65000000:qmcreate:101:root@pam:";
+
+    fn creating(api: &ScriptedApi, task_status: Value) {
+        api.answer(
+            Method::Get,
+            "/cluster/resources",
+            Ok(json!([{"vmid": 101, "name": "VM 101", "node": "pve1", "type": "qemu", "status": "stopped", "lock": "create"}])),
+        );
+        api.answer(
+            Method::Get,
+            "/nodes/pve1/tasks",
+            Ok(json!([{"upid": UPID, "status": "RUNNING", "type": "qmcreate"}])),
+        );
+        api.answer(Method::Get, &ApiPath::new(["nodes", "pve1", "tasks", UPID, "status"]).encoded(), Ok(task_status));
+    }
+
+    #[test]
+    fn a_vm_being_created_is_waited_for_and_read_again() {
+        let api = ScriptedApi::default();
+        creating(&api, json!({"status": "stopped", "exitstatus": "OK"}));
+        api.answer(
+            Method::Get,
+            "/cluster/resources",
+            Ok(json!([{"vmid": 101, "name": "db-01", "node": "pve1", "type": "qemu", "status": "stopped"}])),
+        );
+        let world = World::new(&api, None);
+        let vms = world.vms_for_task(Some(101), None).unwrap();
+        assert_eq!((vms[0].name.as_deref(), vms[0].lock.as_deref()), (Some("db-01"), None));
+        let calls = api.calls.borrow();
+        assert_eq!(calls[1].2, form([("source", "active"), ("vmid", "101")]));
+    }
+
+    #[test]
+    fn a_create_that_does_not_end_in_time_is_an_error_naming_its_task() {
+        let api = ScriptedApi::default();
+        creating(&api, json!({"status": "running"}));
+        let world = World::new(&api, None).waiting_up_to(Duration::ZERO);
+        let e = world.vms_for_task(Some(101), None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("VM 101 is being created by task {UPID} (lock: create), which had not ended after 0s (timeout); nothing was changed")
+        );
+    }
+
+    #[test]
+    fn a_vm_in_flight_that_the_task_does_not_address_is_not_waited_for() {
+        let api = ScriptedApi::default();
+        creating(&api, json!({"status": "running"}));
+        let world = World::new(&api, None);
+        assert_eq!(world.vms_for_task(Some(100), None).unwrap().len(), 1);
+        // by name: a placeholder's name is not the task's, so it is not waited for either
+        creating(&api, json!({"status": "running"}));
+        assert_eq!(world.vms_for_task(None, Some("db-01")).unwrap().len(), 1);
+        assert!(!api.calls.borrow().iter().any(|c| c.1.contains("/tasks")));
     }
 }

@@ -55,6 +55,17 @@ impl WriteJournal {
         });
     }
 
+    /// How many writes were accepted so far: a mark for `made_nothing_since`.
+    pub fn mark(&self) -> usize {
+        self.with(|writes| writes.len())
+    }
+
+    /// The writes accepted since `mark` left nothing behind: a VM this run made and removed
+    /// again, because an overlapping run's VM holds its name (docs/pve-semantics.md §30).
+    pub fn made_nothing_since(&self, mark: usize) {
+        self.with(|writes| writes.iter_mut().skip(mark).for_each(|w| w.void = true));
+    }
+
     /// Whether Proxmox accepted at least one write that may have changed something.
     pub fn changed(&self) -> bool {
         self.with(|writes| writes.iter().any(|w| !w.void))

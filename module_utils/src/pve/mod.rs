@@ -8,6 +8,7 @@ pub mod client;
 pub mod config;
 pub mod devices;
 pub mod hotplug;
+pub mod inflight;
 pub mod journal;
 pub mod permissions;
 pub mod preflight;

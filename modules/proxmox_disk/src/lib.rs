@@ -13,6 +13,7 @@ mod plan;
 mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use module_utils::ansible::diff::Diff;
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
@@ -46,8 +47,8 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
     let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
-    let world = World::new(&api, ctx.predictions.clone());
-    let vms = world.vms()?;
+    let world = World::new(&api, ctx.predictions.clone()).waiting_up_to(Duration::from_secs(params.timeout));
+    let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;

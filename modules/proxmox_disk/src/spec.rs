@@ -87,7 +87,10 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("target_disk", Kind::Str, &["With O(state=moved) and O(target_vmid): the drive slot in the target VM (default: the same key)."]),
     OptionSpec::new("delete_moved", Kind::Bool, &["With O(state=moved) to another storage: destroy the source volume after the copy. Not set or V(false): the source is kept as C(unusedN) (returned as RV(unused))."]),
     OptionSpec::new("bwlimit", Kind::Int, &["With O(state=moved): I/O bandwidth limit in KiB/s."]),
-    OptionSpec::new("timeout", Kind::Int, &["Seconds to wait for each Proxmox VE task (create, import, resize, move) to end."])
+    OptionSpec::new("timeout", Kind::Int, &[
+        "Seconds to wait for each Proxmox VE task (create, import, resize, move) to end.",
+        "Also how long to wait for the VM when another task is still creating or cloning it (C(lock: create) or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID.",
+    ])
         .default(DefaultValue::Int(600)),
     drive("aio", Kind::Str, &["AIO type."]).choices(&["native", "threads", "io_uring"]),
     drive("backup", Kind::Bool, &["Whether the drive is included in backups."]),

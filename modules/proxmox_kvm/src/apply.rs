@@ -12,6 +12,7 @@ use module_utils::{Error, Result};
 use serde_json::Value;
 
 mod guard;
+mod names;
 pub(crate) use guard::Guard;
 
 use crate::params::Params;

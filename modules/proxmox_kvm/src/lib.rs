@@ -14,32 +14,32 @@ mod params;
 mod plan;
 mod spec;
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::check::world::World;
+use module_utils::check::world::{addressed_by, World};
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::cipassword;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::config_text;
+use module_utils::pve::inflight;
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::resources::{resolve_as, NameOf, VmResource, NAME, VMID};
+use module_utils::pve::resources::{NameOf, VmResource};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 
 pub use params::{CloneOpts, Params, State};
 pub use plan::{
-    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config,
-    transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
+    clone_base, config_map, converge, devices, drive_value, macs, migration_refusal, nic_value, predict, scalar_equal,
+    template_config, transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
 };
 pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-pub use plan::{devices, macs};
-use plan::{listed_power, resolved, Plan, MASKED};
+use plan::{listed_power, require_qemu, resolved, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -49,7 +49,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     }
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).waiting_up_to(Duration::from_secs(params.timeout));
     let guard = Guard::new(&api, &authid);
     let mut run = Run { ctx, api: &api, world: &world, guard: &guard, p: &params };
     run.dispatch()
@@ -83,13 +83,6 @@ impl Done {
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
     }
-}
-
-fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    config
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(if k == "cipassword" { MASKED.to_string() } else { v.clone() })))
-        .collect()
 }
 
 /// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
@@ -133,43 +126,6 @@ fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff 
     let b = before.map(|c| config_text(&config_map(&c.effective())));
     let a = after.map(|c| config_text(&config_map(&c.effective())));
     Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
-}
-
-/// A clone's source: the VM `vmid` names, else the VM named `clone`. With `vmid` set, `clone`
-/// may be any value, as community.proxmox documents (`clone: arbitrary_name`), unless it is the
-/// name of a VM: then it must be that vmid's VM (`resolve_as`, docs/pve-semantics.md §29).
-fn clone_source(vms: &[VmResource], vmid: Option<u64>, clone: &str, name_of: NameOf) -> Result<VmResource> {
-    let names_a_vm = vmid.is_none() || vms.iter().any(|v| v.kind == "qemu" && v.name.as_deref() == Some(clone));
-    let source = resolve_as(vms, (VMID, vmid), ("clone", Some(clone).filter(|_| names_a_vm)), name_of)?;
-    source.cloned().ok_or_else(|| {
-        Error::failed(match vmid {
-            Some(id) => format!("VM with vmid {id} does not exist in cluster"),
-            None => format!("VM with name = {clone} does not exist in cluster"),
-        })
-    })
-}
-
-/// A clone's target when it exists: `newid` and `name`, which must name one VM other than the
-/// source, or none (`resolve_as`).
-fn clone_target(
-    vms: &[VmResource],
-    source: &VmResource,
-    newid: Option<u64>,
-    name: Option<&str>,
-    name_of: NameOf,
-) -> Result<Option<VmResource>> {
-    let others: Vec<VmResource> = vms.iter().filter(|v| v.vmid != source.vmid).cloned().collect();
-    match (newid, name) {
-        (None, None) => Ok(None),
-        (newid, name) => Ok(resolve_as(&others, ("newid", newid), (NAME, name), name_of)?.cloned()),
-    }
-}
-
-fn require_qemu(vm: &VmResource) -> Result<()> {
-    if vm.kind != "qemu" {
-        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
-    }
-    Ok(())
 }
 
 impl Run<'_> {
@@ -240,8 +196,32 @@ impl Run<'_> {
         Ok(id)
     }
 
+    /// The VMs once the one the task names is not being created or cloned (waited for, §30).
     fn vms(&self) -> Result<Vec<VmResource>> {
-        self.world.vms()
+        self.world.vms_for_task(self.p.vmid, self.p.name.as_deref())
+    }
+
+    /// After a real create or clone by name alone (`auto`: no vmid given) made `ours`: the VM
+    /// of that name an overlapping run made first, when there is one (`ours` is then removed;
+    /// apply/names.rs). `mark`: the journal before the create or clone.
+    fn yielded(&mut self, ours: &VmResource, auto: bool, mark: Option<usize>) -> Result<Option<VmResource>> {
+        let (Some(name), true, Some(mark)) = (self.p.name.as_deref(), auto && !self.ctx.check_mode, mark) else {
+            return Ok(None);
+        };
+        Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid: None }
+            .yield_name(self.world, ours, name, mark)
+    }
+
+    /// In check mode, before predicting a create or clone by name alone: every VM whose create
+    /// or clone runs and that may bear the name waited for, so the VM the real run would yield
+    /// to (above) is found now. Outside check mode the VMs as read.
+    fn settled_for_name(&self, vms: Vec<VmResource>, auto: bool) -> Result<Vec<VmResource>> {
+        match self.p.name.as_deref() {
+            Some(name) if auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight) => {
+                self.world.vms_for(&|v| inflight::may_be_named(v, name))
+            }
+            _ => Ok(vms),
+        }
     }
 
     fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
@@ -314,7 +294,7 @@ impl Run<'_> {
     // ------------------------------------------------------------------ present
 
     fn present(&mut self) -> Result<Outcome> {
-        let vms = self.vms()?;
+        let vms = self.settled_for_name(self.vms()?, self.p.vmid.is_none())?;
         match self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
@@ -424,7 +404,11 @@ impl Run<'_> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
         let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
+        let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;
+        if let Some(holder) = self.yielded(&done.vm, self.p.vmid.is_none(), mark)? {
+            return self.existing(&holder, self.p.update);
+        }
         let vmid = done.vm.vmid;
         let label = self.p.label();
         let label = if label.is_empty() { vmid.to_string() } else { label };
@@ -435,16 +419,24 @@ impl Run<'_> {
 
     fn clone_vm(&mut self) -> Result<Outcome> {
         let Some(c) = self.p.clone.clone() else { return self.present() };
-        let vms = self.vms()?;
+        let (source_id, name) = (self.p.vmid, self.p.name.as_deref());
+        let vms = self.world.vms_for(&|v| {
+            Some(v.vmid) == source_id
+                || Some(v.vmid) == c.newid
+                || addressed_by(v, None, Some(&c.source))
+                || (c.newid.is_none() && addressed_by(v, None, name))
+        })?;
+        let vms = self.settled_for_name(vms, c.newid.is_none())?;
         let world = self.world;
         let name_of: NameOf = &|vm| world.name_of(vm);
-        let source = clone_source(&vms, self.p.vmid, &c.source, name_of)?;
+        let source = plan::clone_source(&vms, self.p.vmid, &c.source, name_of)?;
         require_qemu(&source)?;
-        if let Some(t) = clone_target(&vms, &source, c.newid, self.p.name.as_deref(), name_of)? {
+        if let Some(t) = plan::clone_target(&vms, &source, c.newid, self.p.name.as_deref(), name_of)? {
             self.ctx.identify("vmid", t.vmid);
             require_qemu(&t)?;
-            // The clone exists (made by an earlier run): like any existing VM, it is changed
-            // only with update: true; otherwise its differences are drift (§29).
+            // The clone exists (made by an earlier run, or by a run that ended while this one
+            // waited for it): like any existing VM, it is changed only with update: true;
+            // otherwise its differences are drift (§29).
             return self.existing(&t, self.p.update);
         }
         let source_config = self.read_config(&source)?;
@@ -454,7 +446,12 @@ impl Run<'_> {
         let storages = self.guard.storages()?;
         let taken = vms.iter().map(|v| v.vmid).collect();
         let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
+        let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, Some(&source_config))?;
+        if let Some(holder) = self.yielded(&done.vm, c.newid.is_none(), mark)? {
+            require_qemu(&holder)?;
+            return self.existing(&holder, self.p.update);
+        }
         let newid = done.vm.vmid;
         Ok(done.new_vm_outcome(format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid)))
     }
@@ -578,7 +575,10 @@ impl Run<'_> {
     }
 
     fn migrate(&mut self) -> Result<Outcome> {
-        let (vms, storages) = self.world.vms_and_storages()?;
+        let (mut vms, storages) = self.world.vms_and_storages()?;
+        if vms.iter().any(|v| inflight::is_in_flight(v) && addressed_by(v, self.p.vmid, self.p.name.as_deref())) {
+            vms = self.vms()?;
+        }
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;

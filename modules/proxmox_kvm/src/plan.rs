@@ -3,8 +3,10 @@
 //! that apply.rs makes, and the prediction (`Plan`) that check mode records and returns instead.
 //! `compare.rs` compares a config with the task; `power.rs` holds the power transitions.
 
+mod clone;
 mod compare;
 mod power;
+mod returns;
 mod volumes;
 
 use std::collections::BTreeMap;
@@ -18,12 +20,15 @@ use module_utils::pve::resources::{StorageResource, VmResource};
 use module_utils::{Error, Result};
 use serde_json::Map;
 
+use clone::clone_config;
+pub use clone::{clone, clone_base, clone_source, clone_target};
 pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
+pub use returns::{config_map, devices, macs, resolved};
+pub use volumes::is_marked;
 use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
-pub use volumes::{devices, macs, resolved};
 
 use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
 
@@ -166,6 +171,14 @@ pub fn resource(vmid: u64, name: Option<&str>, node: &str, status: &str) -> VmRe
 
 /// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
 /// `status/current` (a paused VM is listed as running).
+/// These modules act on QEMU configs only: a container with the task's vmid is refused.
+pub fn require_qemu(vm: &VmResource) -> Result<()> {
+    if vm.kind != "qemu" {
+        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
+    }
+    Ok(())
+}
+
 pub fn listed_power(vm: &VmResource) -> Power {
     Power::from_status(&vm.status, None, vm.lock.as_deref())
 }
@@ -282,113 +295,6 @@ pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig
         auto_vmid: p.vmid.is_none().then_some(taken),
         new_config: Some(new_config),
     }
-}
-
-/// The config a new clone `vmid` (0: not known yet) of `source` gets from PVE's clone
-/// (docs/pve-semantics.md §15): the source's effective config without what PVE does not copy,
-/// each disk as the clone's own volume (`volumes::Allocator::clone_drive`), a new MAC on every
-/// NIC and a new `smbios1` uuid and `vmgenid` (known after apply), and its name.
-pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, storages: &[StorageConfig]) -> VmConfig {
-    let mut base = BTreeMap::new();
-    let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
-    for (k, v) in source.effective() {
-        if matches!(
-            k.as_str(),
-            "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime"
-        ) || k.starts_with("unused")
-        {
-            continue;
-        }
-        let value = if is_nic_key(&k) {
-            match PropertyString::parse_lenient(&NET, &v) {
-                Ok(mut nic) => {
-                    nic.remove("macaddr");
-                    mark_new_mac(&k, &nic.to_string())
-                }
-                Err(_) => v,
-            }
-        } else if is_drive_key(&k) {
-            alloc.clone_drive(&k, &v, c.full, c.storage.as_deref(), c.format.as_deref())
-        } else if k == "vmgenid" {
-            module_utils::check::unknown::KNOWN_AFTER_APPLY.to_string()
-        } else {
-            v
-        };
-        base.insert(k, value);
-    }
-    base.insert("smbios1".into(), clone_smbios1(source.effective().get("smbios1").map(String::as_str)));
-    base.insert("name".into(), name.to_string());
-    VmConfig::from_current(base)
-}
-
-/// A new clone's config (`base`, as PVE makes it) after the task's `changes`, which the clone's
-/// configuring write makes once the copy is done: new disks named after the clone's own.
-fn clone_config(base: &VmConfig, vmid: u64, changes: &[Change], storages: &[StorageConfig]) -> VmConfig {
-    let mut config = predict(base, changes, false);
-    Allocator::new(vmid, storages, base.current.iter()).name_changes(&mut config, changes);
-    config
-}
-
-/// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
-/// before any write when the task asks what only proxmox_disk may do. `taken`, `storages`: as
-/// `create`.
-pub fn clone(
-    source: &VmResource,
-    source_config: &VmConfig,
-    c: &CloneOpts,
-    name: &str,
-    p: &Params,
-    taken: Vec<u64>,
-    storages: &[StorageConfig],
-) -> Result<Plan> {
-    let newid = c.newid.unwrap_or(0);
-    let base = clone_base(source_config, name, newid, c, storages);
-    let conv = converge(&base, &p.desired);
-    conv.check_refusals(&format!(
-        "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
-        source.vmid
-    ))?;
-    let planned = clone_config(&base, newid, &conv.changes, storages);
-    let node = clone_other_node(&source.node, c.target.as_deref()).unwrap_or(&source.node).to_string();
-    let mut body: Form =
-        vec![("name".into(), name.to_string()), ("full".into(), if c.full { "1" } else { "0" }.into())];
-    for (k, v) in [
-        ("format", &c.format),
-        ("storage", &c.storage),
-        ("target", &c.target),
-        ("snapname", &c.snapname),
-        ("pool", &p.pool),
-    ] {
-        if let Some(v) = v {
-            body.push((k.into(), v.clone()));
-        }
-    }
-    // A clone is predicted as a plain VM (PVE's clone drops `template`), whatever the task sets.
-    let prediction =
-        PredictedVm { template: false, ..PredictedVm::created(newid, Some(name.to_string()), &node, &planned) };
-    let configure: Form = conv.changes.iter().map(|c| (c.key.clone(), c.after.clone())).collect();
-    let new_config = NewConfig::Clone {
-        source: Box::new(source_config.clone()),
-        name: name.to_string(),
-        opts: Box::new(c.clone()),
-        changes: conv.changes,
-        storages: storages.to_vec(),
-    };
-    Ok(Plan {
-        write: Write::Clone {
-            source: source.clone(),
-            newid: c.newid,
-            name: name.to_string(),
-            node: node.clone(),
-            body,
-            configure,
-        },
-        prediction: masked(prediction),
-        vm: resource(newid, Some(name), &node, "stopped"),
-        after: planned,
-        auto_vmid: c.newid.is_none().then_some(taken),
-        new_config: Some(new_config),
-    })
 }
 
 // -------------------------------------------------------------------- power

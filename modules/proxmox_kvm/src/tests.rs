@@ -986,7 +986,7 @@ fn identity_table_over_every_state() {
         }
     }
     // A clone: the source (vmid, clone) and the target (newid, name).
-    let source = |vmid: Option<u64>, clone: &str| super::clone_source(&vms, vmid, clone, listed).map(|v| v.vmid);
+    let source = |vmid: Option<u64>, clone: &str| plan::clone_source(&vms, vmid, clone, listed).map(|v| v.vmid);
     assert_eq!(source(Some(9000), "tmpl").unwrap(), 9000);
     assert_eq!(source(Some(9000), "arbitrary_name").unwrap(), 9000, "community.proxmox's placeholder");
     assert_eq!(source(None, "tmpl").unwrap(), 9000);
@@ -995,7 +995,7 @@ fn identity_table_over_every_state() {
         format!("vmid 9000 is VM 'tmpl', not 'data-vm' (clone){refused}")
     );
     let tmpl = &vms[2];
-    let target = |newid, name| super::clone_target(&vms, tmpl, newid, name, listed).map(|t| t.map(|t| t.vmid));
+    let target = |newid, name| plan::clone_target(&vms, tmpl, newid, name, listed).map(|t| t.map(|t| t.vmid));
     assert_eq!(target(Some(150), Some("data-vm")).unwrap(), Some(150));
     assert_eq!(target(Some(120), Some("new")).unwrap(), None);
     assert_eq!(target(None, Some("web")).unwrap(), Some(100));

@@ -38,7 +38,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let api = connect(ctx)?;
     let privileges = Privileges::new(&api, &authid);
     let world = World::new(&api, ctx.predictions.clone());
-    let vms = world.vms()?;
+    let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;

@@ -40,7 +40,9 @@ pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
     if let Some(node) = &params.node {
         apply::require_node(api, node)?;
     }
-    let all = world.vms()?;
+    // A VM the task selects by vmid or name while its create or clone runs: wait for it (§30).
+    let filtered = params.vmid.is_some() || params.name.is_some();
+    let all = world.vms_for(&|v| filtered && !select(std::slice::from_ref(v), params).is_empty())?;
     let selected = select(&all, params);
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.

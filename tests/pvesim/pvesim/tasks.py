@@ -41,6 +41,11 @@ class TasksMixin:
         generation = self.generation
         source = None
         saved = None
+        saved_name = None
+        if ttype in ('qmcreate', 'qmclone') and vm is not None:
+            # The new VM's placeholder (§30): until the task ends its config holds only the lock, so the
+            # name shown is the one vmstatus gives a config without one
+            saved_name, vm.name = vm.name, self.placeholder_name(vm.vmid)
         if ttype == 'qmclone' and vm is not None:
             source = self.vm(int(tid)) if str(tid).isdigit() else None
             saved = dict(vm.config)
@@ -65,6 +70,8 @@ class TasksMixin:
                     raise TaskError('simulator state was reset')
                 if saved is not None:
                     vm.config = saved
+                if ttype == 'qmclone' and saved_name is not None:
+                    vm.name = saved_name
                 if fault is not None:
                     raise TaskError(fault)
                 if ttype == 'qmdestroy' and vm is not None and vm.template and not vm.lock:
@@ -83,6 +90,39 @@ class TasksMixin:
                 for item in held:
                     self.release(item, holder)
         return await super().task(node, ttype, tid, user, wrapped, vm=vm, lock=lock, log=log)
+
+    @staticmethod
+    def placeholder_name(vmid):
+        """The name PVE shows for a VM whose config has none: QemuServer.pm vmstatus `$conf->{name} || "VM
+        $vmid"`, which pvestatd (update_qemu_status) broadcasts and /cluster/resources reads back (pve-manager
+        API2/Cluster.pm resources → API2Tools.pm extract_vm_stats: `name` from the rrd data); §30."""
+        return 'VM {0}'.format(vmid)
+
+    async def _task_list(self, request):
+        """Tasks.pm node_tasks: `source` archive (the default: ended tasks only, from the task index), active
+        (the running ones, `status: RUNNING`) or all; `typefilter` and `vmid` match the UPID's type and id
+        exactly (a clone's id is its source); the caller's own tasks, all of them with Sys.Audit on the node;
+        newest first, `start`/`limit` (default 50) applied after the filters (§30)."""
+        node, user = request.match_info['node'], request[USER]
+        p = self._verify(request, await params(request))
+        source, vmid, ttype = p.get('source') or 'archive', p.get('vmid'), p.get('typefilter')
+        audit = self.allowed(user, '/nodes/' + node, 'Sys.Audit')
+        data = []
+        for t in self.tasklog:
+            running = t['status'] == 'running'
+            if t['node'] != node or (running and source == 'archive') or (not running and source == 'active'):
+                continue
+            if (vmid is not None and t['id'] != str(vmid)) or (ttype and t['type'] != ttype):
+                continue
+            if not (audit or self._task_owner(user, t)):
+                continue
+            view = self._task_view(t, True)
+            if running:
+                view['status'] = 'RUNNING'
+            data.append(view)
+        data.sort(key=lambda t: -t['starttime'])
+        start = p.get('start', 0)
+        return web.json_response({'data': data[start:start + p.get('limit', 50)], 'total': len(data)})
 
     async def acquire(self, vm, holder, wait=None, shared=False):
         """AbstractConfig.pm lock_config_full / lock_config_shared over pve-common Tools.pm lock_file_full

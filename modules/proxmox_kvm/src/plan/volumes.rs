@@ -7,13 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
-
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{
-    disk_bus, format_for_key, is_disk_key, is_nic_key, natural_cmp, parse_new_cloudinit, parse_new_disk,
-};
+use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
 use module_utils::pve::storage::{cloudinit_volume_name, fixed_volume_size, linked_clone_name, new_volume_name};
@@ -301,57 +297,4 @@ pub fn add_create_values(config: &mut BTreeMap<String, String>) {
 /// Whether a planned value holds a part known only after apply.
 pub fn is_marked(value: &str) -> bool {
     value.contains(KNOWN_AFTER_APPLY)
-}
-
-/// The planned config the diff shows: in a real run, each value the plan could only mark
-/// `(known after apply)` is the value PVE gave it (`after`, as read back), and each drive names
-/// the volume PVE made, so a real run's diff never shows a volume that does not exist; in a
-/// check run `after` is the plan itself, and the marks and predicted names stay.
-pub fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
-    let real = after.effective();
-    let mut out = planned.clone();
-    for side in [&mut out.current, &mut out.pending] {
-        for (key, value) in side.iter_mut() {
-            let Some(v) = real.get(key) else { continue };
-            if is_marked(value) {
-                *value = v.clone();
-            } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
-                if predicted != made {
-                    *value = value.replacen(&predicted, &made, 1);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The volume a drive value names (`None`: not a drive, or no volume: `none`, `cdrom`, a path).
-fn drive_volume(key: &str, value: &str) -> Option<String> {
-    let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
-    let file = ps.get("file")?;
-    Volume::parse(file).map(|_| file.to_string())
-}
-
-/// `netN` → MAC of every NIC that has one.
-pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
-}
-
-/// Disk key → volume of every drive.
-pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
-        })
-        .collect()
 }
