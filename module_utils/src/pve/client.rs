@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::error::{clip, Error, Result};
 use crate::pve::auth::{tfa_response, Connection, Credentials};
+use crate::pve::footprint::Footprint;
 use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::schema::check_write;
@@ -289,9 +290,12 @@ impl Api for PveClient {
 
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
+            // What the write's task could touch, read first, so that a failure of the task can
+            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
+            let footprint = Footprint::before(self, method, path, params);
             let answer = self.send(method, path, params)?;
             let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
-            self.journal.accepted(method.as_str(), &path.encoded(), &names, &answer);
+            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
             return Ok(answer);
         }
         let mut attempt = 0;

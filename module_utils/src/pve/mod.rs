@@ -6,6 +6,7 @@ pub mod auth;
 pub mod client;
 pub mod config;
 pub mod devices;
+pub mod footprint;
 pub mod hotplug;
 pub mod journal;
 pub mod permissions;
