@@ -73,6 +73,8 @@ class AdminMixin(object):
     def _sim_init(self):
         self.request_log = []
         self.faults = []
+        # config flocks held by the other client of a `race` fault: (vm, holder)
+        self.race_holds = []
         self.generation = 0
         self.bridges = ['vmbr0']
         self.datacenter = {}
@@ -296,10 +298,12 @@ class AdminMixin(object):
             holder = ('race', fault['id'])
             await self.acquire(vm, holder, wait=0)
             generation = self.generation
+            self.race_holds.append((vm, holder))
 
             async def later():
                 await asyncio.sleep(float(fault['seconds']))
-                if generation == self.generation:
+                if generation == self.generation and (vm, holder) in self.race_holds:
+                    self.race_holds.remove((vm, holder))
                     self.release(vm, holder)
             asyncio.ensure_future(later())
 
@@ -434,6 +438,9 @@ class AdminMixin(object):
                             vm.config.pop('lock', None)
                             vm.lock = None
                 self.faults.clear()
+                # the other client of a `race` fault lets go of the config flocks it holds
+                while self.race_holds:
+                    self.release(*self.race_holds.pop())
                 return answer({'data': None})
         if route == 'users' and method == 'POST':
             userid = body.get('userid')
