@@ -9,8 +9,11 @@
 //! touch (`Touches`: the config with its pending section, the power state, the VM's owned volumes
 //! and their sizes, the node it is on), and `Footprint::unchanged` reads the same again after a
 //! failure and compares. Only an equal read is "nothing was changed"; a read that fails is not.
+//! The reads before a write reuse what the module itself read since the run's last write
+//! (`RecentReads`), so a write planned from a fresh config costs no second read of it.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -138,11 +141,9 @@ impl Footprint {
             storages.sort();
             storages.dedup();
             for storage in storages {
-                let listed = api.get(
-                    &ApiPath::new(["nodes", node, "storage", &storage, "content"]),
-                    &form([("vmid", self.vmid.to_string())]),
-                )?;
-                state.volumes.insert(storage, volume_sizes(&listed));
+                // The whole listing (no `vmid` filter): the one a preflight read is then reused.
+                let listed = api.get(&ApiPath::new(["nodes", node, "storage", &storage, "content"]), &Vec::new())?;
+                state.volumes.insert(storage, volume_sizes(&listed, self.vmid));
             }
         }
         Ok(state)
@@ -200,11 +201,13 @@ fn owned_storages<'a>(config: impl IntoIterator<Item = (&'a String, &'a Entry)>,
     out
 }
 
-fn volume_sizes(listed: &Value) -> BTreeMap<String, u64> {
+/// The volumes of a storage listing that `vmid` owns, with their sizes.
+fn volume_sizes(listed: &Value, vmid: u64) -> BTreeMap<String, u64> {
     listed
         .as_array()
         .into_iter()
         .flatten()
+        .filter(|i| i.get("vmid").and_then(Value::as_u64) == Some(vmid))
         .filter_map(|i| {
             Some((i.get("volid")?.as_str()?.to_string(), i.get("size").and_then(Value::as_u64).unwrap_or(0)))
         })
@@ -219,6 +222,57 @@ fn locate(api: &dyn Api, vmid: u64) -> Result<Option<String>> {
             && r.get("type").and_then(Value::as_str) == Some("qemu");
         is_it.then(|| r.get("node").and_then(Value::as_str).map(str::to_string)).flatten()
     }))
+}
+
+/// The answers of the reads a footprint is made of (a config with its pending section, a power
+/// state, a storage's content) that the client got since its last write: what the module itself
+/// read before planning the write is, for the write, the state before it. Any write empties it.
+#[derive(Debug, Default)]
+pub struct RecentReads(Mutex<Vec<(String, Form, Value)>>);
+
+impl RecentReads {
+    /// Keep the answer of a read, if it is one a footprint uses.
+    pub fn keep(&self, path: &ApiPath, query: &Form, answer: &Value) {
+        let s = path.segments();
+        let used = matches!(s.last().map(String::as_str), Some("pending" | "content"))
+            || s.ends_with(&["status".to_string(), "current".to_string()]);
+        if used {
+            let key = path.encoded();
+            let mut reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            reads.retain(|(p, q, _)| !(*p == key && q == query));
+            reads.push((key, query.clone(), answer.clone()));
+        }
+    }
+
+    /// A write was sent: what was read before it may no longer be so.
+    pub fn forget(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// `api`, answering a read from what was kept when it can.
+    pub fn over<'a>(&'a self, api: &'a dyn Api) -> impl Api + 'a {
+        Remembering { recent: self, api }
+    }
+
+    fn get(&self, path: &ApiPath, query: &Form) -> Option<Value> {
+        let key = path.encoded();
+        let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        reads.iter().find(|(p, q, _)| *p == key && q == query).map(|(_, _, v)| v.clone())
+    }
+}
+
+struct Remembering<'a> {
+    recent: &'a RecentReads,
+    api: &'a dyn Api,
+}
+
+impl Api for Remembering<'_> {
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+        match self.recent.get(path, params).filter(|_| method == Method::Get) {
+            Some(answer) => Ok(answer),
+            None => self.api.call(method, path, params),
+        }
+    }
 }
 
 #[cfg(test)]

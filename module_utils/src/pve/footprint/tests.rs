@@ -25,7 +25,10 @@ fn status(s: &str) -> Value {
 }
 
 fn volumes(size: u64) -> Value {
-    json!([{"volid": "local-lvm:vm-100-disk-0", "size": size, "vmid": 100}])
+    json!([
+        {"volid": "local-lvm:vm-100-disk-0", "size": size, "vmid": 100},
+        {"volid": "local-lvm:vm-101-disk-0", "size": 1, "vmid": 101},
+    ])
 }
 
 fn absent() -> Error {
@@ -42,7 +45,7 @@ const START: &str = "/nodes/pve1/qemu/100/status/start";
 const RESIZE: &str = "/nodes/pve1/qemu/100/resize";
 
 /// A footprint read from scripted answers for `method path`.
-fn before(api: &ScriptedApi, method: Method, p: &str, params: &Form) -> Footprint {
+fn before(api: &dyn Api, method: Method, p: &str, params: &Form) -> Footprint {
     Footprint::before(api, method, &path(p), params).expect("a footprint")
 }
 
@@ -108,9 +111,31 @@ fn a_resize_is_read_back_in_the_config_and_in_the_volume_itself() {
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(5 << 30)));
     let fp = before(&api, Method::Put, RESIZE, &Vec::new());
+    let own: Vec<&String> = fp.before.volumes["local-lvm"].keys().collect();
+    assert_eq!(own, ["local-lvm:vm-100-disk-0"], "only the VM's own volumes count");
     assert!(!fp.unchanged(&api));
-    let listing = api.calls.borrow().iter().find(|c| c.1.ends_with("/content")).cloned().unwrap();
-    assert_eq!(listing.2, form([("vmid", "100")]), "only the VM's own volumes are listed");
+}
+
+#[test]
+fn the_reads_the_module_made_since_the_last_write_are_the_state_before_the_next() {
+    let api = ScriptedApi::default();
+    let recent = RecentReads::default();
+    recent.keep(&path("/nodes/pve1/qemu/100/pending"), &Vec::new(), &pending(SCSI0, None));
+    recent.keep(&path("/cluster/resources"), &Vec::new(), &json!([]));
+    api.answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(4 << 30)));
+    let fp = before(&recent.over(&api), Method::Put, RESIZE, &Vec::new());
+    let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
+    assert_eq!(asked, ["/nodes/pve1/storage/local-lvm/content"], "the config came from the module's own read");
+    assert_eq!(fp.before.config, Some(config_map(&pending(SCSI0, None))));
+    // A write forgets them: the next footprint reads again.
+    recent.forget();
+    api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None))).answer(
+        Method::Get,
+        "/nodes/pve1/storage/local-lvm/content",
+        Ok(volumes(4 << 30)),
+    );
+    before(&recent.over(&api), Method::Put, RESIZE, &Vec::new());
+    assert_eq!(api.calls.borrow().len(), 3);
 }
 
 #[test]
