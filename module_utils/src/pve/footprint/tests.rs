@@ -68,13 +68,19 @@ fn each_vm_task_touches_its_part_of_the_vm() {
     assert_eq!(touches(Method::Post, &path("/nodes/pve1/qemu/100/move_disk"), &reassign), None);
 }
 
-#[test]
-fn a_start_refused_by_a_lock_taken_meanwhile_changed_nothing() {
+/// A stopped VM read before a start and again after it, with a `lock: backup` another job took meanwhile.
+fn locked_meanwhile() -> ScriptedApi {
     let api = ScriptedApi::default();
     api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, Some("backup"))))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
+    api
+}
+
+#[test]
+fn a_start_refused_by_a_lock_taken_meanwhile_changed_nothing() {
+    let api = locked_meanwhile();
     let fp = before(&api, Method::Post, START, &Vec::new());
     assert!(fp.unchanged(&api));
 }
@@ -250,11 +256,7 @@ fn what_cannot_be_read_counts_as_a_change() {
 
 #[test]
 fn the_journal_settles_a_failed_task_by_its_footprint() {
-    let api = ScriptedApi::default();
-    api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
-        .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
-        .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, Some("backup"))))
-        .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
+    let api = locked_meanwhile();
     let fp = before(&api, Method::Post, START, &Vec::new());
     let upid = "UPID:pve1:00000001:00000007:65F00000:qmstart:100:root@pam:";
     let config = "UPID:pve1:00000002:0000000E:65F00000:qmconfig:100:root@pam:";
