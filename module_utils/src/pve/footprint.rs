@@ -141,8 +141,10 @@ impl Footprint {
             storages.sort();
             storages.dedup();
             for storage in storages {
-                // The whole listing (no `vmid` filter): the one a preflight read is then reused.
-                let listed = api.get(&ApiPath::new(["nodes", node, "storage", &storage, "content"]), &Vec::new())?;
+                // Only the VM's volumes: pve-storage's `vdisk_list` passes `vmid` to the plugin's
+                // `list_images` (a file storage then reads only `images/<vmid>/`).
+                let content = ApiPath::new(["nodes", node, "storage", &storage, "content"]);
+                let listed = api.get(&content, &form([("vmid", self.vmid.to_string())]))?;
                 state.volumes.insert(storage, volume_sizes(&listed, self.vmid));
             }
         }
@@ -201,7 +203,7 @@ fn owned_storages<'a>(config: impl IntoIterator<Item = (&'a String, &'a Entry)>,
     out
 }
 
-/// The volumes of a storage listing that `vmid` owns, with their sizes.
+/// The volumes of a storage listing that `vmid` owns (all of a listing asked with `vmid`), with their sizes.
 fn volume_sizes(listed: &Value, vmid: u64) -> BTreeMap<String, u64> {
     listed
         .as_array()

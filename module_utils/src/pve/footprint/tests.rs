@@ -119,6 +119,8 @@ fn a_resize_is_read_back_in_the_config_and_in_the_volume_itself() {
     let fp = before(&api, Method::Put, RESIZE, &Vec::new());
     let own: Vec<&String> = fp.before.volumes["local-lvm"].keys().collect();
     assert_eq!(own, ["local-lvm:vm-100-disk-0"], "only the VM's own volumes count");
+    let listing = api.calls.borrow().iter().find(|c| c.1.ends_with("/content")).cloned().unwrap();
+    assert_eq!(listing.2, form([("vmid", "100")]), "only the VM's own volumes are listed");
     assert!(!fp.unchanged(&api));
 }
 
