@@ -29,12 +29,19 @@ pub struct Touches {
     pub volumes: bool,
     /// Which node holds the VM, and whether it exists at all (migrate, destroy).
     pub placement: bool,
+    /// The `lock` this task itself sets while it works (and leaves if it fails midway): that lock
+    /// is compared; any other is another job's.
+    pub own_lock: Option<&'static str>,
 }
 
-const POWER: Touches = Touches { config: true, power: true, volumes: false, placement: false };
-const DISK: Touches = Touches { config: true, power: false, volumes: true, placement: false };
-const DESTROY: Touches = Touches { config: true, power: true, volumes: true, placement: true };
-const MIGRATE: Touches = Touches { config: true, power: true, volumes: false, placement: true };
+const POWER: Touches = Touches { config: true, power: true, volumes: false, placement: false, own_lock: None };
+const DISK: Touches = Touches { config: true, power: false, volumes: true, placement: false, own_lock: None };
+// QemuServer.pm destroy_vm writes `lock: destroyed` before it removes the config; QemuMigrate.pm
+// phase1 sets `lock: migrate` (§31).
+const DESTROY: Touches =
+    Touches { config: true, power: true, volumes: true, placement: true, own_lock: Some("destroyed") };
+const MIGRATE: Touches =
+    Touches { config: true, power: true, volumes: false, placement: true, own_lock: Some("migrate") };
 
 /// The VM a write acts on and what its task could touch, from the write's method, path and form
 /// (qemu-server's handlers, §31). `None` for a write whose effect this does not read back: a
@@ -121,7 +128,8 @@ impl Footprint {
         let vm = ApiPath::new(["nodes", node, "qemu", &self.vmid.to_string()]);
         let mut state = VmState::empty(node.to_string());
         // The config is always read: it says whether the VM is on this node, and names its volumes.
-        state.config = absent_is_none(api.get(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v));
+        state.config =
+            absent_is_none(api.get(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v, self.touches.own_lock));
         if state.config.is_none() {
             return Ok(state);
         }
@@ -168,13 +176,15 @@ fn absent_is_none(read: Result<Value>) -> Result<Option<Value>> {
     }
 }
 
-/// `GET .../pending` as key → value, pending value and deletion, without `lock` (a lock taken by
-/// another task says nothing of this one) and `digest` (it follows the lock).
-fn config_map(pending: &Value) -> BTreeMap<String, Entry> {
+/// `GET .../pending` as key → value, pending value and deletion, without `digest` (it follows any
+/// change, the lock's too) and without a `lock` other than `own_lock` (a lock another job took says
+/// nothing of this task; the task's own lock left behind is a change).
+fn config_map(pending: &Value, own_lock: Option<&str>) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();
     for item in pending.as_array().into_iter().flatten() {
         let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
-        if key == "lock" || key == "digest" {
+        let own = own_lock.is_some() && item.get("value").and_then(Value::as_str) == own_lock;
+        if key == "digest" || (key == "lock" && !own) {
             continue;
         }
         let text = |k: &str| match item.get(k) {

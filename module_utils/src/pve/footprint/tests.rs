@@ -134,7 +134,7 @@ fn the_reads_the_module_made_since_the_last_write_are_the_state_before_the_next(
     let fp = before(&recent.over(&api), Method::Put, RESIZE, &Vec::new());
     let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
     assert_eq!(asked, ["/nodes/pve1/storage/local-lvm/content"], "the config came from the module's own read");
-    assert_eq!(fp.before.config, Some(config_map(&pending(SCSI0, None))));
+    assert_eq!(fp.before.config, Some(config_map(&pending(SCSI0, None), None)));
     // A write forgets them: the next footprint reads again.
     recent.forget();
     api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None))).answer(
@@ -175,7 +175,7 @@ fn a_resize_refused_after_the_vm_migrated_away_is_compared_where_the_vm_now_is()
 }
 
 #[test]
-fn a_migration_that_moved_the_vm_is_a_change_and_one_refused_is_not() {
+fn a_migration_that_moved_the_vm_or_left_its_lock_is_a_change_and_one_refused_is_not() {
     let script = |after_node: &str| {
         let api = ScriptedApi::default();
         api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None))).answer(
@@ -197,6 +197,16 @@ fn a_migration_that_moved_the_vm_is_a_change_and_one_refused_is_not() {
     let api = script("pve2");
     assert!(!before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api));
     let api = script("pve1");
+    assert!(
+        !before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api),
+        "its own lock left"
+    );
+    // Refused before phase 1 (another job's lock): nothing changed.
+    let api = ScriptedApi::default();
+    api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
+        .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
+        .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, Some("backup"))))
+        .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
     assert!(before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api));
 }
 
