@@ -10,7 +10,8 @@
 //! `changed` is decided here too: a module's own answer, or `true` as soon as the run's
 //! `WriteJournal` holds a write Proxmox accepted, also when the module then fails (a task slower
 //! than `timeout`, a read-back answering 500, a destroy failing after its stop). The message then
-//! says what was accepted and what failed, so a change once made is always reported.
+//! says what was applied and what failed, so a change once made is always reported; a failed
+//! task that changed nothing (the journal settled it, `pve::footprint`) is no change.
 
 use std::io::Read;
 use std::panic;
@@ -413,20 +414,37 @@ fn failure(e: &Error, invocation: Option<Value>, ctx: &Context) -> Value {
     result
 }
 
-/// A failure after Proxmox accepted a write is still a change: `changed: true`, the accepted
-/// writes in `accepted_writes`, and a message that says what was done before what failed.
+/// A failure after Proxmox applied a write is still a change: `changed: true`, those writes in
+/// `accepted_writes`, and a message that says what was done before what failed. A task PVE
+/// refused before its effect (the journal settled it against its footprint, §31) is no change:
+/// it is listed in `refused_writes` and the message says that nothing was changed by it.
 fn report_accepted(result: &mut Value, journal: &WriteJournal) {
-    if !journal.changed() {
-        return;
-    }
-    let lines = journal.lines();
+    let (applied, refused) = (journal.lines(), journal.refused_lines());
     let failed = result["msg"].as_str().unwrap_or_default().to_string();
-    result["changed"] = Value::Bool(true);
-    result["msg"] = Value::String(format!(
-        "Proxmox VE accepted these changes before the run failed: {}. Then: {failed}",
-        lines.join("; ")
-    ));
-    result["accepted_writes"] = json!(lines);
+    let msg = match (applied.is_empty(), refused.is_empty()) {
+        (true, true) => return,
+        (true, false) => format!("Proxmox VE refused {}; nothing was changed. {failed}", refused.join("; ")),
+        (false, _) => {
+            let verb = if journal.all_ended() { "applied" } else { "accepted" };
+            let also = if refused.is_empty() {
+                String::new()
+            } else {
+                format!(" Proxmox VE refused {}, which changed nothing.", refused.join("; "))
+            };
+            format!(
+                "Proxmox VE {verb} these changes before the run failed: {}.{also} Then: {failed}",
+                applied.join("; ")
+            )
+        }
+    };
+    result["msg"] = Value::String(msg);
+    if !applied.is_empty() {
+        result["changed"] = Value::Bool(true);
+        result["accepted_writes"] = json!(applied);
+    }
+    if !refused.is_empty() {
+        result["refused_writes"] = json!(refused);
+    }
 }
 
 /// AnsibleModule's `remove_values`: a string equal to a secret becomes

@@ -234,11 +234,14 @@ def test_fault(ansible, sim, fault):
     else:
         result = faulted[-1]['result']
         assert faulted[-1]['status'] == 'failed', 'a fault reported success: %s' % result
-        # A write Proxmox accepted before the failure is a change (issue 15), and the only one.
+        # A write Proxmox accepted before the failure is a change (issue 15), and the only one; but a
+        # task that failed and changed nothing is not (issue 23): each accepted write is listed as
+        # applied (`accepted_writes`) or refused (`refused_writes`), and only the first make `changed`.
         accepted = [r for r in sim.requests() if r['method'] != 'GET' and 200 <= r['status'] < 300
                     and not r['path'].endswith('/access/ticket')]
-        assert result.get('changed') is bool(accepted), (result, accepted)
-        assert bool(result.get('accepted_writes')) is bool(accepted), result
+        listed = result.get('accepted_writes', []) + result.get('refused_writes', [])
+        assert len(listed) == len(accepted), (result, accepted)
+        assert result.get('changed') is bool(result.get('accepted_writes')), result
     fault.expect(faulted[-1]['result'], sim)
     if fault.after:
         fault.after(sim)

@@ -51,6 +51,22 @@ fn body(ctx: &mut Context) -> Result<Outcome> {
             ctx.journal.changed_nothing(upid);
             Ok(Outcome::new(false, "unchanged"))
         }
+        Some("refused") | Some("applied-then-refused") => {
+            let start = "UPID:pve1:00000004:0000001C:65F00000:qmstart:100:root@pam:";
+            if ctx.params.str("what") == Some("applied-then-refused") {
+                ctx.journal.accepted("PUT", "/nodes/pve1/qemu/100/config", &["cores", "digest"], &Value::Null);
+            }
+            ctx.journal.accepted("POST", "/nodes/pve1/qemu/100/status/start", &[], &json!(start));
+            ctx.journal.task_ended(start, "VM is locked (backup)");
+            // what `WriteJournal::settle` does when the footprint reads as before (pve::footprint)
+            ctx.journal.changed_nothing(start);
+            Err(Error::TaskFailed {
+                upid: start.into(),
+                exitstatus: "VM is locked (backup)".into(),
+                log_tail: vec![],
+                context: "start of VM 100 failed".into(),
+            })
+        }
         Some("write-unchanged") => {
             ctx.journal.accepted("PUT", "/nodes/pve1/qemu/100/config", &["net0", "digest"], &Value::Null);
             Ok(Outcome::new(false, "module thought nothing changed"))
@@ -167,6 +183,34 @@ fn an_accepted_write_is_a_change_whatever_fails_after_it() {
     let (v, _) = exec(r#"{"what": "fail"}"#);
     assert_eq!(v["changed"], false);
     assert!(v.get("accepted_writes").is_none());
+}
+
+#[test]
+fn a_task_refused_before_its_effect_is_no_change_and_says_so() {
+    let start = "POST /nodes/pve1/qemu/100/status/start (task UPID:pve1:00000004:0000001C:65F00000:qmstart:100:\
+                 root@pam: ended: VM is locked (backup))";
+    let (v, code) = exec(r#"{"what": "refused"}"#);
+    assert_eq!((code, &v["failed"], &v["changed"]), (1, &json!(true), &json!(false)), "{v}");
+    let msg = v["msg"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!("Proxmox VE refused {start}; nothing was changed. start of VM 100 failed")),
+        "{msg}"
+    );
+    assert_eq!(v["refused_writes"], json!([start]));
+    assert!(v.get("accepted_writes").is_none());
+    // A write applied before it keeps the run changed, and is listed apart from the refused one.
+    let (v, _) = exec(r#"{"what": "applied-then-refused"}"#);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["accepted_writes"], json!(["PUT /nodes/pve1/qemu/100/config (cores)"]));
+    assert_eq!(v["refused_writes"], json!([start]));
+    let msg = v["msg"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!(
+            "Proxmox VE applied these changes before the run failed: PUT /nodes/pve1/qemu/100/config (cores). \
+             Proxmox VE refused {start}, which changed nothing. Then: start of VM 100 failed"
+        )),
+        "{msg}"
+    );
 }
 
 #[test]

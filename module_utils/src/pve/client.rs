@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::error::{clip, Error, Result};
 use crate::pve::auth::{tfa_response, Connection, Credentials};
+use crate::pve::footprint::{Footprint, RecentReads};
 use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::schema::check_write;
@@ -133,6 +134,8 @@ pub struct PveClient {
     csrf_token: Option<String>,
     /// Every write PVE accepts is recorded here, so a later failure still reports the change.
     journal: WriteJournal,
+    /// What was read since the last write, for the footprint of the next one.
+    recent: RecentReads,
 }
 
 impl PveClient {
@@ -158,6 +161,7 @@ impl PveClient {
             auth_header: (String::new(), String::new()),
             csrf_token: None,
             journal,
+            recent: RecentReads::default(),
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -289,9 +293,14 @@ impl Api for PveClient {
 
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
-            let answer = self.send(method, path, params)?;
+            // What the write's task could touch, read first, so that a failure of the task can
+            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
+            let footprint = Footprint::before(&self.recent.over(self), method, path, params);
+            let sent = self.send(method, path, params);
+            self.recent.forget();
+            let answer = sent?;
             let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
-            self.journal.accepted(method.as_str(), &path.encoded(), &names, &answer);
+            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
             return Ok(answer);
         }
         let mut attempt = 0;
@@ -300,6 +309,10 @@ impl Api for PveClient {
                 Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
                     std::thread::sleep(READ_BACKOFF[attempt]);
                     attempt += 1;
+                }
+                Ok(answer) => {
+                    self.recent.keep(path, params, &answer);
+                    return Ok(answer);
                 }
                 other => return other,
             }

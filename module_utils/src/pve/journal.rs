@@ -1,9 +1,13 @@
 //! The writes Proxmox VE accepted during one run, kept so that a run that fails after a write still
-//! reports the change: the client records into it, the protocol runner reads it.
+//! reports the change, and a failed task that changed nothing is not one: the client records into
+//! it, the task waiter settles a failed task against its footprint, the protocol runner reads it.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+
+use crate::pve::client::Api;
+use crate::pve::footprint::Footprint;
 
 /// The writes Proxmox VE accepted during one run, in order: every non-GET call that got a success
 /// answer (a config written, a task started), with what became of its task. Shared between the
@@ -19,13 +23,28 @@ struct AcceptedWrite {
     upid: Option<String>,
     /// The task's exit status once it was seen to end.
     ended: Option<String>,
-    /// The write's task ended without changing anything (`WriteJournal::changed_nothing`).
+    /// What its task could touch, read before the write (`Footprint::before`); none for a write
+    /// that starts no VM task, or whose state could not be read.
+    footprint: Option<Footprint>,
+    /// The write's task ended without changing anything (`changed_nothing`, `settle`).
     void: bool,
 }
 
 impl WriteJournal {
     /// Record a write Proxmox answered with success. `answer` is its `data` (a UPID or null).
     pub fn accepted(&self, method: &str, path: &str, names: &[&str], answer: &Value) {
+        self.accepted_with(method, path, names, answer, None)
+    }
+
+    /// `accepted`, with what the write's task could touch as read before it was sent.
+    pub fn accepted_with(
+        &self,
+        method: &str,
+        path: &str,
+        names: &[&str],
+        answer: &Value,
+        footprint: Option<Footprint>,
+    ) {
         let names: Vec<&str> = names.iter().copied().filter(|n| *n != "digest").collect();
         let call = if names.is_empty() {
             format!("{method} {path}")
@@ -33,7 +52,8 @@ impl WriteJournal {
             format!("{method} {path} ({})", names.join(", "))
         };
         let upid = answer.as_str().filter(|s| s.starts_with("UPID:")).map(str::to_string);
-        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, void: false }));
+        let footprint = footprint.filter(|_| upid.is_some());
+        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, footprint, void: false }));
     }
 
     /// The task `upid` ended with `exitstatus`.
@@ -66,17 +86,45 @@ impl WriteJournal {
         self.with(|writes| writes.iter_mut().skip(mark).for_each(|w| w.void = true));
     }
 
+    /// The task `upid` failed: read again what it could touch, and if that reads as before the
+    /// write, PVE refused it before its effect and it changed nothing (docs/pve-semantics.md §31).
+    /// A write without a footprint, or a read that fails, stays a change.
+    pub fn settle(&self, api: &dyn Api, upid: &str) {
+        let footprint = self
+            .with(|writes| writes.iter().find(|w| w.upid.as_deref() == Some(upid)).and_then(|w| w.footprint.clone()));
+        // Read outside the lock: the reads go through the client, which records into this journal.
+        if footprint.is_some_and(|f| f.unchanged(api)) {
+            self.changed_nothing(upid);
+        }
+    }
+
     /// Whether Proxmox accepted at least one write that may have changed something.
     pub fn changed(&self) -> bool {
         self.with(|writes| writes.iter().any(|w| !w.void))
     }
 
-    /// The accepted writes, one line each: `POST /nodes/pve1/qemu/100/status/stop (task UPID:... ended OK)`.
+    /// The writes that changed or may have changed something, one line each:
+    /// `POST /nodes/pve1/qemu/100/status/stop (task UPID:... ended OK)`.
     pub fn lines(&self) -> Vec<String> {
+        self.lines_where(false)
+    }
+
+    /// The writes whose task PVE refused before its effect, one line each, as `lines`.
+    pub fn refused_lines(&self) -> Vec<String> {
+        self.lines_where(true)
+    }
+
+    /// Whether every write of `lines` is known to have ended (a write answered at once, or a task
+    /// seen to stop): then they were applied; a task still running was only accepted.
+    pub fn all_ended(&self) -> bool {
+        self.with(|writes| writes.iter().filter(|w| !w.void).all(|w| w.upid.is_none() || w.ended.is_some()))
+    }
+
+    fn lines_where(&self, void: bool) -> Vec<String> {
         self.with(|writes| {
             writes
                 .iter()
-                .filter(|w| !w.void)
+                .filter(|w| w.void == void)
                 .map(|w| match (&w.upid, &w.ended) {
                     (None, _) => w.call.clone(),
                     (Some(u), None) => format!("{} (task {u} started)", w.call),

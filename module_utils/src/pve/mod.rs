@@ -7,6 +7,7 @@ pub mod cipassword;
 pub mod client;
 pub mod config;
 pub mod devices;
+pub mod footprint;
 pub mod hotplug;
 pub mod inflight;
 pub mod journal;

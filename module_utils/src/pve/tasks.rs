@@ -57,7 +57,12 @@ impl Waiter {
                         if let Some(journal) = api.journal() {
                             journal.task_ended(upid, &exitstatus);
                         }
-                        return self.finish(api, &base, upid, exitstatus);
+                        let ended = self.finish(api, &base, upid, exitstatus);
+                        if let (Err(Error::TaskFailed { .. }), Some(journal)) = (&ended, api.journal()) {
+                            // Did the failed task change the VM? (pve::footprint, §31)
+                            journal.settle(api, upid);
+                        }
+                        return ended;
                     }
                 }
                 Err(e) if e.api_status() == Some(400) && started.elapsed() < self.not_visible_grace => {}

@@ -2,7 +2,7 @@
 
     POST   /_sim/reset        {"seed": "default" | "/abs/path.json"}
     GET    /_sim/requests     the request log; DELETE clears it
-    POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency)
+    POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency, race)
     GET    /_sim/faults       the active faults; DELETE clears them
     POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret | {secret, privsep, acl}}, "acl"?, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
@@ -33,7 +33,11 @@ API_PREFIXES = ('/api2/json', '/api2/extjs')
 # Parameter names whose values never reach the request log.
 SECRET_NAME = re.compile(r'(password|secret|ticket|otp|tfa-challenge|token|key$|keyring)', re.I)
 MASK = '**********'
-FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency')
+FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency', 'race')
+# What another client does in a `race` fault, just as the matching request arrives (after the module's
+# reads, before PVE handles its write): each needs these fields besides `method`/`path`.
+RACE_ACTS = {'lock': ('vmid', 'lock', 'seconds'), 'flock': ('vmid', 'seconds'), 'migrate': ('vmid', 'target'),
+             'vm': ('vm',)}
 
 
 def seed_path(name):
@@ -69,6 +73,8 @@ class AdminMixin(object):
     def _sim_init(self):
         self.request_log = []
         self.faults = []
+        # config flocks held by the other client of a `race` fault: (vm, holder)
+        self.race_holds = []
         self.generation = 0
         self.bridges = ['vmbr0']
         self.datacenter = {}
@@ -233,7 +239,12 @@ class AdminMixin(object):
             raise PveError(400, 'Parameter verification failed.',
                            {'kind': 'value must be one of {0}'.format(', '.join(FAULT_KINDS))})
         need = {'http': ('status',), 'reset': (), 'task': ('type', 'exitstatus'), 'task-slow': ('type', 'seconds'),
-                'lock': ('vmid', 'lock', 'seconds'), 'latency': ('ms',)}[kind]
+                'lock': ('vmid', 'lock', 'seconds'), 'latency': ('ms',), 'race': ('path', 'act')}[kind]
+        if kind == 'race' and spec.get('act') is not None:
+            if spec['act'] not in RACE_ACTS:
+                raise PveError(400, 'Parameter verification failed.',
+                               {'act': 'value must be one of {0}'.format(', '.join(sorted(RACE_ACTS)))})
+            need = need + RACE_ACTS[spec['act']]
         missing = dict((k, 'property is missing and it is not optional') for k in need if spec.get(k) is None)
         if missing:
             raise PveError(400, 'Parameter verification failed.', missing)
@@ -243,7 +254,7 @@ class AdminMixin(object):
                 re.compile(fault['path'])
             except re.error as e:
                 raise PveError(400, 'Parameter verification failed.', {'path': 'invalid regex: {0}'.format(e)})
-        if kind in ('http', 'reset', 'task', 'task-slow') and fault.get('count') is None:
+        if kind in ('http', 'reset', 'task', 'task-slow', 'race') and fault.get('count') is None:
             fault['count'] = 1
         self._fault_ids += 1
         fault['id'] = self._fault_ids
@@ -267,6 +278,36 @@ class AdminMixin(object):
             asyncio.ensure_future(later())
         self.faults.append(fault)
         return fault
+
+    async def _race(self, fault):
+        """Another client acts on the VM just as the matching request arrives: it takes the config `lock`
+        (a backup starting: vzdump sets `lock: backup`), holds the config file's flock for `seconds` (a task
+        of its own, AbstractConfig.pm lock_config_full, so PVE's tasks wait for it and time out), migrates
+        the VM to `target`, or creates the VM `vm` (a seed spec, e.g. a linked clone of a template)."""
+        act = fault['act']
+        if act == 'vm':
+            self._seed_vm(fault['vm'])
+            return
+        vm = self.vm(int(fault['vmid']))
+        if vm is None:
+            return
+        if act == 'lock':
+            self.add_fault({'kind': 'lock', 'vmid': vm.vmid, 'lock': fault['lock'], 'seconds': fault['seconds']})
+        elif act == 'migrate':
+            vm.node = fault['target']
+            self._sync_vm(vm)
+        elif act == 'flock':
+            holder = ('race', fault['id'])
+            await self.acquire(vm, holder, wait=0)
+            generation = self.generation
+            self.race_holds.append((vm, holder))
+
+            async def later():
+                await asyncio.sleep(float(fault['seconds']))
+                if generation == self.generation and (vm, holder) in self.race_holds:
+                    self.race_holds.remove((vm, holder))
+                    self.release(vm, holder)
+            asyncio.ensure_future(later())
 
     # --------------------------------------------------------- middleware
 
@@ -292,6 +333,10 @@ class AdminMixin(object):
                 if fault['kind'] == 'latency' and self._fault_matches(fault, request, rel):
                     self._consume(fault)
                     await asyncio.sleep(float(fault['ms']) / 1000.0)
+            for fault in list(self.faults):
+                if fault['kind'] == 'race' and self._fault_matches(fault, request, rel):
+                    self._consume(fault)
+                    await self._race(fault)
             for fault in list(self.faults):
                 if fault['kind'] not in ('http', 'reset') or not self._fault_matches(fault, request, rel):
                     continue
@@ -395,6 +440,9 @@ class AdminMixin(object):
                             vm.config.pop('lock', None)
                             vm.lock = None
                 self.faults.clear()
+                # the other client of a `race` fault lets go of the config flocks it holds
+                while self.race_holds:
+                    self.release(*self.race_holds.pop())
                 return answer({'data': None})
         if route == 'users' and method == 'POST':
             userid = body.get('userid')

@@ -1,0 +1,291 @@
+//! What a VM task could have touched, read just before the write that starts it and read again
+//! when it fails: the one rule that decides whether a failed task changed the VM
+//! (docs/pve-semantics.md §31).
+//!
+//! A PVE task can fail before its effect (a config lock, a lock timeout, a linked clone still on
+//! a template's base volume, a VM no longer on the node) or after part of it (a start that
+//! applied the pending changes, then QEMU failed). Its exit status does not say which; the VM
+//! does. So for each write that starts a VM task, `Footprint::before` reads what that task could
+//! touch (`Touches`: the config with its pending section, the power state, the VM's owned volumes
+//! and their sizes, the node it is on), and `Footprint::unchanged` reads the same again after a
+//! failure and compares. Only an equal read is "nothing was changed"; a read that fails is not.
+//! The reads before a write reuse what the module itself read since the run's last write
+//! (`RecentReads`), so a write planned from a fresh config costs no second read of it.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::pve::client::{form, Api, ApiPath, Form, Method};
+use crate::pve::volume::Volume;
+
+/// What one VM task could change: its part of the VM's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Touches {
+    pub config: bool,
+    pub power: bool,
+    pub volumes: bool,
+    /// Which node holds the VM, and whether it exists at all (migrate, destroy).
+    pub placement: bool,
+    /// The `lock` this task itself sets while it works (and leaves if it fails midway): that lock
+    /// is compared; any other is another job's.
+    pub own_lock: Option<&'static str>,
+}
+
+const POWER: Touches = Touches { config: true, power: true, volumes: false, placement: false, own_lock: None };
+const DISK: Touches = Touches { config: true, power: false, volumes: true, placement: false, own_lock: None };
+// QemuServer.pm destroy_vm writes `lock: destroyed` before it removes the config; QemuMigrate.pm
+// phase1 sets `lock: migrate` (§31).
+const DESTROY: Touches =
+    Touches { config: true, power: true, volumes: true, placement: true, own_lock: Some("destroyed") };
+const MIGRATE: Touches =
+    Touches { config: true, power: true, volumes: false, placement: true, own_lock: Some("migrate") };
+
+/// The VM a write acts on and what its task could touch, from the write's method, path and form
+/// (qemu-server's handlers, §31). `None` for a write whose effect this does not read back: a
+/// create or clone (a VM that did not exist), a disk moved to another VM (two VMs), any other.
+pub fn touches(method: Method, path: &ApiPath, params: &Form) -> Option<(String, u64, Touches)> {
+    let s = path.segments();
+    let (node, vmid) = match s {
+        [nodes, node, qemu, vmid, ..] if nodes == "nodes" && qemu == "qemu" => (node, vmid.parse::<u64>().ok()?),
+        _ => return None,
+    };
+    let rest: Vec<&str> = s[4..].iter().map(String::as_str).collect();
+    let t = match (method, rest.as_slice()) {
+        (Method::Post, ["status", "start" | "stop" | "shutdown" | "reboot" | "reset" | "suspend" | "resume"]) => POWER,
+        (Method::Put, ["resize"]) | (Method::Post, ["config" | "template"]) => DISK,
+        (Method::Post, ["move_disk"]) if !params.iter().any(|(k, _)| k == "target-vmid") => DISK,
+        (Method::Delete, []) => DESTROY,
+        (Method::Post, ["migrate"]) => MIGRATE,
+        _ => return None,
+    };
+    Some((node.clone(), vmid, t))
+}
+
+/// The touched part of a VM as read at one moment. `config: None` is "no config on that node".
+#[derive(Debug, Clone, PartialEq)]
+struct VmState {
+    node: String,
+    config: Option<BTreeMap<String, Entry>>,
+    power: Option<String>,
+    /// Per storage, the VM's own volumes there and their sizes.
+    volumes: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// One key of `GET .../pending`: its value, its pending value, whether its deletion is pending.
+type Entry = (Option<String>, Option<String>, bool);
+
+/// A write's footprint: what its task could touch, as read before the write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Footprint {
+    vmid: u64,
+    touches: Touches,
+    /// Storages to list besides those the config names (a move's target).
+    extra_storages: Vec<String>,
+    before: VmState,
+}
+
+impl Footprint {
+    /// Read, before `method path` is sent, what its task could touch. `None` when the write
+    /// starts no VM task this knows, or a read fails (then a failure of its task counts as a
+    /// change, as an unknown effect must).
+    pub fn before(api: &dyn Api, method: Method, path: &ApiPath, params: &Form) -> Option<Footprint> {
+        let (node, vmid, touches) = touches(method, path, params)?;
+        let extra_storages = match path.segments().last().map(String::as_str) {
+            Some("move_disk") => params.iter().filter(|(k, _)| k == "storage").map(|(_, v)| v.clone()).collect(),
+            _ => Vec::new(),
+        };
+        let mut fp = Footprint { vmid, touches, extra_storages, before: VmState::empty(node) };
+        fp.before = fp.read(api, &fp.before.node).ok()?;
+        Some(fp)
+    }
+
+    /// After the task failed: whether what it could touch reads as before, apart from the
+    /// config's `lock` (another holder's, §31). The VM is looked for on the task's node and, if
+    /// it left that node, where it is now: a VM someone else moved is still compared.
+    pub fn unchanged(&self, api: &dyn Api) -> bool {
+        let Ok(mut after) = self.read(api, &self.before.node) else { return false };
+        if after.config.is_none() && self.before.config.is_some() {
+            match locate(api, self.vmid) {
+                Ok(Some(node)) if node != self.before.node => match self.read(api, &node) {
+                    Ok(state) => after = state,
+                    Err(_) => return false,
+                },
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        let placed = !self.touches.placement || after.node == self.before.node;
+        placed
+            && after.config == self.before.config
+            && after.power == self.before.power
+            && after.volumes == self.before.volumes
+    }
+
+    fn read(&self, api: &dyn Api, node: &str) -> Result<VmState> {
+        let vm = ApiPath::new(["nodes", node, "qemu", &self.vmid.to_string()]);
+        let mut state = VmState::empty(node.to_string());
+        // The config is always read: it says whether the VM is on this node, and names its volumes.
+        state.config =
+            absent_is_none(api.get(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v, self.touches.own_lock));
+        if state.config.is_none() {
+            return Ok(state);
+        }
+        if !self.touches.config {
+            state.config = Some(BTreeMap::new());
+        }
+        if self.touches.power {
+            let status = absent_is_none(api.get(&vm.join(["status", "current"]), &Vec::new()))?;
+            state.power = status.map(|s| {
+                let field = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                format!("{}/{}", field("status"), field("qmpstatus"))
+            });
+        }
+        if self.touches.volumes {
+            let mut storages = owned_storages(state.config.as_ref().into_iter().flatten(), self.vmid);
+            storages.extend(self.extra_storages.iter().cloned());
+            storages.sort();
+            storages.dedup();
+            for storage in storages {
+                // Only the VM's volumes: pve-storage's `vdisk_list` passes `vmid` to the plugin's
+                // `list_images` (a file storage then reads only `images/<vmid>/`).
+                let content = ApiPath::new(["nodes", node, "storage", &storage, "content"]);
+                let listed = api.get(&content, &form([("vmid", self.vmid.to_string())]))?;
+                state.volumes.insert(storage, volume_sizes(&listed, self.vmid));
+            }
+        }
+        Ok(state)
+    }
+}
+
+impl VmState {
+    fn empty(node: String) -> VmState {
+        VmState { node, config: None, power: None, volumes: BTreeMap::new() }
+    }
+}
+
+/// PVE's answer for a VM whose config is not on the node (`Configuration file
+/// 'nodes/<node>/qemu-server/<vmid>.conf' does not exist`, AbstractConfig.pm load_config) as `None`.
+fn absent_is_none(read: Result<Value>) -> Result<Option<Value>> {
+    match read {
+        Ok(v) => Ok(Some(v)),
+        Err(Error::Api { status: 500, message, .. }) if message.contains("does not exist") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `GET .../pending` as key → value, pending value and deletion, without `digest` (it follows any
+/// change, the lock's too) and without a `lock` other than `own_lock` (a lock another job took says
+/// nothing of this task; the task's own lock left behind is a change).
+fn config_map(pending: &Value, own_lock: Option<&str>) -> BTreeMap<String, Entry> {
+    let mut out = BTreeMap::new();
+    for item in pending.as_array().into_iter().flatten() {
+        let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
+        let own = own_lock.is_some() && item.get("value").and_then(Value::as_str) == own_lock;
+        if key == "digest" || (key == "lock" && !own) {
+            continue;
+        }
+        let text = |k: &str| match item.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+        };
+        let delete =
+            item.get("delete").is_some_and(|d| d.as_u64().unwrap_or(0) > 0 || d.as_str().is_some_and(|s| s != "0"));
+        out.insert(key.to_string(), (text("value"), text("pending"), delete));
+    }
+    out
+}
+
+/// The storages holding volumes `vmid` owns, from the config's values (current and pending).
+fn owned_storages<'a>(config: impl IntoIterator<Item = (&'a String, &'a Entry)>, vmid: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    for (_, (value, pending, _)) in config {
+        for value in [value, pending].into_iter().flatten() {
+            let volid = value.split(',').next().unwrap_or_default();
+            if let Some(v) = Volume::parse(volid).filter(|v| v.owner == Some(vmid)) {
+                out.push(v.storage.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The volumes of a storage listing that `vmid` owns (all of a listing asked with `vmid`), with their sizes.
+fn volume_sizes(listed: &Value, vmid: u64) -> BTreeMap<String, u64> {
+    listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i.get("vmid").and_then(Value::as_u64) == Some(vmid))
+        .filter_map(|i| {
+            Some((i.get("volid")?.as_str()?.to_string(), i.get("size").and_then(Value::as_u64).unwrap_or(0)))
+        })
+        .collect()
+}
+
+/// The node `/cluster/resources` places QEMU VM `vmid` on, if any.
+fn locate(api: &dyn Api, vmid: u64) -> Result<Option<String>> {
+    let all = api.get(&ApiPath::new(["cluster", "resources"]), &form([("type", "vm")]))?;
+    Ok(all.as_array().into_iter().flatten().find_map(|r| {
+        let is_it = r.get("vmid").and_then(Value::as_u64) == Some(vmid)
+            && r.get("type").and_then(Value::as_str) == Some("qemu");
+        is_it.then(|| r.get("node").and_then(Value::as_str).map(str::to_string)).flatten()
+    }))
+}
+
+/// The answers of the reads a footprint is made of (a config with its pending section, a power
+/// state, a storage's content) that the client got since its last write: what the module itself
+/// read before planning the write is, for the write, the state before it. Any write empties it.
+#[derive(Debug, Default)]
+pub struct RecentReads(Mutex<Vec<(String, Form, Value)>>);
+
+impl RecentReads {
+    /// Keep the answer of a read, if it is one a footprint uses.
+    pub fn keep(&self, path: &ApiPath, query: &Form, answer: &Value) {
+        let s = path.segments();
+        let used = matches!(s.last().map(String::as_str), Some("pending" | "content"))
+            || s.ends_with(&["status".to_string(), "current".to_string()]);
+        if used {
+            let key = path.encoded();
+            let mut reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            reads.retain(|(p, q, _)| !(*p == key && q == query));
+            reads.push((key, query.clone(), answer.clone()));
+        }
+    }
+
+    /// A write was sent: what was read before it may no longer be so.
+    pub fn forget(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// `api`, answering a read from what was kept when it can.
+    pub fn over<'a>(&'a self, api: &'a dyn Api) -> impl Api + 'a {
+        Remembering { recent: self, api }
+    }
+
+    fn get(&self, path: &ApiPath, query: &Form) -> Option<Value> {
+        let key = path.encoded();
+        let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        reads.iter().find(|(p, q, _)| *p == key && q == query).map(|(_, _, v)| v.clone())
+    }
+}
+
+struct Remembering<'a> {
+    recent: &'a RecentReads,
+    api: &'a dyn Api,
+}
+
+impl Api for Remembering<'_> {
+    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+        match self.recent.get(path, params).filter(|_| method == Method::Get) {
+            Some(answer) => Ok(answer),
+            None => self.api.call(method, path, params),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
