@@ -9,6 +9,7 @@ pub mod devices;
 pub mod hotplug;
 pub mod journal;
 pub mod permissions;
+pub mod pools;
 pub mod preflight;
 pub mod propstring;
 pub mod pveformat;

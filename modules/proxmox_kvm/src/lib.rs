@@ -14,17 +14,16 @@ mod params;
 mod plan;
 mod spec;
 
-use std::collections::BTreeMap;
-
 use module_utils::ansible::diff::Diff;
 use module_utils::check::world::World;
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::{config_text, format_for_key, is_nic_key};
+use module_utils::pve::devices::{config_text, format_for_key};
+use module_utils::pve::pools::{self, PoolMove};
 use module_utils::pve::preflight::StorageConfig;
-use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::resources::{require, resolve, VmResource};
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -38,7 +37,8 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{listed_power, Plan, MASKED};
+use plan::{config_map, listed_power, Plan};
+pub use plan::{devices, macs};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -113,37 +113,6 @@ fn drive_volume(key: &str, value: &str) -> Option<String> {
     module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
 }
 
-fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    config
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(if k == "cipassword" { MASKED.to_string() } else { v.clone() })))
-        .collect()
-}
-
-/// `netN` → MAC of every NIC that has one.
-pub fn macs(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_nic_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let nic = PropertyString::parse_lenient(&NET, &config[k]).ok()?;
-            Some((k.clone(), Value::String(nic.get("macaddr")?.to_string())))
-        })
-        .collect()
-}
-
-/// Disk key → volume of every drive.
-pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
-    let mut keys: Vec<&String> = config.keys().filter(|k| is_drive_key(k)).collect();
-    keys.sort_by(|a, b| module_utils::pve::devices::natural_cmp(a, b));
-    keys.into_iter()
-        .filter_map(|k| {
-            let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;
-            Some((k.clone(), Value::String(ps.get("file")?.to_string())))
-        })
-        .collect()
-}
-
 /// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
 /// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
 /// did not exist), returned as `status` with upstream's meaning; `after` its power state after
@@ -185,6 +154,14 @@ fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff 
     let b = before.map(|c| config_text(&config_map(&c.effective())));
     let a = after.map(|c| config_text(&config_map(&c.effective())));
     Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
+}
+
+/// `d` with the `pool:` lines of a VM's move into the task's pool.
+fn with_pool(mut d: Diff, mv: &PoolMove) -> Diff {
+    let (before, after) = mv.diff_lines();
+    d.before.push_str(&before);
+    d.after.push_str(&after);
+    d
 }
 
 fn require_qemu(vm: &VmResource) -> Result<()> {
@@ -363,6 +340,9 @@ impl Run<'_> {
             return Ok(self.drift(vm, config, &conv, &label));
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
+        // The pool: a step of its own (pve::pools), checked before any write, made after the config.
+        let pool_move = self.p.pool.as_deref().and_then(|pool| PoolMove::plan(vm, pool));
+        pool_move.iter().try_for_each(|mv| self.guard.pool_move(mv))?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
@@ -376,6 +356,10 @@ impl Run<'_> {
             }
             (true, done.after, predicted)
         };
+        if let (Some(mv), false) = (&pool_move, self.ctx.check_mode) {
+            pools::apply(self.api, mv)?;
+        }
+        let changed = changed || pool_move.is_some();
         let msg = if changed {
             format!("VM {label} with vmid {} updated", vm.vmid)
         } else {
@@ -383,7 +367,7 @@ impl Run<'_> {
         };
         Ok(outcome(changed, msg, vm, Some(&after), Some(&vm.status), Some(listed_power(vm)))
             .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
+            .with_diff(Some(pool_move.iter().fold(diff(vm.vmid, Some(config), Some(&predicted)), with_pool))))
     }
 
     /// `update: false` on an existing VM: report how it differs from the task, change nothing.

@@ -5,6 +5,7 @@
 
 mod compare;
 mod power;
+mod result;
 mod volumes;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
+pub use result::{config_map, devices, macs};
 pub use volumes::is_marked;
 use volumes::{clone_smbios1, mark_new_mac, Allocator};
 
