@@ -128,7 +128,7 @@ def test_four_modules_with_inline_vault_through_options_defaults_and_environment
     assert config['name'] == 'matrix-vm' and config['memory'] in (512, '512')
     assert config['scsi1'].startswith('local-lvm:vm-%d-disk-' % VMID) and 'bridge=vmbr0' in config['net0']
     for route in ROUTES:
-        info = real.task('%s proxmox_vm_info' % route)['result']
-        assert info['vmid'] == VMID and info['config']['name'] == 'matrix-vm'
+        vms = real.task('%s proxmox_vm_info' % route)['result']['proxmox_vms']
+        assert [vm['vmid'] for vm in vms] == [VMID] and vms[0]['config']['name'] == 'matrix-vm'
     # The module saw the plain secret (pvesim took the token) and no result shows it.
     assert CANARY_TOKEN_SECRET not in json.dumps(real.results)
