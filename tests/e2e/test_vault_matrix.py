@@ -132,3 +132,28 @@ def test_four_modules_with_inline_vault_through_options_defaults_and_environment
         assert [vm['vmid'] for vm in vms] == [VMID] and vms[0]['config']['name'] == 'matrix-vm'
     # The module saw the plain secret (pvesim took the token) and no result shows it.
     assert CANARY_TOKEN_SECRET not in json.dumps(real.results)
+
+
+def test_an_empty_connection_option_leaves_module_defaults_and_the_environment(matrix, sim):
+    """One rule for empty values: a connection option given as '' (a lookup of an unset variable)
+    counts as unset, so module_defaults' value, else the environment's, applies."""
+    secret = vault(matrix, matrix.password_file, CANARY_TOKEN_SECRET)
+    empty = "\"{{ lookup('ansible.builtin.env', 'FERRO_E2E_UNSET') }}\""
+    conn = {'api_host': sim.host, 'api_port': sim.port, 'api_user': CANARY_USER, 'api_token_id': CANARY_TOKEN_ID,
+            'ca_path': sim.ca_path}
+    env = {'PROXMOX_HOST': sim.host, 'PROXMOX_PORT': str(sim.port), 'PROXMOX_USER': CANARY_USER,
+           'PROXMOX_TOKEN_ID': CANARY_TOKEN_ID, 'PROXMOX_CA_PATH': sim.ca_path}
+    info = ['      ferro.proxmox.proxmox_vm_info:', '        vmid: 100']
+    empties = ['        api_token_secret: ' + empty, '        ca_path: ' + empty, '        api_host: ' + empty]
+    lines = ['- name: empty options over module_defaults', '  hosts: localhost', '  gather_facts: false',
+             '  module_defaults:', '    group/ferro.proxmox.proxmox:']
+    lines += mapping(conn, 'api_token_secret', secret, 6)
+    lines += ['  tasks:', '    - name: over module_defaults', '      delegate_to: localhost'] + info + empties
+    lines += ['- name: empty options over the environment', '  hosts: localhost', '  gather_facts: false',
+              '  environment:'] + mapping(env, 'PROXMOX_TOKEN_SECRET', secret, 4)
+    lines += ['  tasks:', '    - name: over the environment', '      delegate_to: localhost'] + info + empties
+    run = matrix.run_playbook('\n'.join(lines) + '\n')
+    for name in ('over module_defaults', 'over the environment'):
+        result = run.task(name)
+        assert result['status'] == 'ok', (ansible_core_version(), result['result'].get('msg'))
+        assert [vm['vmid'] for vm in result['result']['proxmox_vms']] == [100]
