@@ -30,7 +30,11 @@ impl PoolMove {
     /// The move that puts `vm` in `wanted`; `None` when it is there already.
     pub fn plan(vm: &VmResource, wanted: &str) -> Option<PoolMove> {
         let from = pool_of(vm);
-        (from != Some(wanted)).then(|| PoolMove { vmid: vm.vmid, to: wanted.to_string(), from: from.map(str::to_string) })
+        (from != Some(wanted)).then(|| PoolMove {
+            vmid: vm.vmid,
+            to: wanted.to_string(),
+            from: from.map(str::to_string),
+        })
     }
 
     /// `PUT /pools`, `update_pool`'s path.
