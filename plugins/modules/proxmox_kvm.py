@@ -308,7 +308,7 @@ options:
           or later: C(PUT /pools) with C(allow-move)); C(--check) and C(--diff) show it as a C(pool:) line. A pool that
           does not exist is refused before any write, in check mode too. The move needs C(Pool.Allocate) on the pool
           (and on the pool the VM leaves) and C(VM.Allocate) or C(Permissions.Modify) on the VM. With O(update=false)
-          the pool of an existing VM is not changed."
+          the pool of an existing VM is not changed; a warning says so when it differs."
     type: str
   protection:
     description:

@@ -93,4 +93,6 @@ def test_a_missing_pool_is_refused_before_any_write_in_check_and_real_runs(ansib
 def test_update_false_leaves_the_pool(ansible, pools):
     run = ansible.run_playbook(play(pool='web', update=False))
     assert run.task('pool')['status'] == 'ok' and not run.task('pool')['changed']
+    assert 'pool: VM 100 is in pool db, not in web; set update: true to move it' in \
+        run.task('pool')['result'].get('warnings', [])
     assert pool_of(pools, 100) == 'db'

@@ -57,6 +57,12 @@ impl PoolMove {
     }
 }
 
+/// The warning of a task that names another pool than the VM's without `update: true`.
+pub fn not_moved(mv: &PoolMove) -> String {
+    let now = mv.from.as_ref().map_or("in no pool".to_string(), |p| format!("in pool {p}"));
+    format!("pool: VM {} is {now}, not in {}; set update: true to move it", mv.vmid, mv.to)
+}
+
 /// Refuse a pool that does not exist, naming `option`, before any write. `GET /pools?poolid=`
 /// (`index` with a pool id) answers any user, and dies with `pool '<pool>' does not exist` for
 /// a missing one; a failure for another reason is returned as it is.
@@ -107,5 +113,7 @@ mod tests {
         assert_eq!(mv.from.as_deref(), Some("db"));
         assert_eq!(mv.form().last(), Some(&("allow-move".to_string(), "1".to_string())));
         assert_eq!(mv.diff_lines(), ("pool: db\n".to_string(), "pool: web\n".to_string()));
+        assert_eq!(not_moved(&mv), "pool: VM 100 is in pool db, not in web; set update: true to move it");
+        assert_eq!(not_moved(&join), "pool: VM 100 is in no pool, not in web; set update: true to move it");
     }
 }

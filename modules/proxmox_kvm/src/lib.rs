@@ -336,12 +336,15 @@ impl Run<'_> {
         let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
+        // The pool: a step of its own (pve::pools), checked before any write, made after the config.
+        let pool_move = self.p.pool.as_deref().and_then(|pool| PoolMove::plan(vm, pool));
+        if let (Some(mv), false) = (&pool_move, update) {
+            self.ctx.warn(pools::not_moved(mv));
+        }
         if !update {
             return Ok(self.drift(vm, config, &conv, &label));
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
-        // The pool: a step of its own (pve::pools), checked before any write, made after the config.
-        let pool_move = self.p.pool.as_deref().and_then(|pool| PoolMove::plan(vm, pool));
         pool_move.iter().try_for_each(|mv| self.guard.pool_move(mv))?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
