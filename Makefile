@@ -49,7 +49,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: lint-rust test-rust test-pvesim test-e2e lint sanity test-collection changelog-lint
+test: lint-rust test-rust test-pvesim test-e2e test-matrix-edges lint sanity test-collection changelog-lint
 
 ## test-rust: cargo test on the whole workspace
 test-rust:
@@ -103,3 +103,4 @@ clean:
 include mk/dist.mk
 include mk/bench.mk
 include mk/reliability.mk
+include mk/matrix.mk

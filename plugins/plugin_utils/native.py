@@ -43,6 +43,7 @@ import tempfile
 from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils import basic
+from ansible.module_utils.common import json as ansible_json
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import env_fallback, remove_values
 from ansible.module_utils.errors import UnsupportedError
@@ -97,6 +98,41 @@ def find_binary(name, system, machine, root=COLLECTION_ROOT):
     )
 
 
+def _module_args_encoder():
+    """The JSON encoder ansible-core itself uses for the arguments it sends a module, which turns
+    its wrapper types into plain JSON: an inline vault value into its plain text, a template's
+    unsafe or tagged string into a string, a date into its ISO form.
+
+    ansible-core 2.19 and later: `get_module_encoder(profile, Direction.CONTROLLER_TO_MODULE)`
+    (what `ActionBase._execute_module` writes a binary module's args file with; a module's
+    profile is 'legacy' unless it declares another), which knows the new templating's types
+    (EncryptedString, the tagged str/int/..., the lazy containers). 2.17 and 2.18:
+    `AnsibleJSONEncoder(vault_to_text=True)`, what `modify_module` serialises a module's args
+    with (AnsibleVaultEncryptedUnicode is no str and no JSON type: neither ansible-core's
+    validator nor `json.dumps` takes it as it is)."""
+    get_module_encoder = getattr(ansible_json, 'get_module_encoder', None)
+    direction = getattr(ansible_json, 'Direction', None)
+    if get_module_encoder is not None and direction is not None:
+        return get_module_encoder('legacy', direction.CONTROLLER_TO_MODULE)
+
+    class VaultToTextEncoder(ansible_json.AnsibleJSONEncoder):
+        def __init__(self, **kwargs):
+            super().__init__(vault_to_text=True, **kwargs)
+
+    return VaultToTextEncoder
+
+
+_ARGS_ENCODER = _module_args_encoder()
+
+
+def plain(value):
+    """`value` (task arguments, an environment) as plain Python types, the way the module would
+    read them from the JSON ansible-core sends it: the one conversion every value goes through
+    before validation, so that ansible-core's validator, no_log masking and the binary all see
+    the same plain text on every supported ansible-core."""
+    return json.loads(json.dumps(value, cls=_ARGS_ENCODER))
+
+
 def module_environment(base, task_environment):
     """The environment a module process sees: `base` (the environment it inherits) with the
     task's `environment:` on top, as ansible-core's `VAR=value` command prefix puts it there
@@ -115,7 +151,8 @@ def resolve_env_fallbacks(env_fallbacks, args, environ):
     for option, names in env_fallbacks.items():
         if option not in args:
             for name in names:
-                if name in environ:
+                # An empty variable counts as unset (`empty_is_unset`).
+                if environ.get(name, '') != '':
                     resolved[option] = environ[name]
                     break
     return resolved
@@ -179,6 +216,22 @@ def save_predictions(plan_dir, recorded):
 def plan_warning(name, reason):
     return ('%s.%s: --check cannot carry predictions between the tasks of this run (%s): a later task '
             'reads Proxmox VE as it is, without what this one would change.' % (COLLECTION, name, reason))
+def empty_is_unset(env_fallbacks, option_of_key, args, module_defaults):
+    """The task's arguments under the one rule for empty values (issue 27; the binary's
+    `validate::empty_is_unset`): an option with an environment fallback (the connection options)
+    given as '' counts as unset, as a `lookup('env', ...)` of an unset variable yields. ansible-core
+    has merged module_defaults into the task's arguments, the task's '' winning: such an option
+    takes its module_defaults value instead (`module_defaults()` gives them, asked only when an
+    option is empty), or stays unset, so that the environment applies."""
+    empty = [k for k, v in args.items() if v == '' and option_of_key.get(k, k) in env_fallbacks]
+    if not empty:
+        return args
+    defaults = module_defaults()
+    resolved = dict((k, v) for k, v in args.items() if k not in empty)
+    for key in empty:
+        if defaults.get(key) not in (None, ''):
+            resolved[key] = defaults[key]
+    return resolved
 
 
 def parse_module_output(stdout, stderr, rc):
@@ -237,11 +290,14 @@ class NativeModuleAction(ActionBase):
         # merged by ansible-core, the innermost winning) is what the module process gets, on top
         # of what it inherits: on a local connection the controller's own environment; on a
         # remote target that target's, which the controller cannot see, so only the task's counts.
-        task_env = {}
-        self._compute_environment_string(task_env)
+        raw_env = {}
+        self._compute_environment_string(raw_env)
+        task_env = plain(raw_env)
         inherited = os.environ if self._connection_is_local() else {}
         environ = module_environment(inherited, task_env)
-        task_args = resolve_env_fallbacks(self.ENV_FALLBACKS, dict(self._task.args), environ)
+        task_args = empty_is_unset(self.ENV_FALLBACKS, self.OPTION_OF_KEY, plain(dict(self._task.args)),
+                                   self._module_defaults)
+        task_args = resolve_env_fallbacks(self.ENV_FALLBACKS, task_args, environ)
         validation = self.VALIDATOR.validate(task_args)
         no_log_values = set(validation._no_log_values)
         if validation.error_messages:
@@ -287,6 +343,24 @@ class NativeModuleAction(ActionBase):
         if warnings:
             result['warnings'] = list(result.get('warnings') or []) + warnings
         return result
+
+    def _module_defaults(self):
+        """What this task's `module_defaults` give the module (its group's, then its own;
+        templated, as plain values), by ansible-core's own merge: `_apply_action_arg_defaults`
+        (2.19 and later, what its gather_facts and package actions use) or
+        `get_action_args_with_defaults` (2.17, 2.18). Both are ansible-core internals: where
+        neither works, {} (an empty option is then unset and the environment applies)."""
+        from ansible.executor import module_common
+        fqcn = '%s.%s' % (COLLECTION, self.MODULE)
+        try:
+            apply_defaults = getattr(module_common, '_apply_action_arg_defaults', None)
+            if apply_defaults is not None:
+                return plain(apply_defaults(fqcn, self._task, {}, self._templar))
+            return plain(module_common.get_action_args_with_defaults(
+                fqcn, {}, self._task.module_defaults, self._templar,
+                action_groups=self._task._parent._play._action_groups))
+        except Exception:  # pylint: disable=broad-except
+            return {}
 
     def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())

@@ -10,8 +10,8 @@ and volume names too, no masking). A row may also name what the real run must sh
 PVE gives, a volume name), so that a row cannot agree for the wrong reason.
 
 Independent rows share a playbook (one task per row, `ignore_errors`, each row on a VM of its
-own, so that no row's prediction feeds another's): six batches, twelve playbook runs; two of
-them run every task with `become: true` and through the connection (`FERRO_PROXMOX_EXEC=connection`),
+own, so that no row's prediction feeds another's): seven batches, fourteen playbook runs; two
+of them run every task with `become: true` and through the connection (`FERRO_PROXMOX_EXEC=connection`),
 where a row's later steps read what its first one predicted. The summary line (`check-versus-real: N rows, M agree`) is printed whatever the result.
 
 PVE behaviour behind the expected failures, as pvesim follows it (tests/pvesim/tests/test_refusals.py,
@@ -95,11 +95,14 @@ ROW_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(111, 122)] + [
 ]
 
 
-def write_seed(tmp_path, name, extra_vms=(), default_vms=True):
-    """A seed file: the default seed, with or without its VMs, plus `extra_vms`."""
+def write_seed(tmp_path, name, extra_vms=(), default_vms=True, **more):
+    """A seed file: the default seed, with or without its VMs, plus `extra_vms` (and `more` keys:
+    `pools`, or `users` added to the seed's)."""
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         seed = json.load(f)
     seed['vms'] = (seed['vms'] if default_vms else []) + copy.deepcopy(list(extra_vms))
+    seed['users'] = dict(seed.get('users', {}), **more.pop('users', {}))
+    seed.update(more)
     path = tmp_path / (name + '.json')
     path.write_text(json.dumps(seed))
     return str(path)
@@ -525,6 +528,37 @@ BECOME = [_with_become(_build_and_update('become: build then update', 240))]
 CONNECTION_PATH = [_build_and_update('connection path: build then update', 241)]
 
 
+
+# `pool` on an existing VM with update: true (issue 27; pve-manager Pool.pm update_pool and index,
+# tests/pvesim/tests/test_pools.py), run as a user that holds Pool.Allocate: the VMs 131-134 of
+# POOL_SEED, 131 in pool `db`, 133 in `web`.
+POOL_VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(131, 135)]
+POOL_SEED = {'pools': {'db': {'vms': [131]}, 'web': {'vms': [133]}},
+             'users': {'pooler@pve': {'tokens': {'rows': '7c1d9e2a-pool-rows'},
+                                      'acl': {'/': ['Pool.Allocate', 'Pool.Audit', 'VM.Allocate', 'VM.Audit',
+                                                    'VM.Config.CPU', 'Datastore.Audit', 'Sys.Audit']}}}}
+POOLER = {'PROXMOX_USER': 'pooler@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '7c1d9e2a-pool-rows'}
+
+
+def _pool_lines(before, after):
+    def expect(check, real):
+        diff = real.get('diff') or {}
+        return [] if (before in diff.get('before', '') and after in diff.get('after', '')) else [
+            'real diff has no %r -> %r: %r' % (before, after, diff)]
+    return expect
+
+
+POOLS = [
+    one('pool: move to another pool', kvm(node='pve1', vmid=131, update=True, pool='web'),
+        real_changed=True, expect=_pool_lines('pool: db\n', 'pool: web\n')),
+    one('pool: join a pool', kvm(node='pve1', vmid=132, update=True, pool='web', cores=2),
+        real_changed=True, expect=_pool_lines('', 'pool: web\n')),
+    one('pool: already in it', kvm(node='pve1', vmid=133, update=True, pool='web'), real_changed=False),
+    one('pool: missing pool', kvm(node='pve1', vmid=134, update=True, pool='nope', cores=2),
+        real_failure="pool: pool 'nope' does not exist"),
+]
+
+
 # ----------------------------------------------------------------------------- comparing
 
 def outcome(result_row):
@@ -643,7 +677,8 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, caps
     problems.update(run_batch(ansible, sim, seed, BECOME))
     problems.update(run_batch(ansible, sim, seed, CONNECTION_PATH, env={'FERRO_PROXMOX_EXEC': 'connection'}))
     problems.update(run_batch(ansible, sim, seed, STATE_AND_COMPOSITE, writes_nothing=True))
-    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH + STATE_AND_COMPOSITE
+    problems.update(run_batch(ansible, sim, write_seed(tmp_path, 'pools', POOL_VMS, **POOL_SEED), POOLS, env=POOLER))
+    rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH + STATE_AND_COMPOSITE + POOLS
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     with capsys.disabled():   # shown in make test's output, pass or fail
         print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))

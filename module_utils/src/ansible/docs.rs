@@ -71,7 +71,7 @@ fn option_yaml(out: &mut String, opt: &OptionSpec, indent: usize) {
         out.push_str(&format!(
             "{pad}    - {}\n",
             quote(&format!(
-                "If not set, {} is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller.",
+                "If not set, {} is used: from the task's C(environment) (play, role, block or task, the innermost winning), else from the environment of C(ansible-playbook) when the module runs on the controller. An empty value counts as not set, wherever it comes from (a C(lookup('env', ...)) of an unset variable, an empty variable): C(module_defaults), then the environment, then the default apply.",
                 opt.env.iter().map(|v| format!("E({v})")).collect::<Vec<_>>().join(" or ")
             ))
         ));

@@ -14,8 +14,11 @@ use crate::error::{Error, Result};
 /// environment. Returns the first error, as AnsibleModule's `fail_json` does.
 pub fn validate(spec: &ModuleSpec, raw: &Map<String, Value>, env: &dyn Fn(&str) -> Option<String>) -> Result<Args> {
     let options = spec.all_options();
-    let mut values: BTreeMap<String, Value> =
-        raw.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut values: BTreeMap<String, Value> = raw
+        .iter()
+        .filter(|(k, v)| !v.is_null() && !empty_is_unset(&options, k, v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut warnings = Vec::new();
     let mut no_log_values = Vec::new();
 
@@ -141,12 +144,21 @@ fn found_in(msg: String, context: &[&str]) -> String {
     }
 }
 
+/// One rule for empty values (issue 27): an option with an environment fallback (the connection
+/// options) counts as unset when given as an empty string, as a `lookup('env', ...)` of an unset
+/// variable yields, so the environment (and the action plugin's `module_defaults`) still apply;
+/// an empty variable is skipped the same way. native.py keeps the same rule (`EMPTY_IS_UNSET`).
+fn empty_is_unset(options: &[&OptionSpec], key: &str, value: &Value) -> bool {
+    value.as_str() == Some("")
+        && options.iter().any(|o| !o.env.is_empty() && (o.name == key || o.aliases.contains(&key)))
+}
+
 fn set_fallbacks(options: &[&OptionSpec], values: &mut BTreeMap<String, Value>, env: &dyn Fn(&str) -> Option<String>) {
     for opt in options {
         if values.contains_key(opt.name) || opt.aliases.iter().any(|a| values.contains_key(*a)) {
             continue;
         }
-        if let Some(v) = opt.env.iter().find_map(|var| env(var)) {
+        if let Some(v) = opt.env.iter().find_map(|var| env(var).filter(|v| !v.is_empty())) {
             values.insert(opt.name.to_string(), Value::String(v));
         }
     }

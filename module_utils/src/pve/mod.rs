@@ -12,6 +12,7 @@ pub mod hotplug;
 pub mod inflight;
 pub mod journal;
 pub mod permissions;
+pub mod pools;
 pub mod preflight;
 pub mod propstring;
 pub mod pveformat;

@@ -480,6 +480,21 @@ pub fn clone(
     needs
 }
 
+/// `PUT /pools` (pve-manager `Pool.pm` `update_pool`) moving VM `vmid` into pool `to`, out of
+/// `from`: `Pool.Allocate` on `/pool/<to>` (its permissions entry); `check_perm_modify` on the VM
+/// (`Permissions.Modify` or `VM.Allocate` on `/vms/<vmid>`); with `allow-move`, `Pool.Allocate`
+/// on `/pool/<from>`. docs/pve-semantics.md §36.
+pub fn pool_move(vmid: u64, to: &str, from: Option<&str>) -> Vec<Need> {
+    let mut needs = vec![
+        all(format!("/pool/{to}"), &["Pool.Allocate"]),
+        Need::Privs { path: vms(vmid), privs: vec!["Permissions.Modify", "VM.Allocate"], any: true },
+    ];
+    if let Some(old) = from {
+        needs.push(all(format!("/pool/{old}"), &["Pool.Allocate"]));
+    }
+    needs
+}
+
 /// `PUT .../resize` (`resize_vm`): `VM.Config.Disk`.
 pub fn resize(vmid: u64) -> Vec<Need> {
     vec![all(vms(vmid), &["VM.Config.Disk"])]

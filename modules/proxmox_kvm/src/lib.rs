@@ -16,15 +16,14 @@ mod spec;
 
 use std::time::Duration;
 
-use module_utils::ansible::diff::Diff;
 use module_utils::check::world::{addressed_by, World};
 use module_utils::connect::{connect, connection};
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::cipassword;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
-use module_utils::pve::devices::config_text;
 use module_utils::pve::inflight;
+use module_utils::pve::pools::{self, PoolMove};
 use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::resources::{NameOf, VmResource};
 use module_utils::{Error, Result};
@@ -39,7 +38,7 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{listed_power, require_qemu, resolved, Plan, MASKED};
+use plan::{diff, gone, listed_power, outcome, require_qemu, resolved, with_pool, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -83,49 +82,6 @@ impl Done {
             .with("drift", Value::Object(Map::new()))
             .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
     }
-}
-
-/// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
-/// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
-/// did not exist), returned as `status` with upstream's meaning; `after` its power state after
-/// the task, returned as `power_state`.
-fn outcome(
-    changed: bool,
-    msg: String,
-    vm: &VmResource,
-    config: Option<&VmConfig>,
-    before: Option<&str>,
-    after: Option<Power>,
-) -> Outcome {
-    let effective = config.map(VmConfig::effective).unwrap_or_default();
-    let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
-    let name = effective.get("name").cloned().or_else(|| vm.name.clone());
-    Outcome::new(changed, msg)
-        .with("vmid", vm.vmid)
-        .with("name", name.map(Value::String).unwrap_or(Value::Null))
-        .with("node", vm.node.clone())
-        .with("status", before.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
-        .with("power_state", after.map(|p| Value::String(p.as_str().to_string())).unwrap_or(Value::Null))
-        .with("mac", Value::Object(macs(&effective)))
-        .with("devices", Value::Object(devices(&effective)))
-        .with("reboot_required", !pending.is_empty())
-        .with("pending", json!(pending))
-}
-
-/// The result of a task that found no VM to remove, or removed one: `head` with the VM's keys
-/// as they were, then those of a VM that is not there.
-fn gone(head: Outcome) -> Outcome {
-    head.with("power_state", Value::Null)
-        .with("mac", json!({}))
-        .with("devices", json!({}))
-        .with("pending", json!([]))
-        .with("reboot_required", false)
-}
-
-fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff {
-    let b = before.map(|c| config_text(&config_map(&c.effective())));
-    let a = after.map(|c| config_text(&config_map(&c.effective())));
-    Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
 }
 
 impl Run<'_> {
@@ -317,10 +273,16 @@ impl Run<'_> {
         let conv = converge(config, &self.p.desired);
         let label =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| vm.vmid.to_string());
+        // The pool: a step of its own (pve::pools), checked before any write, made after the config.
+        let pool_move = self.p.pool.as_deref().and_then(|pool| PoolMove::plan(vm, pool));
+        if let (Some(mv), false) = (&pool_move, update) {
+            self.ctx.warn(pools::not_moved(mv));
+        }
         if !update {
             return Ok(self.drift(vm, config, &conv, &label));
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
+        pool_move.iter().try_for_each(|mv| self.guard.pool_move(mv))?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
@@ -334,6 +296,10 @@ impl Run<'_> {
             }
             (true, done.after, predicted)
         };
+        if let (Some(mv), false) = (&pool_move, self.ctx.check_mode) {
+            pools::apply(self.api, mv)?;
+        }
+        let changed = changed || pool_move.is_some();
         let msg = if changed {
             format!("VM {label} with vmid {} updated", vm.vmid)
         } else {
@@ -341,7 +307,7 @@ impl Run<'_> {
         };
         Ok(outcome(changed, msg, vm, Some(&after), Some(&vm.status), Some(listed_power(vm)))
             .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(diff(vm.vmid, Some(config), Some(&predicted)))))
+            .with_diff(Some(pool_move.iter().fold(diff(vm.vmid, Some(config), Some(&predicted)), with_pool))))
     }
 
     /// The config to compare with a task that gives `cipassword`: the password PVE stores (and

@@ -116,7 +116,10 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("onboot", Kind::Bool, &["Whether the VM starts when the node boots."]),
     OptionSpec::new("ostype", Kind::Str, &["The guest operating system."]).choices(OSTYPES),
     OptionSpec::new("parallel", Kind::Dict, &["Parallel ports, C(parallel0: /dev/parport0)."]),
-    OptionSpec::new("pool", Kind::Str, &["The resource pool of a new or cloned VM (not changed on an existing VM)."]),
+    OptionSpec::new("pool", Kind::Str, &[
+        "The resource pool of a new or cloned VM.",
+        "On an existing VM with O(update=true), the VM is moved into this pool, out of the pool it is in (Proxmox VE 8.1 or later: C(PUT /pools) with C(allow-move)); C(--check) and C(--diff) show it as a C(pool:) line. A pool that does not exist is refused before any write, in check mode too. The move needs C(Pool.Allocate) on the pool (and on the pool the VM leaves) and C(VM.Allocate) or C(Permissions.Modify) on the VM. With O(update=false) the pool of an existing VM is not changed; a warning says so when it differs.",
+    ]),
     OptionSpec::new("protection", Kind::Bool, &["Whether the VM is protected against removal."]),
     OptionSpec::new("purge", Kind::Bool, &["With O(state=absent): also remove the vmid from backup jobs, replication and HA."]).default(DefaultValue::Bool(false)),
     OptionSpec::new("reboot", Kind::Bool, &["Whether a reboot inside the guest restarts it (V(false): it stops)."]),

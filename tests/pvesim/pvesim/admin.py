@@ -128,6 +128,13 @@ class AdminMixin(object):
             self.add_user(userid, info)
         for spec in seed.get('vms', []):
             self._seed_vm(spec)
+        # `pools` {poolid: {"comment"?, "vms"?: [vmid]}}: user.cfg's pools and their guests, as
+        # fakepve's pools.py keeps them (pve-manager PVE/API2/Pool.pm; a guest is in one pool).
+        for name, spec in seed.get('pools', {}).items():
+            self.pools[name] = set()
+            self.pool_info[name] = {'comment': spec.get('comment'), 'storage': set()}
+            for vmid in spec.get('vms', []):
+                self._pool_join(name, int(vmid))
         return path
 
     def add_user(self, userid, info):

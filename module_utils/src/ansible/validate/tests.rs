@@ -154,3 +154,20 @@ fn integral_strings_and_floats_are_ints() {
     assert_eq!(run(json!({"vmid": "3.0"})).unwrap().int("vmid"), Some(3));
     assert_eq!(run(json!({"vmid": 7.0})).unwrap().int("vmid"), Some(7));
 }
+
+#[test]
+fn empty_counts_as_unset_for_options_with_an_environment_fallback() {
+    // A `lookup('env', ...)` of an unset variable gives "": the environment still applies.
+    let env = |k: &str| (k == "TEST_SECRET").then(|| "from-env".to_string());
+    let p = run_env(json!({"secret": ""}), &env).unwrap();
+    assert_eq!(p.str("secret"), Some("from-env"));
+    // ... and with no variable, the option is unset (not set to "").
+    let p = run(json!({"secret": ""})).unwrap();
+    assert!(!p.is_set("secret"));
+    // An empty variable is unset too.
+    let p = run_env(json!({}), &|_| Some(String::new())).unwrap();
+    assert!(!p.is_set("secret"));
+    // Options without an environment fallback keep an empty string as given.
+    let p = run(json!({"size": "", "rate": 1.0})).unwrap();
+    assert_eq!(p.str("size"), Some(""));
+}

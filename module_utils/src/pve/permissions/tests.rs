@@ -392,3 +392,18 @@ fn read_ahead_reads_every_path_but_the_new_vms_and_require_reads_only_that_one()
     p.read_ahead(&clone(9000, 0, None, None, &source), &vms(0)).unwrap();
     assert_eq!(*api.asked.borrow(), ["/vms/9000"]);
 }
+
+#[test]
+fn a_pool_move_needs_pool_allocate_on_both_pools_and_modify_or_allocate_on_the_vm() {
+    // pve-manager PVE/API2/Pool.pm update_pool: Pool.Allocate on the target, check_perm_modify on
+    // /vms/<vmid>, and with allow-move Pool.Allocate on the pool the VM leaves.
+    let api = acl(&[("/pool/web", &["Pool.Allocate"]), ("/vms/100", &["VM.Allocate"]), ("/pool/db", &["Pool.Audit"])]);
+    let p = Privileges::new(&api, "ansible@pve!automation");
+    assert!(p.require(&pool_move(100, "web", None)).is_ok());
+    assert_eq!(refusal(&p, &pool_move(100, "web", Some("db"))), "Permission check failed (/pool/db, Pool.Allocate)");
+    assert_eq!(refusal(&p, &pool_move(100, "db", None)), "Permission check failed (/pool/db, Pool.Allocate)");
+    assert_eq!(
+        refusal(&p, &pool_move(150, "web", None)),
+        "Permission check failed (/vms/150, Permissions.Modify|VM.Allocate)"
+    );
+}

@@ -13,6 +13,7 @@ use module_utils::pve::client::{Api, ApiPath, Form, Method};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
+use module_utils::pve::pools::{require_pool, PoolMove};
 use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
@@ -106,6 +107,16 @@ impl<'a> Guard<'a> {
     /// linked clones, power); then the rules the handler applies while it writes
     /// (`while_writing`). `before`: the config the write was planned from (the source's, for a
     /// clone); `vmid`: the id a new VM will have (a create or clone).
+    /// A VM's move into the task's pool (`pve::pools`), in both modes before any write of the
+    /// task: the pool exists, the privileges of the move, its request against PVE's schema.
+    pub(crate) fn pool_move(&self, mv: &PoolMove) -> Result<()> {
+        require_pool(self.api, &mv.to, "pool")?;
+        self.privileges.require(&permissions::pool_move(mv.vmid, &mv.to, mv.from.as_deref()))?;
+        check_write(Method::Put, &PoolMove::path(), &mv.form())
+    }
+
+    /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
+    /// (the source's, for a clone); `vmid`: the id a new VM will have (a create or clone).
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;

@@ -1,11 +1,18 @@
-//! What a result shows of a config: its NICs' MACs, its drives' volumes, the config with `cipassword` masked, and the planned config with what PVE resolved.
+//! What a result shows: a VM's keys (`outcome`, `gone`), its NICs' MACs, its drives' volumes, the config with `cipassword` masked and its diff, and the planned config with what PVE resolved.
 
 use std::collections::BTreeMap;
 
+use module_utils::ansible::diff::Diff;
+use module_utils::protocol::Outcome;
 use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::config_text;
 use module_utils::pve::devices::{format_for_key, is_nic_key, natural_cmp};
+use module_utils::pve::pools::PoolMove;
 use module_utils::pve::propstring::PropertyString;
-use serde_json::{Map, Value};
+use module_utils::pve::resources::VmResource;
+use serde_json::{json, Map, Value};
+
+use super::Power;
 
 use super::MASKED;
 use crate::params::is_drive_key;
@@ -68,4 +75,55 @@ fn drive_volume(key: &str, value: &str) -> Option<String> {
     let ps = PropertyString::parse_lenient(format_for_key(key)?, value).ok()?;
     let file = ps.get("file")?;
     module_utils::pve::volume::Volume::parse(file).map(|_| file.to_string())
+}
+
+/// The result of a run on an existing (or just created) VM. `before` is Proxmox VE's status
+/// of the VM before the task (`running` or `stopped`, as `status/current` says; `None` when it
+/// did not exist), returned as `status` with upstream's meaning; `after` its power state after
+/// the task, returned as `power_state`.
+pub fn outcome(
+    changed: bool,
+    msg: String,
+    vm: &VmResource,
+    config: Option<&VmConfig>,
+    before: Option<&str>,
+    after: Option<Power>,
+) -> Outcome {
+    let effective = config.map(VmConfig::effective).unwrap_or_default();
+    let pending: Vec<String> = config.map(|c| c.pending_keys().into_iter().collect()).unwrap_or_default();
+    let name = effective.get("name").cloned().or_else(|| vm.name.clone());
+    Outcome::new(changed, msg)
+        .with("vmid", vm.vmid)
+        .with("name", name.map(Value::String).unwrap_or(Value::Null))
+        .with("node", vm.node.clone())
+        .with("status", before.map(|s| Value::String(s.to_string())).unwrap_or(Value::Null))
+        .with("power_state", after.map(|p| Value::String(p.as_str().to_string())).unwrap_or(Value::Null))
+        .with("mac", Value::Object(macs(&effective)))
+        .with("devices", Value::Object(devices(&effective)))
+        .with("reboot_required", !pending.is_empty())
+        .with("pending", json!(pending))
+}
+
+/// The result of a task that found no VM to remove, or removed one: `head` with the VM's keys
+/// as they were, then those of a VM that is not there.
+pub fn gone(head: Outcome) -> Outcome {
+    head.with("power_state", Value::Null)
+        .with("mac", json!({}))
+        .with("devices", json!({}))
+        .with("pending", json!([]))
+        .with("reboot_required", false)
+}
+
+pub fn diff(vmid: u64, before: Option<&VmConfig>, after: Option<&VmConfig>) -> Diff {
+    let b = before.map(|c| config_text(&config_map(&c.effective())));
+    let a = after.map(|c| config_text(&config_map(&c.effective())));
+    Diff::config(b.as_deref(), a.as_deref(), &format!("VM {vmid}"))
+}
+
+/// `d` with the `pool:` lines of a VM's move into the task's pool.
+pub fn with_pool(mut d: Diff, mv: &PoolMove) -> Diff {
+    let (before, after) = mv.diff_lines();
+    d.before.push_str(&before);
+    d.after.push_str(&after);
+    d
 }
