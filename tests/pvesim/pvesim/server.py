@@ -23,12 +23,13 @@ from .permissions import PermissionsMixin
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
+from .validation import ValidationMixin
 from .volumes import VolumesMixin
 
 
 class Pvesim(TasksMixin, VolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
-             DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin, TfaMixin,
-             AdminMixin, PermissionsMixin, FakePve):
+             DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
+             ValidationMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""
