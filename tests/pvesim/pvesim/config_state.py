@@ -7,6 +7,7 @@ pve-guest-common 6.0.2 src/PVE/AbstractConfig.pm, GuestHelpers.pm; docs/pve-sema
 
 import hashlib
 
+from fakepve.model import PveError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 from fakepve.server import ok, params
@@ -82,11 +83,20 @@ class ConfigStateMixin:
     def _apply_pending(self, vm, errors=None):
         """QemuServer.pm vmconfig_apply_pending: every pending delete and value goes to the config (§6)."""
         conf, pend, forced = vm.config, vm.pending, self._forced(vm)
+        kept = {}
         for key in sorted(pend, key=o.natural):
             value = pend[key]
             if value is None:
                 if d.is_drive(key):
-                    self._delete_or_detach(vm, conf.get(key), key in forced)
+                    try:
+                        self._delete_or_detach(vm, conf.get(key), key in forced)
+                    except PveError as exc:
+                        if errors is None:
+                            raise
+                        # the delete stays pending (QemuServer.pm vmconfig_apply_pending, §32.2)
+                        errors[key] = 'unable to apply pending change {0} : {1}\n'.format(key, exc.message)
+                        kept[key] = key in forced
+                        continue
                 conf.pop(key, None)
             else:
                 old = conf.get(key)
@@ -96,6 +106,10 @@ class ConfigStateMixin:
                 conf[key] = value
         pend.clear()
         forced.clear()
+        for key, force in kept.items():
+            pend[key] = None
+            if force:
+                forced.add(key)
         self._sync_vm(vm)
 
     def _cleanup_pending(self, vm):

@@ -11,6 +11,7 @@ from fakepve.server import FakePve
 
 from .admin import AdminMixin
 from .agent import AgentMixin
+from .base_volumes import BaseVolumesMixin
 from .clone_migrate import CloneMigrateMixin
 from .cluster import ClusterMixin
 from .config_state import ConfigStateMixin
@@ -27,7 +28,7 @@ from .validation import ValidationMixin
 from .volumes import VolumesMixin
 
 
-class Pvesim(TasksMixin, VolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)

@@ -97,6 +97,15 @@ def _perl_str(val):
     return str(val)
 
 
+@functools.lru_cache(maxsize=None)
+def pattern(perl):
+    """JSONSchema.pm check_prop's `m/^$pattern$/` in Python: a qr// printed into the schema carries Perl's
+    `(?^:...)` / `(?^i:...)`, which Python spells `(?:...)` / `(?i:...)`; `$` matches before a final
+    newline in both."""
+    return re.compile('^(?:' + re.sub(r'\(\?\^(\w*):', lambda m: '(?{0}:'.format(m.group(1)) if m.group(1)
+                                      else '(?:', perl) + ')$')
+
+
 def is_number(text):
     return re.fullmatch(r'[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?', text) is not None
 
@@ -227,7 +236,7 @@ def check_prop(val, sch, path, errors):
         except FormatError as exc:
             errors.setdefault(path, 'invalid format - ' + str(exc))
             return
-    if sch.get('pattern') and not re.fullmatch('(?:' + sch['pattern'] + r')\n?', text, re.S):
+    if sch.get('pattern') and not pattern(sch['pattern']).search(text):
         errors.setdefault(path, 'value does not match the regex pattern')
         return
     if 'maxLength' in sch and len(text) > int(sch['maxLength']):

@@ -25,13 +25,8 @@ class VolumesMixin:
             if not (d.is_drive(key) or d.UNUSED_KEY.match(key)) or d.is_cdrom(vm.config[key]):
                 continue
             volid = d.parse_drive(vm.config[key])[0]
-            sid, name = volume_ref(volid or '')
-            if sid is None or sid not in self.storages:
-                continue
-            link = '{0}/{1}'.format(vm.vmid, name.split('/')[-1])
-            for other, vol in self.storages[sid].get('volumes', {}).items():
-                if other != name and (vol.get('linked_from') == link or other.startswith(name + '/')):
-                    raise TaskError("base volume '{0}' is still in use by linked cloned".format(volid))
+            if self._base_volume_in_use(volid):
+                raise TaskError("base volume '{0}' is still in use by linked cloned".format(volid))
 
     def _free_all_volumes(self, vm):
         for key, value in list(vm.config.items()) + list(vm.pending.items()):
