@@ -120,9 +120,15 @@ def main(argv):
         if info is None:
             sys.exit('{0} {1} is not in the schema'.format(method, path))
         params = info.get('parameters') or {}
+        props = {k: numbered(k, v) for k, v in sorted((params.get('properties') or {}).items())}
+        for sch in props.values():
+            # `cdrom` names qemu-server's pve-qm-ide, which the schema spells out on ide[n] (Drive.pm $ide_fmt)
+            if sch.get('format') == 'pve-qm-ide' and 'ide[n]' in props:
+                del sch['format']
+                sch['keys'] = props['ide[n]']['keys']
         methods['{0} {1}'.format(method, path)] = {
             'additionalProperties': 1 if params.get('additionalProperties', 1) else 0,
-            'properties': {k: numbered(k, v) for k, v in sorted((params.get('properties') or {}).items())},
+            'properties': props,
             'returns': returned(info.get('returns')),
         }
     data = {'source_sha256': hashlib.sha256(raw).hexdigest(), 'methods': methods}
