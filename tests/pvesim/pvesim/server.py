@@ -17,6 +17,7 @@ from .cluster import ClusterMixin
 from .config_state import ConfigStateMixin
 from .config_update import ConfigUpdateMixin
 from .disk_calls import DiskCallsMixin
+from .empty_values import EmptyValuesMixin
 from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
@@ -30,7 +31,7 @@ from .volumes import VolumesMixin
 
 class Pvesim(TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
-             ValidationMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
+             ValidationMixin, EmptyValuesMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""
