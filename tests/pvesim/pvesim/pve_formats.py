@@ -259,6 +259,39 @@ HASH = {
 }
 
 
+def _verify_ipv4_config(text):
+    """JSONSchema.pm pve_verify_ipv4_config: dhcp, manual or an IPv4 CIDR (prefix 8 to 32)."""
+    if text not in ('dhcp', 'manual') and not _cidr(text, True):
+        raise FormatError('value does not look like a valid ipv4 network configuration\n')
+
+
+def _verify_ipv6_config(text):
+    """JSONSchema.pm pve_verify_ipv6_config: auto, dhcp, manual or an IPv6 CIDR (prefix 8 to 128)."""
+    if text not in ('auto', 'dhcp', 'manual') and not _cidr(text, False):
+        raise FormatError('value does not look like a valid ipv6 network configuration\n')
+
+
+def _verify_ipv4(text):
+    if not _match(IPV4, text):
+        raise FormatError('value does not look like a valid IPv4 address\n')
+
+
+def _verify_ipv6(text):
+    if not _ipv6(text):
+        raise FormatError('value does not look like a valid IPv6 address\n')
+
+
+CODE.update({'ipv4': _verify_ipv4, 'ipv6': _verify_ipv6, 'pve-ipv4-config': _verify_ipv4_config,
+             'pve-ipv6-config': _verify_ipv6_config})
+# qemu-server QemuServer/Network.pm $ipconfig_fmt
+HASH['pve-qm-ipconfig'] = ({
+    'ip': {'type': 'string', 'optional': 1, 'format': 'pve-ipv4-config'},
+    'gw': {'type': 'string', 'optional': 1, 'format': 'ipv4', 'requires': 'ip'},
+    'ip6': {'type': 'string', 'optional': 1, 'format': 'pve-ipv6-config'},
+    'gw6': {'type': 'string', 'optional': 1, 'format': 'ipv6', 'requires': 'ip6'},
+}, None)
+
+
 def _phys_bits(text):
     """CPUConfig.pm parse_phys_bits."""
     if not _match(r'host|\d{1,2}', text) or (text.isdigit() and not 8 <= int(text) <= 64):

@@ -75,6 +75,14 @@ FORMAT_BAD = {
         ('kvm64,reported-model=kvm64', "Property 'reported-model' not allowed in VM-specific CPU config.\n"),
         ('host,hidden=maybe', "format error\ncpu.hidden: type check ('boolean') failed - got 'maybe'\n"),
         ('host,flags=aes', 'format error\ncpu.flags: value does not match the regex pattern\n')],
+    # QemuServer/Network.pm $ipconfig_fmt with JSONSchema.pm pve_verify_ipv4_config, pve_verify_ipv4
+    'pve-qm-ipconfig': [('ip=10.0.0.5/33', 'format error\n{param}.ip: invalid format - value does not look like a '
+                                           'valid ipv4 network configuration\n\n'),
+                        ('ip=dhcp,gw=10.0.0.256', 'format error\n{param}.gw: invalid format - value does not look '
+                                                  'like a valid IPv4 address\n\n'),
+                        ('gw=10.0.0.1', "format error\n{param}.ip: missing property required by '{param}.gw'\n"),
+                        ('ip6=fd00::5/130', 'format error\n{param}.ip6: invalid format - value does not look like a '
+                                            'valid ipv6 network configuration\n\n')],
     # PCI.pm $hostpci_fmt
     'pve-qm-hostpci': [('zz:zz.z', 'format error\n{param}.host: value does not match the regex pattern\n'),
                        ('01:00.0,driver=nouveau', "format error\n{param}.driver: value 'nouveau' does not have a "
@@ -242,7 +250,7 @@ def test_the_generated_set_covers_every_parameter(capsys):
 
 # Named formats pvesim does not check (docs/pve-semantics.md §32.1): their parameters get only the type,
 # name and required-parameter cases.
-NOT_MODELLED = {'pve-poolid', 'pve-realm', 'pve-priv-list', 'storage-pair-list', 'pve-qm-ipconfig',
+NOT_MODELLED = {'pve-poolid', 'pve-realm', 'pve-priv-list', 'storage-pair-list',
                 'pve-qm-smbios1', 'pve-qm-watchdog', 'pve-qm-rng', 'pve-qm-cicustom', 'pve-qemu-tdx-fmt', None}
 
 
