@@ -291,6 +291,20 @@ HASH['pve-qm-ipconfig'] = ({
     'gw6': {'type': 'string', 'optional': 1, 'format': 'ipv6', 'requires': 'ip6'},
 }, None)
 
+B64 = {'type': 'string', 'optional': 1, 'pattern': r'[A-Za-z0-9+\/]+={0,2}'}
+VOLUME = {'type': 'string', 'optional': 1, 'format': 'pve-volume-id'}
+# qemu-server QemuServer.pm $smbios1_fmt, $watchdog_fmt, $cicustom_fmt
+HASH['pve-qm-smbios1'] = ({
+    'uuid': {'type': 'string', 'optional': 1, 'pattern': '[a-fA-F0-9]{8}(?:-[a-fA-F0-9]{4}){3}-[a-fA-F0-9]{12}'},
+    'version': B64, 'serial': B64, 'manufacturer': B64, 'product': B64, 'sku': B64, 'family': B64,
+    'base64': OPT_BOOL,
+}, None)
+HASH['pve-qm-watchdog'] = ({
+    'model': {'type': 'string', 'default_key': 1, 'optional': 1, 'enum': ['i6300esb', 'ib700']},
+    'action': {'type': 'string', 'optional': 1, 'enum': ['reset', 'shutdown', 'poweroff', 'pause', 'debug', 'none']},
+}, None)
+HASH['pve-qm-cicustom'] = ({'meta': VOLUME, 'network': VOLUME, 'user': VOLUME, 'vendor': VOLUME}, None)
+
 
 def _phys_bits(text):
     """CPUConfig.pm parse_phys_bits."""

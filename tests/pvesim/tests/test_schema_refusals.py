@@ -83,6 +83,13 @@ FORMAT_BAD = {
                         ('gw=10.0.0.1', "format error\n{param}.ip: missing property required by '{param}.gw'\n"),
                         ('ip6=fd00::5/130', 'format error\n{param}.ip6: invalid format - value does not look like a '
                                             'valid ipv6 network configuration\n\n')],
+    # QemuServer.pm $smbios1_fmt, $watchdog_fmt, $cicustom_fmt
+    'pve-qm-smbios1': [('uuid=not-a-uuid', 'format error\nsmbios1.uuid: value does not match the regex pattern\n'),
+                       ('base64=maybe', "format error\nsmbios1.base64: type check ('boolean') failed - got 'maybe'\n")],
+    'pve-qm-watchdog': [('model=i8042', "format error\nwatchdog.model: value 'i8042' does not have a value in the "
+                                        "enumeration 'i6300esb, ib700'\n")],
+    'pve-qm-cicustom': [('user=snippets/user.yml', "format error\ncicustom.user: invalid format - unable to parse "
+                                                    "volume ID 'snippets/user.yml'\n\n")],
     # PCI.pm $hostpci_fmt
     'pve-qm-hostpci': [('zz:zz.z', 'format error\n{param}.host: value does not match the regex pattern\n'),
                        ('01:00.0,driver=nouveau', "format error\n{param}.driver: value 'nouveau' does not have a "
@@ -251,7 +258,7 @@ def test_the_generated_set_covers_every_parameter(capsys):
 # Named formats pvesim does not check (docs/pve-semantics.md §32.1): their parameters get only the type,
 # name and required-parameter cases.
 NOT_MODELLED = {'pve-poolid', 'pve-realm', 'pve-priv-list', 'storage-pair-list',
-                'pve-qm-smbios1', 'pve-qm-watchdog', 'pve-qm-rng', 'pve-qm-cicustom', 'pve-qemu-tdx-fmt', None}
+                'pve-qm-rng', 'pve-qemu-tdx-fmt', None}
 
 
 def test_ticket_refuses_unknown_parameters_and_a_missing_password(sim):
