@@ -66,7 +66,10 @@ def decode_urlencoded(data):
     """AnyEvent.pm decode_urlencoded: pairs split on & or ;, `k=v=w` keeps v, `k=` and `k` are undefined
     (None); a repeated name becomes a list."""
     out = {}
-    for pair in re.split('[&;]', data or ''):
+    pairs = re.split('[&;]', data or '')
+    while pairs and pairs[-1] == '':
+        pairs.pop()  # split drops trailing empty fields
+    for pair in pairs:
         fields = pair.split('=')
         while len(fields) > 1 and fields[-1] == '':
             fields.pop()  # Perl's split drops trailing empty fields
@@ -76,8 +79,6 @@ def decode_urlencoded(data):
             old = out[key]
             val = (old if isinstance(old, list) else [old]) + [val]
         out[key] = val
-    if '' in out and not data:
-        del out['']
     return out
 
 
@@ -304,8 +305,14 @@ def validate(method, path, values):
     if spec is None:
         return None
     key = next(k for k, v in schema().items() if v is spec)
+    props = _expanded(key)
+    for name, val in list(values.items()):
+        # RESTHandler.pm $normalize_legacy_param_formats: a repeated `-list` string is joined with commas
+        sch = props.get(name) or {}
+        if isinstance(val, list) and sch.get('type') == 'string' and str(sch.get('format', '')).endswith('-list'):
+            values[name] = ','.join(_perl_str(v) for v in val)
     errors = {}
-    check_object('', _expanded(key), values, spec['additionalProperties'], errors)
+    check_object('', props, values, spec['additionalProperties'], errors)
     return errors
 
 
