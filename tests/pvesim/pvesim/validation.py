@@ -217,6 +217,16 @@ def parse_property_string(keys, validator, text, path):
     return res
 
 
+# check_prop's length and range steps, in its order: (field, broken(text, limit), words); a range applies
+# only to a value that looks like a number.
+LIMITS = (
+    ('maxLength', lambda text, n: len(text) > int(n), 'value may only be {0} characters long'),
+    ('minLength', lambda text, n: len(text) < int(n), 'value must be at least {0} characters long'),
+    ('maximum', lambda text, n: is_number(text) and float(text) > float(n), 'value must have a maximum value of {0}'),
+    ('minimum', lambda text, n: is_number(text) and float(text) < float(n), 'value must have a minimum value of {0}'),
+)
+
+
 def check_prop(val, sch, path, errors):
     """JSONSchema.pm check_prop, for the schema fields schema_data.json keeps."""
     if sch.get('alias'):
@@ -247,18 +257,9 @@ def check_prop(val, sch, path, errors):
     if sch.get('pattern') and not pattern(sch['pattern']).search(text):
         errors.setdefault(path, 'value does not match the regex pattern')
         return
-    if 'maxLength' in sch and len(text) > int(sch['maxLength']):
-        errors.setdefault(path, 'value may only be {0} characters long'.format(sch['maxLength']))
-        return
-    if 'minLength' in sch and len(text) < int(sch['minLength']):
-        errors.setdefault(path, 'value must be at least {0} characters long'.format(sch['minLength']))
-        return
-    if is_number(text):
-        if 'maximum' in sch and float(text) > float(sch['maximum']):
-            errors.setdefault(path, 'value must have a maximum value of {0}'.format(sch['maximum']))
-            return
-        if 'minimum' in sch and float(text) < float(sch['minimum']):
-            errors.setdefault(path, 'value must have a minimum value of {0}'.format(sch['minimum']))
+    for field, broken, words in LIMITS:
+        if field in sch and broken(text, sch[field]):
+            errors.setdefault(path, words.format(sch[field]))
             return
     if 'enum' in sch and text not in [str(e) for e in sch['enum']]:
         errors.setdefault(path, "value '{0}' does not have a value in the enumeration '{1}'".format(
