@@ -306,6 +306,38 @@ HASH['pve-qm-watchdog'] = ({
 HASH['pve-qm-cicustom'] = ({'meta': VOLUME, 'network': VOLUME, 'user': VOLUME, 'vendor': VOLUME}, None)
 
 
+def _verify_poolname(text):
+    """pve-access-control AccessControl.pm verify_poolname (Perl's split drops trailing empty fields)."""
+    levels = text.split('/')
+    while levels and levels[-1] == '':
+        levels.pop()
+    if len(levels) > 3:
+        raise FormatError("pool name '{0}' nested too deeply (max levels = 3)\n".format(text))
+    if not _match(r'[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}', text):
+        raise FormatError("pool name '{0}' contains invalid characters\n".format(text))
+
+
+def _verify_storage_pair(text):
+    """JSONSchema.pm verify_storagepair: one entry through parse_idmap with pve-storage-id, whose error is
+    wrapped twice (`entry ... contains invalid ID - <why>\\n`, then `die \"$@\\n\"`)."""
+    if text == '1':
+        return
+    pair = re.fullmatch(r'([^:]+):([^:]+)', text)
+    try:
+        for part in (pair.groups() if pair else (text,)):
+            _parse_id('storage', part)
+    except FormatError as exc:
+        raise FormatError("entry '{0}' contains invalid ID - {1}\n\n".format(text, exc)) from exc
+
+
+CODE.update({
+    'pve-poolid': _verify_poolname,
+    # pve-access-control Auth/Plugin.pm pve_verify_realm with $realm_regex
+    'pve-realm': _die_unless(r'[A-Za-z][A-Za-z0-9.\-_]+', 'value does not look like a valid realm'),
+    'storage-pair': _verify_storage_pair,
+})
+
+
 def _phys_bits(text):
     """CPUConfig.pm parse_phys_bits."""
     if not _match(r'host|\d{1,2}', text) or (text.isdigit() and not 8 <= int(text) <= 64):

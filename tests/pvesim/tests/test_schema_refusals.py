@@ -57,6 +57,13 @@ FORMAT_BAD = {
     'pve-startup-order': [('order=x', 'unable to parse startup options\n')],
     'urlencoded': [('ssh-ed25519 AAAA', 'invalid urlencoded string: ssh-ed25519 AAAA\n')],
     'pve-volume-id': [('no-colon', "unable to parse volume ID 'no-colon'\n")],
+    # pve-access-control AccessControl.pm verify_poolname, Auth/Plugin.pm pve_verify_realm; JSONSchema.pm
+    # verify_storagepair (parse_idmap)
+    'pve-poolid': [('a/b/c/d', "pool name 'a/b/c/d' nested too deeply (max levels = 3)\n"),
+                   ('team 1', "pool name 'team 1' contains invalid characters\n")],
+    'pve-realm': [('1pam', 'value does not look like a valid realm\n')],
+    'storage-pair-list': [('local-lvm:x', "entry 'local-lvm:x' contains invalid ID - storage ID 'x' cannot be "
+                                          "shorter than 2 characters\n\n\n")],
     # QemuServer.pm pve_verify_cpuset (CpuSet.pm parse_cpuset), parse_hotplug_features, verify_bootdev;
     # Drive.pm verify_bootdisk
     'pve-cpuset': [('3-1', 'unable to parse cpuset option\n'), ('0,a', 'unable to parse cpuset option\n')],
@@ -257,7 +264,7 @@ def test_the_generated_set_covers_every_parameter(capsys):
 
 # Named formats pvesim does not check (docs/pve-semantics.md §32.1): their parameters get only the type,
 # name and required-parameter cases.
-NOT_MODELLED = {'pve-poolid', 'pve-realm', 'pve-priv-list', 'storage-pair-list',
+NOT_MODELLED = {'pve-priv-list',
                 'pve-qm-rng', 'pve-qemu-tdx-fmt', None}
 
 
