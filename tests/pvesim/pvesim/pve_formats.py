@@ -303,6 +303,18 @@ HASH['pve-qm-watchdog'] = ({
     'model': {'type': 'string', 'default_key': 1, 'optional': 1, 'enum': ['i6300esb', 'ib700']},
     'action': {'type': 'string', 'optional': 1, 'enum': ['reset', 'shutdown', 'poweroff', 'pause', 'debug', 'none']},
 }, None)
+# qemu-server QemuServer/RNG.pm $rng_fmt (`source` is not optional); CPUConfig.pm $tdx_fmt (nor is `attestation`,
+# though it has a default: check_prop asks only `optional`)
+HASH['pve-qm-rng'] = ({
+    'source': {'type': 'string', 'default_key': 1, 'enum': ['/dev/urandom', '/dev/random', '/dev/hwrng']},
+    'max_bytes': {'type': 'integer', 'optional': 1}, 'period': {'type': 'integer', 'optional': 1},
+}, None)
+HASH['pve-qemu-tdx-fmt'] = ({
+    'type': {'type': 'string', 'default_key': 1, 'enum': ['tdx']},
+    'attestation': {'type': 'boolean'},
+    'vsock-cid': {'type': 'integer', 'optional': 1, 'minimum': 2},
+    'vsock-port': {'type': 'integer', 'optional': 1, 'minimum': 0},
+}, None)
 HASH['pve-qm-cicustom'] = ({'meta': VOLUME, 'network': VOLUME, 'user': VOLUME, 'vendor': VOLUME}, None)
 
 

@@ -97,6 +97,13 @@ FORMAT_BAD = {
                                         "enumeration 'i6300esb, ib700'\n")],
     'pve-qm-cicustom': [('user=snippets/user.yml', "format error\ncicustom.user: invalid format - unable to parse "
                                                     "volume ID 'snippets/user.yml'\n\n")],
+    # RNG.pm $rng_fmt, CPUConfig.pm $tdx_fmt (their `source` and `attestation` are not optional)
+    'pve-qm-rng': [('/dev/zero', "format error\nrng0.source: value '/dev/zero' does not have a value in the "
+                                 "enumeration '/dev/urandom, /dev/random, /dev/hwrng'\n"),
+                   ('max_bytes=1024', 'format error\nrng0.source: property is missing and it is not optional\n')],
+    'pve-qemu-tdx-fmt': [('tdx', 'format error\nintel-tdx.attestation: property is missing and it is not optional\n'),
+                         ('tdx,attestation=1,vsock-cid=1',
+                          'format error\nintel-tdx.vsock-cid: value must have a minimum value of 2\n')],
     # PCI.pm $hostpci_fmt
     'pve-qm-hostpci': [('zz:zz.z', 'format error\n{param}.host: value does not match the regex pattern\n'),
                        ('01:00.0,driver=nouveau', "format error\n{param}.driver: value 'nouveau' does not have a "
@@ -264,8 +271,7 @@ def test_the_generated_set_covers_every_parameter(capsys):
 
 # Named formats pvesim does not check (docs/pve-semantics.md §32.1): their parameters get only the type,
 # name and required-parameter cases.
-NOT_MODELLED = {'pve-priv-list',
-                'pve-qm-rng', 'pve-qemu-tdx-fmt', None}
+NOT_MODELLED = {'pve-priv-list', None}
 
 
 def test_ticket_refuses_unknown_parameters_and_a_missing_password(sim):
