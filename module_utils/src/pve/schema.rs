@@ -143,7 +143,7 @@ impl Endpoint {
         for (key, _) in form {
             let required = self.param(key).and_then(|s| str_field(s, "requires"));
             if let Some(required) = required.filter(|r| !given(r)) {
-                return Err((required.to_string(), format!("missing property - '{key}' requires this property")));
+                return Err((required.to_string(), format!("missing property required by '{key}'")));
             }
         }
         for (name, schema) in self.params {
@@ -210,13 +210,13 @@ pub fn anchored(pattern: &str) -> String {
     format!("^(?:{rust})$")
 }
 
-/// JSONSchema.pm `check_type` for a value that arrived as text. A boolean takes PVE's forms
-/// (docs/pve-semantics.md §2; inside a property string `parse_property_string` has already
-/// turned them into `1`/`0`).
+/// JSONSchema.pm `check_type` for a value that arrived as text. A boolean parameter is `0` or `1`
+/// only (`check_type` compares with `eq`; docs/pve-semantics.md §32.1); inside a property string
+/// `parse_property_string` has already turned `yes`/`off`/... into `1`/`0`.
 fn check_type(schema: &Value, value: &str) -> std::result::Result<(), String> {
     let ty = str_field(schema, "type").unwrap_or("string");
     let ok = match ty {
-        "boolean" => parse_boolean(value).is_some(),
+        "boolean" => value == "0" || value == "1",
         "integer" => is_integer(value),
         "number" => is_number(value),
         _ => true,
@@ -353,7 +353,7 @@ pub fn parse_property_string(
                 }
                 if let Some(required) = str_field(schema, "requires") {
                     if get(&parsed, required).is_none() {
-                        errors.push(format!("{path}.{required}: missing property - '{sub}' requires this property"));
+                        errors.push(format!("{path}.{required}: missing property required by '{sub}'"));
                     }
                 }
             }

@@ -93,10 +93,10 @@ class ConfigStateMixin:
                     except PveError as e:
                         # QemuServer.pm vmconfig_apply_pending: the error is the option's (a warning at a
                         # start or stop), the delete stays pending and the drive in the config
-                        # (update_vm_api raises the errors as a 400; docs/pve-semantics.md §33)
+                        # (update_vm_api raises the errors as a 400; docs/pve-semantics.md §32.2, §33)
                         if errors is not None:
                             errors[key] = 'unable to apply pending change {0} : {1}'.format(key, e.message)
-                        kept[key] = None
+                        kept[key] = key in forced
                         continue
                 conf.pop(key, None)
             else:
@@ -106,8 +106,11 @@ class ConfigStateMixin:
                     self._register_unused(vm, old)
                 conf[key] = value
         pend.clear()
-        pend.update(kept)
-        forced.intersection_update(kept)
+        forced.clear()
+        for key, force in kept.items():
+            pend[key] = None
+            if force:
+                forced.add(key)
         self._sync_vm(vm)
 
     def _cleanup_pending(self, vm):

@@ -162,7 +162,11 @@ class DiskCallsMixin:
             if delete:
                 lines.append("removing source volume '{0}' after successful copy".format(cur_volume))
                 if d.volume_owner(cur_volume) == vmid:
-                    self._qm_free(cur_volume)
+                    try:
+                        self._qm_free(cur_volume)
+                    except PveError as e:
+                        # Qemu.pm move_vm_disk frees the source in an eval and only warns (§32.2)
+                        lines.append('WARN: {0}'.format(e.message))
             else:
                 key = self._add_unused(vm, cur_volume)
                 lines.append("adding source volume '{0}' as '{1}' to config".format(cur_volume, key))

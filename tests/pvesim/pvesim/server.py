@@ -11,11 +11,13 @@ from fakepve.server import FakePve
 
 from .admin import AdminMixin
 from .agent import AgentMixin
+from .base_volumes import BaseVolumesMixin
 from .clone_migrate import CloneMigrateMixin
 from .cluster import ClusterMixin
 from .config_state import ConfigStateMixin
 from .config_update import ConfigUpdateMixin
 from .disk_calls import DiskCallsMixin
+from .empty_values import EmptyValuesMixin
 from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
@@ -24,14 +26,15 @@ from .qemu_formats import register as register_qemu_formats
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
+from .validation import ValidationMixin
 from .volumes import VolumesMixin
 
 register_qemu_formats()  # the named formats qemu-server checks in code (qemu_formats.py)
 
 
-class Pvesim(TasksMixin, VolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
-             DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin, TfaMixin,
-             AdminMixin, PermissionsMixin, FakePve):
+class Pvesim(TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+             DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
+             ValidationMixin, EmptyValuesMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

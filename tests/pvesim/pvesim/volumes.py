@@ -25,28 +25,8 @@ class VolumesMixin:
             if not (d.is_drive(key) or d.UNUSED_KEY.match(key)) or d.is_cdrom(vm.config[key]):
                 continue
             volid = d.parse_drive(vm.config[key])[0]
-            sid, name = volume_ref(volid or '')
-            if sid is None or sid not in self.storages:
-                continue
-            if self._base_in_use(sid, name):
+            if self._base_volume_in_use(volid):
                 raise TaskError("base volume '{0}' is still in use by linked cloned".format(volid))
-
-    def _base_in_use(self, sid, name):
-        """pve-storage Storage.pm volume_is_base_and_used: a base volume that a linked clone on its storage uses."""
-        found = re.search(r'base-(\d+)-disk-\d+', name)
-        if not found:
-            return False
-        link = '{0}/{1}'.format(found.group(1), name.split('/')[-1])
-        return any(other != name and (vol.get('linked_from') == link or other.startswith(name + '/'))
-                   for other, vol in self.storages[sid].get('volumes', {}).items())
-
-    def _qm_free(self, volid):
-        """pve-storage Storage.pm vdisk_free: a base volume a linked clone still uses is not freed, with PVE's
-        words (its volume name, not its id) (docs/pve-semantics.md §33)."""
-        sid, name = volume_ref(volid or '')
-        if sid in self.storages and name and self._base_in_use(sid, name):
-            raise die("base volume '{0}' is still in use by linked clones".format(name))
-        super()._qm_free(volid)
 
     def _free_all_volumes(self, vm):
         for key, value in list(vm.config.items()) + list(vm.pending.items()):

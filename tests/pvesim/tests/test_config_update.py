@@ -244,6 +244,7 @@ def test_tags_are_normalised_on_write(sim):
 
 def test_config_keeps_wire_types_of_pve(sim):
     # QemuServer.pm check_type: integers/booleans as numbers, memory and number keys as strings;
+    # (the API takes a boolean only as 0 or 1: JSONSchema.pm check_type, docs/pve-semantics.md §32)
     # docs/pve-semantics.md §3
-    cfg = create(sim, 200, cores=2, onboot='yes', memory=1024, cpulimit='0.5')
+    cfg = create(sim, 200, cores=2, onboot=1, memory=1024, cpulimit='0.5')
     assert strip_meta(cfg) == {'cores': 2, 'onboot': 1, 'memory': '1024', 'cpulimit': '0.5'}

@@ -38,8 +38,11 @@ def test_power_calls_check_their_parameters_against_the_schema(sim):
         'bogus': 'property is not defined in schema and the schema does not allow additional properties'}
     err = error_of(sim.api, 'POST', Q + '/100/status/shutdown', {'forceStop': 'maybe'})
     assert err.status == 400 and err.errors == {'forceStop': "type check ('boolean') failed - got 'maybe'"}
-    # skiplock=no is a false boolean, not a request for skiplock (parse_boolean)
-    ok(run(sim, 'POST', Q + '/100/status/stop', {'skiplock': 'no'}))
+    # a parameter's boolean is 0 or 1 only (JSONSchema.pm check_type; parse_boolean's no/off/false are for
+    # property strings); docs/pve-semantics.md §32
+    err = error_of(sim.api, 'POST', Q + '/100/status/stop', {'skiplock': 'no'})
+    assert err.status == 400 and err.errors == {'skiplock': "type check ('boolean') failed - got 'no'"}
+    ok(run(sim, 'POST', Q + '/100/status/stop', {'skiplock': 0}))
 
 
 def test_read_calls_reject_unknown_parameters(sim):

@@ -95,12 +95,13 @@ def test_another_users_permissions_need_sys_audit_on_access_and_root_holds_all(s
     # AccessControl.pm roles (root@pam is Administrator everywhere)
     root = perms(sim, AUDITOR, userid='root@pam', path='/vms/100')['/vms/100']
     assert root['VM.Allocate'] == 1 and root['Sys.Modify'] == 1 and root['Permissions.Modify'] == 1
-    sim.add_user('plain@pve', tokens={'t': {'secret': 's'}}, acl={'/vms': ['VM.Audit']})
-    err = error_of(perms, sim, 'plain@pve!t=s', userid='auditor@pve')
+    # (a token id has two characters at least: AccessControl.pm token_subid_regex in the userid pattern, §32)
+    sim.add_user('plain@pve', tokens={'tk': {'secret': 's'}}, acl={'/vms': ['VM.Audit']})
+    err = error_of(perms, sim, 'plain@pve!tk=s', userid='auditor@pve')
     assert (err.status, err.message) == (403, 'Permission check failed (/access, Sys.Audit)')
     # A user may read its tokens' permissions, a token not its user's.
-    assert perms(sim, 'plain@pve!t=s', userid='plain@pve!t') == {}
-    assert error_of(perms, sim, 'plain@pve!t=s', userid='plain@pve').status == 403
+    assert perms(sim, 'plain@pve!tk=s', userid='plain@pve!tk') == {}
+    assert error_of(perms, sim, 'plain@pve!tk=s', userid='plain@pve').status == 403
 
 
 def test_a_nic_needs_sdn_use_on_its_bridge_or_its_vlan(sim):

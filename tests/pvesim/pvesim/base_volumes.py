@@ -1,0 +1,35 @@
+"""Freeing a volume as pve-storage does: a base volume a linked clone still uses is not freed, on every path
+that frees one (docs/pve-semantics.md §32.2).
+
+Source: pve-storage src/PVE/Storage.pm `vdisk_free` ("LVM-thin allows deletion of still referenced base
+volumes!": it asks `volume_is_base_and_used` first, which lists the storage's images and looks for one whose
+parsed name has this volume as its base) and qemu-server's callers: QemuServer.pm `try_deallocate_drive`
+(an `unusedN` delete or a forced drive delete), `vmconfig_apply_pending` (which turns the error of a forced
+delete into `unable to apply pending change <key> : <error>` and keeps the pending delete), and Qemu.pm
+`move_vm_disk` (`delete`: the free is in an eval, its error only a warning).
+"""
+
+from fakepve.qemu import volume_ref
+from fakepve.routing import die
+
+from . import drives as d
+
+
+class BaseVolumesMixin:
+    """`_qm_free` (fakepve's vdisk_free) refuses a base volume in use."""
+
+    def _base_volume_in_use(self, volid):
+        """Storage.pm volume_is_base_and_used: a volume of the same storage has this one as its base (a
+        linked clone's `<base>/<name>` on rbd and zfspool, a qcow2 overlay's `linked_from` on file storages)."""
+        sid, name = volume_ref(volid or '')
+        store = self.storages.get(sid) if sid else None
+        if store is None or not name.split('/')[-1].startswith('base-'):
+            return False
+        link = '{0}/{1}'.format(d.volume_owner(volid), name.split('/')[-1])
+        return any(other != name and (vol.get('linked_from') == link or other.startswith(name + '/'))
+                   for other, vol in store.get('volumes', {}).items())
+
+    def _qm_free(self, volid):
+        if self._base_volume_in_use(volid):
+            raise die("base volume '{0}' is still in use by linked clones".format(volume_ref(volid)[1]))
+        return super()._qm_free(volid)
