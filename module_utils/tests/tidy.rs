@@ -10,6 +10,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+#[path = "tidy/asserts.rs"]
+mod asserts;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("module_utils has a parent").to_path_buf()
 }
