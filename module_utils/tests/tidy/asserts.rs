@@ -15,7 +15,7 @@ pub const DIRS: &[&str] = &["module_utils", "modules", "multicall", "tests/props
 
 /// The text of `text` with string literals, char literals and comments blanked, so their braces
 /// and words do not count.
-fn code_only(text: &str) -> String {
+pub fn code_only(text: &str) -> String {
     let b: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
