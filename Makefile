@@ -13,7 +13,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
 
-.PHONY: help venv build stubs collection install test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+.PHONY: help venv build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
 ## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
 help:
@@ -65,8 +65,14 @@ test-pvesim: venv
 	$(PYTEST) -q tests/pvesim/tests
 	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils --test preflight_pvesim -- --ignored
 
+## upstream-venv: community.proxmox 2.0.0's virtualenv under build/bench (bench/venv.sh: Python 3.12
+## and every package pinned; fails rather than building another version), the baseline of the
+## upstream scenario (tests/e2e) and of make bench
+upstream-venv:
+	bench/venv.sh build/bench >/dev/null
+
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
-test-e2e: install
+test-e2e: install upstream-venv
 	$(PYTEST) -q tests/e2e
 
 ## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,
