@@ -6,7 +6,7 @@
 #   bench/venv.sh BUILD_DIR          (make upstream-venv runs it with build/bench)
 #
 # Everything is pinned and found one way, so every machine gets the same baseline or a clear failure:
-# the interpreter is Python 3.12 (UPSTREAM_PYTHON, else python3.12 on PATH, else pyenv's), and the
+# the interpreter is Python 3.12 (UPSTREAM_PYTHON, else python3.12 on PATH, else a pyenv install), and the
 # community.proxmox it ends up with must be exactly $COMMUNITY_PROXMOX. There is no fallback.
 # The virtualenv is reused while it holds that version and its requirements file is unchanged.
 set -euo pipefail
@@ -20,16 +20,14 @@ req=$here/requirements-ansible14.txt
 fail() { echo "upstream-venv: $*" >&2; exit 1; }
 
 runs() { "$1" -c '' >/dev/null 2>&1; }
-# The lookup, in order: UPSTREAM_PYTHON; python3.12 on PATH if it runs (a pyenv shim of an inactive
-# version does not); pyenv's newest installed 3.12.
+# The lookup, in order, the same as mk/matrix.mk's for its virtualenvs: UPSTREAM_PYTHON; python3.12
+# on PATH if it runs (a pyenv shim of an inactive version does not); a pyenv install,
+# $PYENV_ROOT/versions/3.12.*/bin/python3.12.
 py=${UPSTREAM_PYTHON:-}
 if [ -z "$py" ]; then
-  if runs "python$PYTHON_MINOR"; then
-    py=python$PYTHON_MINOR
-  elif command -v pyenv >/dev/null 2>&1; then
-    v=$(pyenv versions --bare 2>/dev/null | grep -E "^${PYTHON_MINOR//./\\.}\.[0-9]+$" | sort -t. -k3 -n | tail -1 || true)
-    [ -n "$v" ] && py=$(pyenv root)/versions/$v/bin/python$PYTHON_MINOR
-  fi
+  for c in "python$PYTHON_MINOR" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$PYTHON_MINOR".*/bin/python"$PYTHON_MINOR"; do
+    if runs "$c"; then py=$c; break; fi
+  done
 fi
 [ -n "$py" ] && runs "$py" || fail "no Python $PYTHON_MINOR found (python$PYTHON_MINOR on PATH, or pyenv's): install one, or set UPSTREAM_PYTHON"
 have=$("$py" -c 'import sys, venv, ssl, ensurepip; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
