@@ -156,6 +156,59 @@ fn circle_checker_sees_a_break() {
     );
 }
 
+// --------------------------------------------------------------------------- the only ones
+
+/// What exactly one file may do (ARCHITECTURE.md's "only" sentences): the words that do it, and
+/// the file. Only `protocol.rs` prints or exits; only `pve/client.rs` does network I/O (ureq).
+const ONLY_HERE: &[(&[&str], &str)] = &[
+    (&["println!", "print!", "eprintln!", "eprint!", "process::exit", "stdout()"], "module_utils/src/protocol.rs"),
+    (&["ureq"], "module_utils/src/pve/client.rs"),
+];
+
+/// One line per use of an `ONLY_HERE` word outside its file (test files and comments aside).
+fn only_here_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files.iter().filter(|(p, _)| !is_test_or_generated(p)) {
+        for (n, line) in asserts::code_only(text).lines().enumerate() {
+            for (words, home) in ONLY_HERE {
+                for w in words.iter().filter(|w| path != home && has_word(line, w)) {
+                    out.push(format!("{path}:{}: {w} (only {home} may)", n + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_protocol_prints_and_only_the_client_does_network_io() {
+    let mut files = files_under("module_utils/src", ".rs");
+    files.extend(files_under("modules", ".rs"));
+    files.extend(files_under("multicall", ".rs"));
+    assert!(files.iter().any(|(p, t)| p.ends_with("pve/client.rs") && t.contains("ureq")), "no files found");
+    let bad = only_here_violations(&files);
+    assert!(bad.is_empty(), "ARCHITECTURE.md's \"only\" rules broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn only_here_checker_sees_a_break() {
+    let f = |p: &str, t: &str| (p.to_string(), t.to_string());
+    let fixture = vec![
+        f("module_utils/src/protocol.rs", "println!(\"{x}\");\nstd::process::exit(1)\n"),
+        f("module_utils/src/pve/client.rs", "use ureq::Agent;\n"),
+        f("modules/proxmox_nic/src/lib.rs", "// println! in a comment\nlet s = \"ureq\";\neprintln!(\"x\");\n"),
+        f("module_utils/src/pve/tasks.rs", "let a = ureq::agent();\n"),
+        f("modules/proxmox_nic/src/tests.rs", "println!(\"a test may\");\n"),
+    ];
+    assert_eq!(
+        only_here_violations(&fixture),
+        vec![
+            "modules/proxmox_nic/src/lib.rs:3: eprintln! (only module_utils/src/protocol.rs may)".to_string(),
+            "module_utils/src/pve/tasks.rs:1: ureq (only module_utils/src/pve/client.rs may)".to_string(),
+        ]
+    );
+}
+
 // ------------------------------------------------------------------------------- file sizes
 
 const MAX_LINES: usize = 600;
