@@ -13,7 +13,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
 
-.PHONY: help venv build stubs collection install test test-rust test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+.PHONY: help venv build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
 ## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
 help:
@@ -49,11 +49,15 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: lint-rust test-rust test-pvesim test-e2e test-matrix-edges lint sanity test-collection changelog-lint
+test: lint-rust test-rust test-meta test-pvesim test-e2e test-matrix-edges lint sanity test-collection changelog-lint
 
 ## test-rust: cargo test on the whole workspace
 test-rust:
 	cargo test --locked --quiet --workspace
+
+## test-meta: the tests about the tests (tests/meta): every Python test function can fail
+test-meta: venv
+	$(PYTEST) -q tests/meta
 
 ## test-pvesim: the simulator's own tests (tests/pvesim/tests), and the preflight library's
 ## refusals compared with the ones pvesim gives for the same write sent for real
@@ -61,8 +65,14 @@ test-pvesim: venv
 	$(PYTEST) -q tests/pvesim/tests
 	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils --test preflight_pvesim -- --ignored
 
+## upstream-venv: community.proxmox 2.0.0's virtualenv under build/bench (bench/venv.sh: Python 3.12
+## and every package pinned; fails rather than building another version), the baseline of the
+## upstream scenario (tests/e2e) and of make bench
+upstream-venv:
+	bench/venv.sh build/bench >/dev/null
+
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
-test-e2e: install
+test-e2e: install upstream-venv
 	$(PYTEST) -q tests/e2e
 
 ## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,

@@ -24,8 +24,8 @@ bench-micro:
 	cargo bench --locked --quiet -p ferro_bench --bench hot
 
 ## bench: ferro.proxmox against community.proxmox on one pvesim (bench/README.md)
-bench: collection bench-micro
-	@venv=$$(PYTHON=$(PYTHON) bench/venv.sh $(BENCH_DIR)) && \
+bench: collection bench-micro upstream-venv
+	@venv=$$(bench/venv.sh $(BENCH_DIR)) && \
 	  $(VENV)/bin/python bench/run.py --ferro-tarball $(TARBALL) --ansible-venv "$$venv" \
 	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet $(BENCH_FLEET) \
 	    --workdir $(BENCH_DIR)/run --json $(BENCH_DIR)/results.json --skip "$(BENCH_SKIP)"

@@ -13,10 +13,11 @@ use std::env;
 
 use module_utils::error::Error;
 use module_utils::pve::auth::{Connection, Credentials};
-use module_utils::pve::client::{form, Api, ApiPath, PveClient};
+use module_utils::pve::client::{Api, PveClient};
 use module_utils::pve::journal::WriteJournal;
 use module_utils::pve::permissions::{self, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
+use module_utils::pve::request::{form, ApiPath};
 use serde_json::Value;
 
 fn var(name: &str) -> String {

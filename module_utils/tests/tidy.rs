@@ -10,6 +10,11 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+#[path = "tidy/asserts.rs"]
+mod asserts;
+#[path = "tidy/imports.rs"]
+mod imports;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("module_utils has a parent").to_path_buf()
 }
@@ -49,19 +54,22 @@ const LAYER_RULES: &[(&str, &[&str])] = &[
     ("module_utils/src/check/", &["crate::ansible", "crate::protocol", "crate::connect"]),
 ];
 
-/// One line per import that breaks a layer rule: `path:line: uses crate::x`.
+/// One line per import that breaks a layer rule: `path:line: uses crate::x`. Every form of import
+/// counts (tidy/imports.rs): grouped, nested, `pub use`, `super::`, multi-line, inline paths.
 fn layer_violations(files: &[(String, String)]) -> Vec<String> {
+    let all = imports::imports(files);
     let mut out = Vec::new();
-    for (path, text) in files {
+    for (path, _) in files {
         for (layer, forbidden) in LAYER_RULES {
             if !path.starts_with(layer) {
                 continue;
             }
-            for (n, line) in text.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
+            let mut seen = BTreeSet::new();
+            for imp in all.get(path).into_iter().flatten() {
                 for f in *forbidden {
-                    if code.contains(&format!("{f}::")) || code.contains(&format!("{f};")) {
-                        out.push(format!("{path}:{}: uses {f}", n + 1));
+                    let hit = imp.path == *f || imp.path.starts_with(&format!("{f}::"));
+                    if hit && seen.insert((imp.line, *f)) {
+                        out.push(format!("{path}:{}: uses {f}", imp.line));
                     }
                 }
             }
@@ -80,17 +88,123 @@ fn layers_import_only_downwards() {
 
 #[test]
 fn layer_checker_sees_a_break() {
+    let f = |p: &str, t: &str| (format!("module_utils/src/{p}"), t.to_string());
     let fixture = vec![
-        ("module_utils/src/pve/client.rs".to_string(), "use crate::protocol::Context;\n".to_string()),
-        ("module_utils/src/ansible/spec.rs".to_string(), "// crate::pve::x in a comment\nfn f() {}\n".to_string()),
-        ("module_utils/src/ansible/diff.rs".to_string(), "use crate::pve::devices::natural_cmp;\n".to_string()),
-        ("module_utils/src/protocol.rs".to_string(), "use crate::pve::journal::WriteJournal;\n".to_string()),
+        f("pve/client.rs", "use crate::protocol::Context;\n"),
+        f("ansible/spec.rs", "// crate::pve::x in a comment\nfn f() { let s = \"crate::pve::y\"; }\n"),
+        f("ansible/diff.rs", "use crate::pve::devices::natural_cmp;\n"),
+        f("protocol.rs", "use crate::pve::journal::WriteJournal;\n"),
+        f("pve/a.rs", "use crate::{error::Error, protocol::Context};\n"),
+        f("pve/b.rs", "use crate::{\n    error::Error,\n    check::{world::World, unknown},\n};\n"),
+        f("pve/c.rs", "pub use crate::ansible::spec::Spec;\n"),
+        f("pve/d.rs", "use super::super::connect::Connection;\n"),
+        f("pve/e.rs", "fn f() { crate::protocol::exit(); }\n"),
+        f("check/x.rs", "use crate::{pve::state::State, Error};\n"),
+        f("check/mod.rs", "mod inner { use super::super::ansible::diff; }\n"),
     ];
     assert_eq!(
         layer_violations(&fixture),
         vec![
             "module_utils/src/pve/client.rs:1: uses crate::protocol".to_string(),
             "module_utils/src/ansible/diff.rs:1: uses crate::pve".to_string(),
+            "module_utils/src/pve/a.rs:1: uses crate::protocol".to_string(),
+            "module_utils/src/pve/b.rs:1: uses crate::check".to_string(),
+            "module_utils/src/pve/c.rs:1: uses crate::ansible".to_string(),
+            "module_utils/src/pve/d.rs:1: uses crate::connect".to_string(),
+            "module_utils/src/pve/e.rs:1: uses crate::protocol".to_string(),
+            "module_utils/src/check/mod.rs:1: uses crate::ansible".to_string(),
+        ]
+    );
+}
+
+/// Import circles between files of module_utils allowed, each with its reason. None: `pve/` has
+/// none since issue 28 (request types in pve/request.rs, `StorageConfig` in storage.rs, the
+/// hot-plug rule reading the config and not the other way round).
+const CIRCLES_ALLOWED: &[&str] = &[];
+
+#[test]
+fn no_import_circle_between_files() {
+    let files = files_under("module_utils/src", ".rs");
+    let g = imports::graph(&files);
+    assert!(g.get("crate::pve::client").is_some_and(|to| !to.is_empty()), "no imports found: {g:?}");
+    let bad: Vec<String> =
+        imports::circles(&g).into_iter().filter(|c| !CIRCLES_ALLOWED.contains(&c.as_str())).collect();
+    assert!(bad.is_empty(), "import circles between files of module_utils (ARCHITECTURE.md):\n{}", bad.join("\n"));
+}
+
+#[test]
+fn circle_checker_sees_a_break() {
+    let f = |p: &str, t: &str| (format!("module_utils/src/{p}"), t.to_string());
+    let fixture = vec![
+        f("lib.rs", "pub mod pve;\npub mod error;\npub use error::{Error, Result};\n"),
+        f("error.rs", "use crate::pve::client::ApiPath;\n"),
+        f("pve/mod.rs", "pub mod client;\npub mod schema;\npub mod config;\npub mod hotplug;\n"),
+        f("pve/client.rs", "use crate::Result;\nuse super::{schema::check_write, config};\nmod tests;\n"),
+        f("pve/client/tests.rs", "use crate::pve::hotplug::Hotplug;\n"),
+        f("pve/schema.rs", "pub fn check_write() {}\n"),
+        f("pve/config.rs", "pub fn c() {}\n#[cfg(test)]\nmod tests {\n    use crate::pve::hotplug::H;\n}\n"),
+        f("pve/hotplug.rs", "fn h() { crate::pve::client::get(); }\n"),
+    ];
+    assert_eq!(imports::circles(&imports::graph(&fixture)), vec!["crate::error <-> crate::pve::client".to_string()]);
+    let mut fixture = fixture;
+    fixture.push(f("pve/config.rs", "use super::hotplug::Hotplug;\n"));
+    fixture.retain(|(p, t)| !(p.ends_with("config.rs") && t.contains("cfg(test)")));
+    assert_eq!(
+        imports::circles(&imports::graph(&fixture)),
+        // One strongly connected part: the two circles share pve::client.
+        vec!["crate::error <-> crate::pve::client <-> crate::pve::config <-> crate::pve::hotplug".to_string()]
+    );
+}
+
+// --------------------------------------------------------------------------- the only ones
+
+/// What exactly one file may do (ARCHITECTURE.md's "only" sentences): the words that do it, and
+/// the file. Only `protocol.rs` prints or exits; only `pve/client.rs` does network I/O (ureq).
+const ONLY_HERE: &[(&[&str], &str)] = &[
+    (&["println!", "print!", "eprintln!", "eprint!", "process::exit", "stdout()"], "module_utils/src/protocol.rs"),
+    (&["ureq"], "module_utils/src/pve/client.rs"),
+];
+
+/// One line per use of an `ONLY_HERE` word outside its file (test files and comments aside).
+fn only_here_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files.iter().filter(|(p, _)| !is_test_or_generated(p)) {
+        for (n, line) in asserts::code_only(text).lines().enumerate() {
+            for (words, home) in ONLY_HERE {
+                for w in words.iter().filter(|w| path != home && has_word(line, w)) {
+                    out.push(format!("{path}:{}: {w} (only {home} may)", n + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_protocol_prints_and_only_the_client_does_network_io() {
+    let mut files = files_under("module_utils/src", ".rs");
+    files.extend(files_under("modules", ".rs"));
+    files.extend(files_under("multicall", ".rs"));
+    assert!(files.iter().any(|(p, t)| p.ends_with("pve/client.rs") && t.contains("ureq")), "no files found");
+    let bad = only_here_violations(&files);
+    assert!(bad.is_empty(), "ARCHITECTURE.md's \"only\" rules broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn only_here_checker_sees_a_break() {
+    let f = |p: &str, t: &str| (p.to_string(), t.to_string());
+    let fixture = vec![
+        f("module_utils/src/protocol.rs", "println!(\"{x}\");\nstd::process::exit(1)\n"),
+        f("module_utils/src/pve/client.rs", "use ureq::Agent;\n"),
+        f("modules/proxmox_nic/src/lib.rs", "// println! in a comment\nlet s = \"ureq\";\neprintln!(\"x\");\n"),
+        f("module_utils/src/pve/tasks.rs", "let a = ureq::agent();\n"),
+        f("modules/proxmox_nic/src/tests.rs", "println!(\"a test may\");\n"),
+    ];
+    assert_eq!(
+        only_here_violations(&fixture),
+        vec![
+            "modules/proxmox_nic/src/lib.rs:3: eprintln! (only module_utils/src/protocol.rs may)".to_string(),
+            "module_utils/src/pve/tasks.rs:1: ureq (only module_utils/src/pve/client.rs may)".to_string(),
         ]
     );
 }
@@ -180,8 +294,9 @@ const SHAPE_FILES: &[&str] = &["lib.rs", "spec.rs", "params.rs", "plan.rs", "app
 const SHAPE_DIRS: &[&str] = &["plan/", "apply/"];
 
 /// What a plan must not use: it is pure (no client, no task waiter, no connection, no reads
-/// through the check-mode world), so check mode is "plan, then record" by construction.
-const PLAN_FORBIDDEN: &[&str] = &["pve::client", "pve::tasks", "connect::", "::connect", "check::world", "Api"];
+/// through the check-mode world, no preflight reads), so check mode is "plan, then record" by construction.
+const PLAN_FORBIDDEN: &[&str] =
+    &["pve::client", "pve::tasks", "pve::preflight", "connect::", "::connect", "check::world", "Api"];
 
 /// Crates not yet in the common shape: none now (proxmox_kvm joined it in issue 17). A crate
 /// listed here while it already has the shape fails the checker, so the list cannot go stale.
@@ -291,7 +406,10 @@ fn shape_checker_sees_a_break() {
     );
     fixture.extend(crate_files(
         "proxmox_io",
-        &[("plan.rs", "fn plan(api: &dyn Api) {}\n"), ("plan/read.rs", "use module_utils::check::world::World;\n")],
+        &[
+            ("plan.rs", "fn plan(api: &dyn Api) {}\n"),
+            ("plan/read.rs", "use module_utils::check::world::World;\nuse module_utils::pve::preflight::Preflight;\n"),
+        ],
         &[],
     ));
     fixture.extend(crate_files("proxmox_odd", &[("compare.rs", "if ctx.check_mode {}\n")], &["apply.rs"]));
@@ -303,6 +421,7 @@ fn shape_checker_sees_a_break() {
             "proxmox_done: has the common shape now: drop it from SHAPE_PENDING".to_string(),
             "modules/proxmox_io/src/plan.rs:1: the plan uses Api (I/O)".to_string(),
             "modules/proxmox_io/src/plan/read.rs:1: the plan uses check::world (I/O)".to_string(),
+            "modules/proxmox_io/src/plan/read.rs:2: the plan uses pve::preflight (I/O)".to_string(),
             "modules/proxmox_odd/src/apply.rs: missing".to_string(),
             "modules/proxmox_odd/src/compare.rs: not a file of the common shape".to_string(),
             "modules/proxmox_odd/src/compare.rs:1: ctx.check_mode outside lib.rs".to_string(),

@@ -3,9 +3,9 @@ pytest plugin (`pvesim_session`, one process per session; `pvesim`, reset to the
 each test) with the canary user added (`sim`), and the `ansible` runner of harness.py.
 
 It also keeps the request log of the whole session (issue 15): before pvesim's log is cleared
-or reset, its entries are added to `SESSION_REQUESTS`, and the calls the tests make themselves
-(`sim.api`) are noted in `HARNESS_CALLS`; `test_hostile_paths.py`'s audit, moved to the end of the
-run, checks every module request against the endpoints SECURITY.md documents."""
+or reset, its entries are added to `SESSION_REQUESTS`; `test_hostile_paths.py`'s audit, moved to
+the end of the run, checks every module request (told apart by our client's User-Agent) against
+the endpoints SECURITY.md documents."""
 
 import glob
 import os
@@ -29,16 +29,14 @@ def collections_path(tmp_path_factory):
     return str(path)
 
 
-# Every request pvesim logged this session, and the (method, path) of the calls tests made
-# themselves through `sim.api` (setup and inspection, not module requests).
+# Every request pvesim logged this session.
 SESSION_REQUESTS = []
-HARNESS_CALLS = set()
 AUDIT_TEST = 'test_whole_suite_calls_only_documented_endpoints'
 
 
 def _keep_request_log(sim):
-    """Wrap `sim.admin` and `sim.api` so that no logged request is lost to a clear or a reset."""
-    admin, api = sim.admin, sim.api
+    """Wrap `sim.admin` so that no logged request is lost to a clear or a reset."""
+    admin = sim.admin
 
     def keeping_admin(method, path, body=None):
         full = path if path.startswith('/_sim') else '/_sim/' + path.lstrip('/')
@@ -46,11 +44,7 @@ def _keep_request_log(sim):
             SESSION_REQUESTS.extend(admin('GET', '/_sim/requests')['data'])
         return admin(method, path, body)
 
-    def noting_api(method, path, *args, **kwargs):
-        HARNESS_CALLS.add((method.upper(), '/api2/json' + path.split('?')[0]))
-        return api(method, path, *args, **kwargs)
-
-    sim.admin, sim.api = keeping_admin, noting_api
+    sim.admin = keeping_admin
 
 
 def forget_requests(sim):

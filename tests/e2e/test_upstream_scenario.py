@@ -14,6 +14,8 @@ with its own CA): none of them is in ansible-playbook's process environment. Ups
 tasks (waits for a real guest) are left out: pvesim's tasks end when their UPID says so.
 """
 
+import glob
+import json
 import os
 import re
 import subprocess
@@ -231,13 +233,25 @@ def scenario(prefix):
              'tasks': tasks}]
 
 
+# The baseline's one version: bench/venv.sh pins it (and its interpreter) and refuses any other.
+COMMUNITY_PROXMOX = '2.0.0'
+
+
 @pytest.fixture(scope='module')
 def upstream_venv():
-    """community.proxmox's virtualenv, as the benchmark builds it (bench/venv.sh reuses it when current)."""
+    """community.proxmox's virtualenv, built by `make upstream-venv` (bench/venv.sh, which reuses it
+    while current, and fails rather than building another version)."""
     proc = subprocess.run([os.path.join(ROOT, 'bench', 'venv.sh'), os.path.join(ROOT, 'build', 'bench')],
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, 'bench/venv.sh failed:\n' + proc.stderr[-3000:]
-    return proc.stdout.strip()
+    venv = proc.stdout.strip()
+    found = glob.glob(os.path.join(venv, 'lib', 'python*', 'site-packages', 'ansible_collections', 'community',
+                                   'proxmox', 'MANIFEST.json'))
+    assert len(found) == 1, 'no community.proxmox in %s: %s' % (venv, found)
+    with open(found[0], encoding='utf-8') as f:
+        version = json.load(f)['collection_info']['version']
+    assert version == COMMUNITY_PROXMOX, 'the baseline is community.proxmox %s, not %s' % (version, COMMUNITY_PROXMOX)
+    return venv
 
 
 def run_scenario(ansible, prefix):

@@ -164,7 +164,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::{form, ApiPath, Method};
+    use crate::pve::request::{form, ApiPath, Method};
     use serde_json::{json, Value};
 
     fn cluster(api: &ScriptedApi) {

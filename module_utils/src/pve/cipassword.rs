@@ -12,7 +12,8 @@ mod sha256crypt;
 pub use sha256crypt::{sha256, sha256_crypt};
 
 use crate::error::Result;
-use crate::pve::client::{form, Api};
+use crate::pve::client::Api;
+use crate::pve::request::form;
 use crate::pve::resources::VmResource;
 
 /// What PVE shows instead of a password it will not return.
@@ -87,7 +88,7 @@ mod tests {
     #[test]
     fn the_stored_password_is_read_from_the_user_data() {
         use crate::pve::client::testing::ScriptedApi;
-        use crate::pve::client::Method;
+        use crate::pve::request::Method;
         let vm = VmResource::from_json(&serde_json::json!({"vmid": 100, "node": "pve1", "type": "qemu"})).unwrap();
         let api = ScriptedApi::default();
         api.answer(Method::Get, "/nodes/pve1/qemu/100/cloudinit/dump", Ok(dump_with("$5$s$h")));

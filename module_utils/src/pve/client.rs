@@ -2,13 +2,12 @@
 //!
 //! `Api` is the seam: modules and the task waiter talk to `&dyn Api`, `PveClient` implements it
 //! over HTTPS (ureq + rustls), and tests implement it with scripted answers. A request path is an
-//! `ApiPath` (its segments, each percent-encoded when sent), so no value can add a segment, a
-//! query or a fragment, and no module formats a URL. Every write is checked against PVE's API
+//! `ApiPath` (pve/request.rs: its segments, each percent-encoded when sent), so no value can add a
+//! segment, a query or a fragment, and no module formats a URL. Every write is checked against PVE's API
 //! schema (`pve::schema::check_write`) before it is sent. Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,83 +17,8 @@ use crate::pve::auth::{tfa_response, Connection, Credentials};
 use crate::pve::footprint::{Footprint, RecentReads};
 use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
+use crate::pve::request::{form, ApiPath, Form, Method};
 use crate::pve::schema::check_write;
-
-/// HTTP methods the PVE API uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    Get,
-    Post,
-    Put,
-    Delete,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Delete => "DELETE",
-        }
-    }
-}
-
-/// Request parameters, in order: the query for GET/DELETE, the form body for POST/PUT.
-pub type Form = Vec<(String, String)>;
-
-/// Build a `Form` from pairs of anything string-like.
-pub fn form<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Form {
-    pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
-}
-
-/// A request path below `/api2/json`, kept as its segments. It is the only way to name an
-/// endpoint: `encoded()` percent-encodes every segment, so a `/`, `?`, `#` or `%` inside a value
-/// (a node name, a UPID, ...) stays part of that one segment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApiPath(Vec<String>);
-
-impl ApiPath {
-    /// `ApiPath::new(["nodes", node, "qemu"])`.
-    pub fn new<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> ApiPath {
-        ApiPath(segments.into_iter().map(|s| s.as_ref().to_string()).collect())
-    }
-
-    /// This path with more segments after it: `vm.path().join(["status", "stop"])`.
-    pub fn join<S: AsRef<str>>(&self, more: impl IntoIterator<Item = S>) -> ApiPath {
-        let mut segments = self.0.clone();
-        segments.extend(more.into_iter().map(|s| s.as_ref().to_string()));
-        ApiPath(segments)
-    }
-
-    pub fn segments(&self) -> &[String] {
-        &self.0
-    }
-
-    /// The path as sent: `/` and each segment percent-encoded.
-    pub fn encoded(&self) -> String {
-        self.0.iter().map(|s| format!("/{}", percent_encode(s))).collect()
-    }
-
-    /// Refuse, before any I/O, a segment that encoding cannot make safe: an empty one (servers
-    /// collapse `//`, so the next segment would move up) and `.`/`..` (dot-segments, which URL
-    /// normalisation removes together with the segment before them).
-    pub fn check(&self) -> Result<()> {
-        match self.0.iter().find(|s| s.is_empty() || *s == "." || *s == "..") {
-            Some(bad) => Err(Error::Internal(format!(
-                "refusing to call a path with the segment {bad:?}: {} (a value that should have been refused earlier)",
-                self.encoded()
-            ))),
-            None => Ok(()),
-        }
-    }
-}
-
-impl fmt::Display for ApiPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.encoded())
-    }
-}
 
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
 pub trait Api {
@@ -295,7 +219,7 @@ impl Api for PveClient {
         if method != Method::Get {
             // What the write's task could touch, read first, so that a failure of the task can
             // be told from a change (pve::footprint, docs/pve-semantics.md §31).
-            let footprint = Footprint::before(&self.recent.over(self), method, path, params);
+            let footprint = Footprint::before(&self.recent.over(&|p, q| self.get(p, q)), method, path, params);
             let sent = self.send(method, path, params);
             self.recent.forget();
             let answer = sent?;
@@ -452,21 +376,6 @@ fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
         builder = builder.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
     }
     Ok(builder.build())
-}
-
-/// Percent-encode everything but RFC 3986's unreserved characters: a path segment (UPIDs
-/// contain `:`, `@` and `!`) or a `urlencoded` PVE value such as `sshkeys` (the same as Python's
-/// `urllib.parse.quote(text, safe='')`, which community.proxmox applies).
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

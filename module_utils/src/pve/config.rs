@@ -19,9 +19,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::pve::client::{Api, Form};
+use crate::pve::client::Api;
 use crate::pve::devices::config_value_text;
-pub use crate::pve::hotplug::Hotplug;
+use crate::pve::request::Form;
 use crate::pve::resources::VmResource;
 
 /// The config of one VM with its pending section.
@@ -100,11 +100,6 @@ impl VmConfig {
     /// Keys with a change waiting for the next start.
     pub fn pending_keys(&self) -> BTreeSet<String> {
         self.pending.keys().chain(self.pending_delete.keys()).filter(|k| self.is_pending(k)).cloned().collect()
-    }
-
-    /// What the VM hot-plugs when running (`hotplug`; unset = `network,disk,usb`, §6).
-    pub fn hotplug(&self) -> Hotplug {
-        Hotplug::parse(self.current.get("hotplug").map(String::as_str))
     }
 
     /// This config after setting (`Some`) or deleting (`None`) one key, applied at once or left
@@ -236,7 +231,7 @@ fn conflict_pause(n: u32) -> Duration {
 mod tests {
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::Method;
+    use crate::pve::request::Method;
     use serde_json::json;
 
     fn sample() -> VmConfig {

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath, Form, Method};
+use crate::pve::request::{form, ApiPath, Form, Method, Read};
 use crate::pve::volume::Volume;
 
 /// What one VM task could change: its part of the VM's state.
@@ -91,7 +91,7 @@ impl Footprint {
     /// Read, before `method path` is sent, what its task could touch. `None` when the write
     /// starts no VM task this knows, or a read fails (then a failure of its task counts as a
     /// change, as an unknown effect must).
-    pub fn before(api: &dyn Api, method: Method, path: &ApiPath, params: &Form) -> Option<Footprint> {
+    pub fn before(api: Read<'_>, method: Method, path: &ApiPath, params: &Form) -> Option<Footprint> {
         let (node, vmid, touches) = touches(method, path, params)?;
         let extra_storages = match path.segments().last().map(String::as_str) {
             Some("move_disk") => params.iter().filter(|(k, _)| k == "storage").map(|(_, v)| v.clone()).collect(),
@@ -105,7 +105,7 @@ impl Footprint {
     /// After the task failed: whether what it could touch reads as before, apart from the
     /// config's `lock` (another holder's, §31). The VM is looked for on the task's node and, if
     /// it left that node, where it is now: a VM someone else moved is still compared.
-    pub fn unchanged(&self, api: &dyn Api) -> bool {
+    pub fn unchanged(&self, api: Read<'_>) -> bool {
         let Ok(mut after) = self.read(api, &self.before.node) else { return false };
         if after.config.is_none() && self.before.config.is_some() {
             match locate(api, self.vmid) {
@@ -124,12 +124,12 @@ impl Footprint {
             && after.volumes == self.before.volumes
     }
 
-    fn read(&self, api: &dyn Api, node: &str) -> Result<VmState> {
+    fn read(&self, api: Read<'_>, node: &str) -> Result<VmState> {
         let vm = ApiPath::new(["nodes", node, "qemu", &self.vmid.to_string()]);
         let mut state = VmState::empty(node.to_string());
         // The config is always read: it says whether the VM is on this node, and names its volumes.
         state.config =
-            absent_is_none(api.get(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v, self.touches.own_lock));
+            absent_is_none(api(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v, self.touches.own_lock));
         if state.config.is_none() {
             return Ok(state);
         }
@@ -137,7 +137,7 @@ impl Footprint {
             state.config = Some(BTreeMap::new());
         }
         if self.touches.power {
-            let status = absent_is_none(api.get(&vm.join(["status", "current"]), &Vec::new()))?;
+            let status = absent_is_none(api(&vm.join(["status", "current"]), &Vec::new()))?;
             state.power = status.map(|s| {
                 let field = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
                 format!("{}/{}", field("status"), field("qmpstatus"))
@@ -152,7 +152,7 @@ impl Footprint {
                 // Only the VM's volumes: pve-storage's `vdisk_list` passes `vmid` to the plugin's
                 // `list_images` (a file storage then reads only `images/<vmid>/`).
                 let content = ApiPath::new(["nodes", node, "storage", &storage, "content"]);
-                let listed = api.get(&content, &form([("vmid", self.vmid.to_string())]))?;
+                let listed = api(&content, &form([("vmid", self.vmid.to_string())]))?;
                 state.volumes.insert(storage, volume_sizes(&listed, self.vmid));
             }
         }
@@ -227,8 +227,8 @@ fn volume_sizes(listed: &Value, vmid: u64) -> BTreeMap<String, u64> {
 }
 
 /// The node `/cluster/resources` places QEMU VM `vmid` on, if any.
-fn locate(api: &dyn Api, vmid: u64) -> Result<Option<String>> {
-    let all = api.get(&ApiPath::new(["cluster", "resources"]), &form([("type", "vm")]))?;
+fn locate(api: Read<'_>, vmid: u64) -> Result<Option<String>> {
+    let all = api(&ApiPath::new(["cluster", "resources"]), &form([("type", "vm")]))?;
     Ok(all.as_array().into_iter().flatten().find_map(|r| {
         let is_it = r.get("vmid").and_then(Value::as_u64) == Some(vmid)
             && r.get("type").and_then(Value::as_str) == Some("qemu");
@@ -262,28 +262,14 @@ impl RecentReads {
     }
 
     /// `api`, answering a read from what was kept when it can.
-    pub fn over<'a>(&'a self, api: &'a dyn Api) -> impl Api + 'a {
-        Remembering { recent: self, api }
+    pub fn over<'a>(&'a self, api: Read<'a>) -> impl Fn(&ApiPath, &Form) -> Result<Value> + 'a {
+        move |path, query| self.get(path, query).map_or_else(|| api(path, query), Ok)
     }
 
     fn get(&self, path: &ApiPath, query: &Form) -> Option<Value> {
         let key = path.encoded();
         let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
         reads.iter().find(|(p, q, _)| *p == key && q == query).map(|(_, _, v)| v.clone())
-    }
-}
-
-struct Remembering<'a> {
-    recent: &'a RecentReads,
-    api: &'a dyn Api,
-}
-
-impl Api for Remembering<'_> {
-    fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
-        match self.recent.get(path, params).filter(|_| method == Method::Get) {
-            Some(answer) => Ok(answer),
-            None => self.api.call(method, path, params),
-        }
     }
 }
 

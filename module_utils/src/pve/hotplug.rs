@@ -12,6 +12,14 @@ use crate::pve::config::VmConfig;
 use crate::pve::devices::{disk_bus, format_for_key, is_nic_key};
 use crate::pve::propstring::{PropertyString, AGENT, NET};
 
+// Here rather than in config.rs, so the hot-plug rule reads the config and not the other way round.
+impl VmConfig {
+    /// What the VM hot-plugs when running (`hotplug`; unset = `network,disk,usb`, §6).
+    pub fn hotplug(&self) -> Hotplug {
+        Hotplug::parse(self.current.get("hotplug").map(String::as_str))
+    }
+}
+
 /// Keys written to the config at once on a running VM, whatever `hotplug` says
 /// (`$fast_plug_option`), with every `ipconfigN`.
 const FAST_PLUG: &[&str] = &[

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath};
+use crate::pve::client::Api;
+use crate::pve::request::{form, ApiPath};
 use crate::pve::resources::VmResource;
 use crate::pve::tasks::Waiter;
 
@@ -160,7 +161,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::Method;
+    use crate::pve::request::Method;
     use serde_json::json;
 
     const UPID: &str = "UPID:pve1:00001234:00005678:65000000:qmclone:9000:root@pam:";

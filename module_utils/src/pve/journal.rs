@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::pve::client::Api;
 use crate::pve::footprint::Footprint;
+use crate::pve::request::Read;
 
 /// The writes Proxmox VE accepted during one run, in order: every non-GET call that got a success
 /// answer (a config written, a task started), with what became of its task. Shared between the
@@ -89,7 +89,7 @@ impl WriteJournal {
     /// The task `upid` failed: read again what it could touch, and if that reads as before the
     /// write, PVE refused it before its effect and it changed nothing (docs/pve-semantics.md §31).
     /// A write without a footprint, or a read that fails, stays a change.
-    pub fn settle(&self, api: &dyn Api, upid: &str) {
+    pub fn settle(&self, api: Read<'_>, upid: &str) {
         let footprint = self
             .with(|writes| writes.iter().find(|w| w.upid.as_deref() == Some(upid)).and_then(|w| w.footprint.clone()));
         // Read outside the lock: the reads go through the client, which records into this journal.

@@ -16,6 +16,7 @@ pub mod pools;
 pub mod preflight;
 pub mod propstring;
 pub mod pveformat;
+pub mod request;
 pub mod resources;
 pub mod schema;
 pub mod state;

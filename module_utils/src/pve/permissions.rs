@@ -9,10 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::pve::client::Form;
 use crate::pve::devices::{
     disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, volume_storage, Disk, Nic,
 };
+use crate::pve::request::Form;
 use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// One privilege check of PVE.

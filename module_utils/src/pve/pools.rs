@@ -10,7 +10,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::{Api, ApiPath, Form};
+use crate::pve::client::Api;
+use crate::pve::request::{ApiPath, Form};
 use crate::pve::resources::VmResource;
 
 /// The move of one VM into a pool, out of the one it is in (if any).

@@ -16,10 +16,12 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::{Api, ApiPath};
+use crate::pve::client::Api;
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
-use crate::pve::resources::{lenient_bool, lenient_u64};
-use crate::pve::storage::has_linked_clone_feature;
+use crate::pve::pveformat::lenient_u64;
+use crate::pve::request::ApiPath;
+use crate::pve::resources::clone_other_node;
+use crate::pve::storage::{has_linked_clone_feature, StorageConfig};
 use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
@@ -46,10 +48,6 @@ impl Content {
     }
 }
 
-/// Storage types PVE always marks shared, whatever storage.cfg says (pve-storage
-/// `PVE/Storage/Plugin.pm` `@SHARED_STORAGE`, applied in `parse_config`).
-const ALWAYS_SHARED: &[&str] = &["iscsi", "nfs", "cifs", "rbd", "cephfs", "iscsidirect", "zfs", "drbd", "pbs"];
-
 /// One node of the cluster, from `GET /nodes`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeState {
@@ -57,68 +55,8 @@ pub struct NodeState {
     pub online: bool,
 }
 
-/// One storage of storage.cfg, from `GET /storage` (the storages this user may see: PVE lists
-/// those with `Datastore.Audit` or `Datastore.AllocateSpace` on `/storage/{storage}`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StorageConfig {
-    pub storage: String,
-    /// `dir`, `lvmthin`, `nfs`, ...
-    pub plugintype: String,
-    pub content: BTreeSet<String>,
-    pub shared: bool,
-    pub disabled: bool,
-    /// The nodes it is restricted to; `None`: every node.
-    pub nodes: Option<BTreeSet<String>>,
-    /// Its `format` option (the default format of new disks on dir, nfs and cifs), if set.
-    pub format: Option<String>,
-    /// The volume group of an lvm storage (`vgname`), named in `lvcreate`'s errors.
-    pub vgname: Option<String>,
-    /// The ZFS pool of a zfspool storage (`pool`), named in `zfs create`'s errors.
-    pub pool: Option<String>,
-    /// A zfspool storage's `sparse` option: its zvols reserve no space.
-    pub sparse: bool,
-    /// The directory of a file storage (`path`), where its images are (`<path>/images/<volname>`).
-    pub path: Option<String>,
-    /// A file storage's `preallocation` option (off, metadata, falloc, full), if set.
-    pub preallocation: Option<String>,
-}
-
-impl StorageConfig {
-    pub fn from_json(v: &Value) -> Option<StorageConfig> {
-        let list = |key: &str| -> BTreeSet<String> {
-            v.get(key)
-                .and_then(Value::as_str)
-                .map(|s| s.split([',', ';', ' ']).filter(|p| !p.is_empty()).map(str::to_string).collect())
-                .unwrap_or_default()
-        };
-        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
-        let plugintype = v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
-        let nodes = list("nodes");
-        Some(StorageConfig {
-            storage: v.get("storage").and_then(Value::as_str)?.to_string(),
-            shared: lenient_bool(v.get("shared")) || ALWAYS_SHARED.contains(&plugintype.as_str()),
-            plugintype,
-            content: list("content"),
-            disabled: lenient_bool(v.get("disable")),
-            nodes: (!nodes.is_empty()).then_some(nodes),
-            format: text("format"),
-            vgname: text("vgname"),
-            pool: text("pool"),
-            sparse: lenient_bool(v.get("sparse")),
-            path: text("path"),
-            preallocation: text("preallocation"),
-        })
-    }
-}
-
 /// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
 pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
-
-/// The other node a clone of a VM on `node` goes to: `target`, unless that is `node` itself or
-/// `localhost` (qemu-server `API2/Qemu.pm` `clone_vm` then clones on the node it runs on). §26.4.
-pub fn clone_other_node<'t>(node: &str, target: Option<&'t str>) -> Option<&'t str> {
-    target.filter(|t| *t != node && *t != "localhost")
-}
 
 /// The checks of one module run, with the reads they share.
 /// A volume one task makes, for `Preflight::allocations`: its storage, its volume id as PVE will

@@ -10,6 +10,8 @@
 //! (`verify_volume_id_or_qm_path`, `verify_volume_id_or_absolute_path`). `verify_named` answers
 //! for a format by the name the API schema gives it, for `pve::schema`.
 
+use serde_json::Value;
+
 use crate::error::{clip, Error, Result};
 
 pub mod qemu;
@@ -265,6 +267,27 @@ fn startup_order_ok(v: &str) -> bool {
 /// and quoting (at most `QUOTE_MAX` characters of) the value.
 pub fn check_option(option: &str, format: PveFormat, value: &str) -> Result<()> {
     verify(format, value).map_err(|msg| Error::args(format!("{option}: {msg}")))
+}
+
+/// PVE sends integers as numbers or numeric strings (docs/pve-semantics.md §3): accept both.
+pub fn lenient_u64(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => {
+            n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
+        }
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// PVE booleans arrive as `0`/`1`, `"0"`/`"1"` or JSON booleans.
+pub fn lenient_bool(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() == Some(1.0),
+        Some(Value::String(s)) => matches!(s.as_str(), "1" | "true" | "on" | "yes"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath};
+use crate::pve::client::Api;
+use crate::pve::pveformat::{lenient_bool, lenient_u64};
+use crate::pve::request::{form, ApiPath};
 
 /// One entry of `/cluster/resources?type=vm`, with the fields modules decide on typed.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,27 +23,6 @@ pub struct VmResource {
     pub lock: Option<String>,
     /// The entry as PVE sent it.
     pub raw: Map<String, Value>,
-}
-
-/// PVE sends integers as numbers or numeric strings (docs/pve-semantics.md §3): accept both.
-pub fn lenient_u64(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => {
-            n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
-        }
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// PVE booleans arrive as `0`/`1`, `"0"`/`"1"` or JSON booleans.
-pub fn lenient_bool(v: Option<&Value>) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64() == Some(1.0),
-        Some(Value::String(s)) => matches!(s.as_str(), "1" | "true" | "on" | "yes"),
-        _ => false,
-    }
 }
 
 impl VmResource {
@@ -294,11 +275,17 @@ pub fn vmid_option(option: &str, value: Option<i64>) -> Result<Option<u64>> {
     }
 }
 
+/// The other node a clone of a VM on `node` goes to: `target`, unless that is `node` itself or
+/// `localhost` (qemu-server `API2/Qemu.pm` `clone_vm` then clones on the node it runs on). §26.4.
+pub fn clone_other_node<'t>(node: &str, target: Option<&'t str>) -> Option<&'t str> {
+    target.filter(|t| *t != node && *t != "localhost")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::Method;
+    use crate::pve::request::Method;
     use serde_json::json;
 
     /// A config that agrees with the listing.

@@ -17,9 +17,9 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::error::{clip, Error, Result};
-use crate::pve::client::{ApiPath, Form, Method};
 use crate::pve::propstring::{is_integer, is_number, parse_boolean};
 use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
+use crate::pve::request::{ApiPath, Form, Method};
 
 mod formats;
 

@@ -7,8 +7,70 @@
 //! `QemuServer.pm` `resolve_dst_disk_format` (a move) and `create_disks` (a new disk), and
 //! `QemuServer/Drive.pm` (the EFI vars and TPM state sizes).
 
-use crate::pve::preflight::StorageConfig;
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::pve::pveformat::lenient_bool;
 use crate::pve::volume::Volume;
+
+/// Storage types PVE always marks shared, whatever storage.cfg says (pve-storage
+/// `PVE/Storage/Plugin.pm` `@SHARED_STORAGE`, applied in `parse_config`).
+const ALWAYS_SHARED: &[&str] = &["iscsi", "nfs", "cifs", "rbd", "cephfs", "iscsidirect", "zfs", "drbd", "pbs"];
+
+/// One storage of storage.cfg, from `GET /storage` (the storages this user may see: PVE lists
+/// those with `Datastore.Audit` or `Datastore.AllocateSpace` on `/storage/{storage}`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageConfig {
+    pub storage: String,
+    /// `dir`, `lvmthin`, `nfs`, ...
+    pub plugintype: String,
+    pub content: BTreeSet<String>,
+    pub shared: bool,
+    pub disabled: bool,
+    /// The nodes it is restricted to; `None`: every node.
+    pub nodes: Option<BTreeSet<String>>,
+    /// Its `format` option (the default format of new disks on dir, nfs and cifs), if set.
+    pub format: Option<String>,
+    /// The volume group of an lvm storage (`vgname`), named in `lvcreate`'s errors.
+    pub vgname: Option<String>,
+    /// The ZFS pool of a zfspool storage (`pool`), named in `zfs create`'s errors.
+    pub pool: Option<String>,
+    /// A zfspool storage's `sparse` option: its zvols reserve no space.
+    pub sparse: bool,
+    /// The directory of a file storage (`path`), where its images are (`<path>/images/<volname>`).
+    pub path: Option<String>,
+    /// A file storage's `preallocation` option (off, metadata, falloc, full), if set.
+    pub preallocation: Option<String>,
+}
+
+impl StorageConfig {
+    pub fn from_json(v: &Value) -> Option<StorageConfig> {
+        let list = |key: &str| -> BTreeSet<String> {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(|s| s.split([',', ';', ' ']).filter(|p| !p.is_empty()).map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+        let plugintype = v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+        let nodes = list("nodes");
+        Some(StorageConfig {
+            storage: v.get("storage").and_then(Value::as_str)?.to_string(),
+            shared: lenient_bool(v.get("shared")) || ALWAYS_SHARED.contains(&plugintype.as_str()),
+            plugintype,
+            content: list("content"),
+            disabled: lenient_bool(v.get("disable")),
+            nodes: (!nodes.is_empty()).then_some(nodes),
+            format: text("format"),
+            vgname: text("vgname"),
+            pool: text("pool"),
+            sparse: lenient_bool(v.get("sparse")),
+            path: text("path"),
+            preallocation: text("preallocation"),
+        })
+    }
+}
 
 const MIB: u64 = 1 << 20;
 /// LVM's default physical extent, the unit `lvcreate` allocates in.

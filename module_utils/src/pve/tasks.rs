@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath};
+use crate::pve::client::Api;
+use crate::pve::request::{form, ApiPath};
 
 /// A task that ended successfully; `warnings` are its `WARN:` log lines when it ended with
 /// `WARNINGS: n`.
@@ -60,7 +61,7 @@ impl Waiter {
                         let ended = self.finish(api, &base, upid, exitstatus);
                         if let (Err(Error::TaskFailed { .. }), Some(journal)) = (&ended, api.journal()) {
                             // Did the failed task change the VM? (pve::footprint, §31)
-                            journal.settle(api, upid);
+                            journal.settle(&|p, q| api.get(p, q), upid);
                         }
                         return ended;
                     }
@@ -138,7 +139,7 @@ pub fn as_upid(v: &Value) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::pve::client::testing::ScriptedApi;
-    use crate::pve::client::Method;
+    use crate::pve::request::Method;
     use serde_json::json;
 
     const UPID: &str = "UPID:pve1:00001234:00005678:65F00000:qmclone:9000:root@pam:";

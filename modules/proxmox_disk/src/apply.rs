@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
-use module_utils::pve::client::{form, Api, ApiPath, Form, Method};
+use module_utils::pve::client::Api;
+
 use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::request::{form, ApiPath, Form, Method};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::Result;

@@ -16,9 +16,9 @@ use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{format_for_key, parse_new_disk, volume_storage};
 use module_utils::pve::hotplug;
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, parse_size, PropertyString};
 use module_utils::pve::storage::fixed_volume_size;
+use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::pve::preflight::StorageConfig;
+use module_utils::pve::storage::StorageConfig;
 use serde_json::{json, Map, Value};
 
 use super::*;

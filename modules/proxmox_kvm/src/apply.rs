@@ -4,8 +4,9 @@
 use std::time::{Duration, Instant};
 
 use module_utils::protocol::Context;
-use module_utils::pve::client::{Api, ApiPath, Form};
+use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::request::{ApiPath, Form};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
@@ -35,7 +36,7 @@ pub(crate) fn nextid(api: &dyn Api) -> Result<u64> {
     let v = api
         .get(&ApiPath::new(["cluster", "nextid"]), &Vec::new())
         .map_err(|e| e.context("Unable to retrieve next free vmid"))?;
-    module_utils::pve::resources::lenient_u64(Some(&v))
+    module_utils::pve::pveformat::lenient_u64(Some(&v))
         .ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
 }
 

@@ -24,8 +24,8 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::inflight;
 use module_utils::pve::pools::{self, PoolMove};
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::resources::{NameOf, VmResource};
+use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
 use serde_json::{json, Map, Value};
 

@@ -7,13 +7,10 @@
 use std::collections::BTreeMap;
 
 use module_utils::error::clip;
-use module_utils::pve::client::percent_encode;
-/// A request's parameters: plain data the plan builds its writes from (the plan itself never
-/// names the client, which tidy.rs keeps out of it).
-pub(crate) use module_utils::pve::client::{form, Form};
 use module_utils::pve::devices::{disk_bus, format_for_key};
 use module_utils::pve::propstring::{PropertyString, EFIDISK, NET, TPMSTATE};
 use module_utils::pve::pveformat::{check_option, PveFormat};
+use module_utils::pve::request::percent_encode;
 use module_utils::pve::resources::vmid_option;
 use module_utils::{Error, Result};
 use serde_json::Value;

@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 use module_utils::check::predictions::PredictedVm;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
-use module_utils::pve::preflight::{clone_other_node, StorageConfig};
 use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::resources::clone_other_node;
 use module_utils::pve::resources::{StorageResource, VmResource};
+use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
 use serde_json::Map;
 
@@ -30,7 +31,9 @@ pub use returns::{config_map, devices, diff, gone, macs, outcome, resolved, with
 pub use volumes::is_marked;
 use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
 
-use crate::params::{form, is_drive_key, CloneOpts, Form, Params};
+use module_utils::pve::request::{form, Form};
+
+use crate::params::{is_drive_key, CloneOpts, Params};
 
 /// What PVE shows instead of the cloud-init password.
 pub const MASKED: &str = "**********";

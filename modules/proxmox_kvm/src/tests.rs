@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use module_utils::pve::hotplug::stays_pending;
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::resources::StorageResource;
+use module_utils::pve::storage::StorageConfig;
 
 use super::*;
 
@@ -174,7 +174,7 @@ fn cases() -> Vec<Case> {
                 ("description", "hello\n"),
             ]),
             desired: desired(&[
-                ("sshkeys", &module_utils::pve::client::percent_encode("ssh-ed25519 AAAA me@host")),
+                ("sshkeys", &module_utils::pve::request::percent_encode("ssh-ed25519 AAAA me@host")),
                 ("tags", "b;a"),
                 ("description", "hello"),
             ]),
@@ -602,8 +602,8 @@ fn params_reject_what_pve_would_reject() {
 #[test]
 fn url_encoding_round_trips() {
     let keys = "ssh-ed25519 AAAA+/= me@host\nssh-rsa BBBB you@there";
-    assert_eq!(params::url_decode(&module_utils::pve::client::percent_encode(keys)), keys);
-    assert_eq!(module_utils::pve::client::percent_encode("a b/c"), "a%20b%2Fc");
+    assert_eq!(params::url_decode(&module_utils::pve::request::percent_encode(keys)), keys);
+    assert_eq!(module_utils::pve::request::percent_encode("a b/c"), "a%20b%2Fc");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! proxmox_nic's I/O after the plan: the one config write (also checked in check mode), then the read back of what PVE made of it.
 
-use module_utils::pve::client::{form, Api, ApiPath, Form, Method};
+use module_utils::pve::client::Api;
+
 use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::request::{form, ApiPath, Form, Method};
 use module_utils::pve::resources::VmResource;
 use module_utils::Result;
 

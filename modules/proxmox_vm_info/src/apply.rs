@@ -1,8 +1,9 @@
 //! proxmox_vm_info's reads beyond the cluster list: the node check, a node's VM list, a VM's config, the guest's network.
 
 use module_utils::error::clip;
-use module_utils::pve::client::{form, Api, ApiPath};
+use module_utils::pve::client::Api;
 use module_utils::pve::pveformat::QUOTE_MAX;
+use module_utils::pve::request::{form, ApiPath};
 use module_utils::pve::resources::VmResource;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};

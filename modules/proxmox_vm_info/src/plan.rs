@@ -4,7 +4,8 @@ use std::collections::BTreeSet;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{config_json_value, parse_config_disks, parse_config_nics};
-use module_utils::pve::resources::{lenient_bool, lenient_u64, VmResource};
+use module_utils::pve::pveformat::{lenient_bool, lenient_u64};
+use module_utils::pve::resources::VmResource;
 use serde_json::{Map, Value};
 
 use crate::params::{ConfigMode, Params};

@@ -15,9 +15,9 @@ use std::io::Write;
 
 use ferro_props::gen::Rng;
 use ferro_props::seed;
-use module_utils::pve::client::ApiPath;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::propstring::{PropertyString, DRIVE, EFIDISK, NET, TPMSTATE};
+use module_utils::pve::request::ApiPath;
 use serde_json::{json, Map, Value};
 
 fn report(line: &str) {

@@ -122,7 +122,15 @@ fn fuzz_corpus_replays_clean() {
         for target in
             ["args_proxmox_vm_info", "args_proxmox_nic", "args_proxmox_disk", "args_proxmox_kvm", "propstring"]
         {
-            for file in files_under(&fuzz_dir().join(kind).join(target)) {
+            let files = files_under(&fuzz_dir().join(kind).join(target));
+            // A missing or empty corpus would make this test pass having replayed nothing.
+            if kind == "corpus" && files.is_empty() {
+                failures.push(format!(
+                    "{}: no corpus inputs (missing or empty folder)",
+                    fuzz_dir().join(kind).join(target).display()
+                ));
+            }
+            for file in files {
                 let Ok(data) = std::fs::read(&file) else { continue };
                 total += 1;
                 let result = match target.strip_prefix("args_").and_then(Module::by_name) {
@@ -136,6 +144,7 @@ fn fuzz_corpus_replays_clean() {
         }
     }
     report(&format!("property: fuzz corpus: {total} kept inputs replayed"));
+    assert!(total >= 100, "only {total} fuzz inputs replayed: is tests/fuzz/corpus there?");
     fail_on(&failures, "fuzz corpus inputs");
 }
 

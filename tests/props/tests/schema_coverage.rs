@@ -10,7 +10,7 @@
 //! list is wrong either way, so it only shrinks.
 
 use module_utils::ansible::spec::{Kind, ModuleSpec, OptionSpec};
-use module_utils::pve::client::Method;
+use module_utils::pve::request::Method;
 use module_utils::pve::schema::{check_prop, Endpoint};
 use serde_json::Value;
 

@@ -330,6 +330,7 @@ class AdminMixin(object):
         except Exception:  # noqa: BLE001 - a broken body is logged as empty
             raw = b''
         entry['body'] = mask(self._body_dict(request, raw))
+        entry['agent'] = request.headers.get('User-Agent', '')  # who sent it: a module, the test harness, ...
         self.request_log.append(entry)
         rel = request.path
         for prefix in API_PREFIXES:

@@ -1,6 +1,7 @@
 //! Unit tests of `client`.
 
 use super::*;
+use crate::pve::request::percent_encode;
 
 #[test]
 fn decode_success_and_errors() {

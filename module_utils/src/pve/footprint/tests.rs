@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::pve::client::testing::ScriptedApi;
+use crate::pve::client::Api;
 use serde_json::json;
 
 fn path(p: &str) -> ApiPath {
@@ -45,7 +46,7 @@ const START: &str = "/nodes/pve1/qemu/100/status/start";
 const RESIZE: &str = "/nodes/pve1/qemu/100/resize";
 
 /// A footprint read from scripted answers for `method path`.
-fn before(api: &dyn Api, method: Method, p: &str, params: &Form) -> Footprint {
+fn before(api: Read<'_>, method: Method, p: &str, params: &Form) -> Footprint {
     Footprint::before(api, method, &path(p), params).expect("a footprint")
 }
 
@@ -81,8 +82,8 @@ fn locked_meanwhile() -> ScriptedApi {
 #[test]
 fn a_start_refused_by_a_lock_taken_meanwhile_changed_nothing() {
     let api = locked_meanwhile();
-    let fp = before(&api, Method::Post, START, &Vec::new());
-    assert!(fp.unchanged(&api));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, START, &Vec::new());
+    assert!(fp.unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -93,8 +94,8 @@ fn a_start_that_applied_pending_changes_then_failed_changed_the_vm() {
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(json!([{"key": "cores", "value": 4}])))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
-    let fp = before(&api, Method::Post, START, &Vec::new());
-    assert!(!fp.unchanged(&api));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, START, &Vec::new());
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -104,8 +105,8 @@ fn a_vm_started_or_stopped_is_a_change() {
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("running")))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
-    let fp = before(&api, Method::Post, "/nodes/pve1/qemu/100/status/stop", &Vec::new());
-    assert!(!fp.unchanged(&api));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/100/status/stop", &Vec::new());
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -116,12 +117,12 @@ fn a_resize_is_read_back_in_the_config_and_in_the_volume_itself() {
         .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(4 << 30)))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(5 << 30)));
-    let fp = before(&api, Method::Put, RESIZE, &Vec::new());
+    let fp = before(&|p, q| api.get(p, q), Method::Put, RESIZE, &Vec::new());
     let own: Vec<&String> = fp.before.volumes["local-lvm"].keys().collect();
     assert_eq!(own, ["local-lvm:vm-100-disk-0"], "only the VM's own volumes count");
     let listing = api.calls.borrow().iter().find(|c| c.1.ends_with("/content")).cloned().unwrap();
     assert_eq!(listing.2, form([("vmid", "100")]), "only the VM's own volumes are listed");
-    assert!(!fp.unchanged(&api));
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -131,7 +132,7 @@ fn the_reads_the_module_made_since_the_last_write_are_the_state_before_the_next(
     recent.keep(&path("/nodes/pve1/qemu/100/pending"), &Vec::new(), &pending(SCSI0, None));
     recent.keep(&path("/cluster/resources"), &Vec::new(), &json!([]));
     api.answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(4 << 30)));
-    let fp = before(&recent.over(&api), Method::Put, RESIZE, &Vec::new());
+    let fp = before(&recent.over(&|p, q| api.get(p, q)), Method::Put, RESIZE, &Vec::new());
     let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
     assert_eq!(asked, ["/nodes/pve1/storage/local-lvm/content"], "the config came from the module's own read");
     assert_eq!(fp.before.config, Some(config_map(&pending(SCSI0, None), None)));
@@ -142,7 +143,7 @@ fn the_reads_the_module_made_since_the_last_write_are_the_state_before_the_next(
         "/nodes/pve1/storage/local-lvm/content",
         Ok(volumes(4 << 30)),
     );
-    before(&recent.over(&api), Method::Put, RESIZE, &Vec::new());
+    before(&recent.over(&|p, q| api.get(p, q)), Method::Put, RESIZE, &Vec::new());
     assert_eq!(api.calls.borrow().len(), 3);
 }
 
@@ -159,8 +160,8 @@ fn a_resize_refused_after_the_vm_migrated_away_is_compared_where_the_vm_now_is()
         )
         .answer(Method::Get, "/nodes/pve2/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve2/storage/local-lvm/content", Ok(volumes(4 << 30)));
-    let fp = before(&api, Method::Put, RESIZE, &Vec::new());
-    assert!(fp.unchanged(&api), "a resize does not move a VM: where it is is not its footprint");
+    let fp = before(&|p, q| api.get(p, q), Method::Put, RESIZE, &Vec::new());
+    assert!(fp.unchanged(&|p, q| api.get(p, q)), "a resize does not move a VM: where it is is not its footprint");
 
     // The same VM found resized where it went: the task (or another) changed it.
     let api = ScriptedApi::default();
@@ -170,8 +171,8 @@ fn a_resize_refused_after_the_vm_migrated_away_is_compared_where_the_vm_now_is()
         .answer(Method::Get, "/cluster/resources", Ok(json!([{"vmid": 100, "type": "qemu", "node": "pve2"}])))
         .answer(Method::Get, "/nodes/pve2/qemu/100/pending", Ok(pending("local-lvm:vm-100-disk-0,size=5G", None)))
         .answer(Method::Get, "/nodes/pve2/storage/local-lvm/content", Ok(volumes(5 << 30)));
-    let fp = before(&api, Method::Put, RESIZE, &Vec::new());
-    assert!(!fp.unchanged(&api));
+    let fp = before(&|p, q| api.get(p, q), Method::Put, RESIZE, &Vec::new());
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -195,10 +196,12 @@ fn a_migration_that_moved_the_vm_or_left_its_lock_is_a_change_and_one_refused_is
         api
     };
     let api = script("pve2");
-    assert!(!before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api));
+    assert!(!before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new())
+        .unchanged(&|p, q| api.get(p, q)));
     let api = script("pve1");
     assert!(
-        !before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api),
+        !before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new())
+            .unchanged(&|p, q| api.get(p, q)),
         "its own lock left"
     );
     // Refused before phase 1 (another job's lock): nothing changed.
@@ -207,7 +210,8 @@ fn a_migration_that_moved_the_vm_or_left_its_lock_is_a_change_and_one_refused_is
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, Some("backup"))))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")));
-    assert!(before(&api, Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new()).unchanged(&api));
+    assert!(before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/100/migrate", &Vec::new())
+        .unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -233,9 +237,11 @@ fn a_destroy_refused_for_a_linked_clone_keeps_the_template_and_one_that_removed_
         api
     };
     let api = script(false);
-    assert!(before(&api, Method::Delete, "/nodes/pve1/qemu/100", &Vec::new()).unchanged(&api));
+    assert!(before(&|p, q| api.get(p, q), Method::Delete, "/nodes/pve1/qemu/100", &Vec::new())
+        .unchanged(&|p, q| api.get(p, q)));
     let api = script(true);
-    assert!(!before(&api, Method::Delete, "/nodes/pve1/qemu/100", &Vec::new()).unchanged(&api));
+    assert!(!before(&|p, q| api.get(p, q), Method::Delete, "/nodes/pve1/qemu/100", &Vec::new())
+        .unchanged(&|p, q| api.get(p, q)));
 }
 
 #[test]
@@ -249,8 +255,8 @@ fn a_move_lists_its_target_storage_too() {
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/storage/local/content", Ok(moved))
         .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(4 << 30)));
-    let fp = before(&api, Method::Post, "/nodes/pve1/qemu/100/move_disk", &params);
-    assert!(!fp.unchanged(&api), "a copy left on the target storage is a change");
+    let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/100/move_disk", &params);
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)), "a copy left on the target storage is a change");
 }
 
 #[test]
@@ -259,30 +265,30 @@ fn what_cannot_be_read_counts_as_a_change() {
     api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, None)))
         .answer(Method::Get, "/nodes/pve1/qemu/100/status/current", Ok(status("stopped")))
         .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Err(Error::failed("proxy gone")));
-    assert!(!before(&api, Method::Post, START, &Vec::new()).unchanged(&api));
+    assert!(!before(&|p, q| api.get(p, q), Method::Post, START, &Vec::new()).unchanged(&|p, q| api.get(p, q)));
     // No footprint at all when the read before the write fails.
     let api = ScriptedApi::default();
     api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Err(Error::failed("proxy gone")));
-    assert_eq!(Footprint::before(&api, Method::Post, &path(START), &Vec::new()), None);
+    assert_eq!(Footprint::before(&|p, q| api.get(p, q), Method::Post, &path(START), &Vec::new()), None);
 }
 
 #[test]
 fn the_journal_settles_a_failed_task_by_its_footprint() {
     let api = locked_meanwhile();
-    let fp = before(&api, Method::Post, START, &Vec::new());
+    let fp = before(&|p, q| api.get(p, q), Method::Post, START, &Vec::new());
     let upid = "UPID:pve1:00000001:00000007:65F00000:qmstart:100:root@pam:";
     let config = "UPID:pve1:00000002:0000000E:65F00000:qmconfig:100:root@pam:";
     api.journal.accepted("POST", "/nodes/pve1/qemu/100/config", &["cores"], &json!(config));
     api.journal.task_ended(config, "OK");
     api.journal.accepted_with("POST", START, &[], &json!(upid), Some(fp));
     api.journal.task_ended(upid, "VM is locked (backup)");
-    api.journal.settle(&api, upid);
+    api.journal.settle(&|p, q| api.get(p, q), upid);
     assert!(api.journal.changed(), "the config write before it was applied");
     assert_eq!(api.journal.lines(), [format!("POST /nodes/pve1/qemu/100/config (cores) (task {config} ended OK)")]);
     assert_eq!(api.journal.refused_lines(), [format!("POST {START} (task {upid} ended: VM is locked (backup))")]);
     // Without a footprint the failed task stays a change: its effect is unknown.
     let other = "UPID:pve1:00000003:00000015:65F00000:qmclone:100:root@pam:";
     api.journal.accepted("POST", "/nodes/pve1/qemu/100/clone", &["newid"], &json!(other));
-    api.journal.settle(&api, other);
+    api.journal.settle(&|p, q| api.get(p, q), other);
     assert_eq!(api.journal.lines().len(), 2);
 }

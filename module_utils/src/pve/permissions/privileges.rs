@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::{all, Need};
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath};
+use crate::pve::client::Api;
+use crate::pve::request::{form, ApiPath};
 
 /// What the token or user of this run holds, asked of PVE one ACL path at a time
 /// (`GET /access/permissions?path=...`, as the caller itself: anyone may read their own) and kept

@@ -5,7 +5,8 @@ use std::cell::RefCell;
 
 use super::*;
 use crate::error::{Error, Result};
-use crate::pve::client::{form, Api, ApiPath, Method};
+use crate::pve::client::Api;
+use crate::pve::request::{form, ApiPath, Method};
 use serde_json::{json, Map, Value};
 
 fn vm(privilege: &'static str) -> Need {

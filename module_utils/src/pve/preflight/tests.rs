@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::pve::client::testing::ScriptedApi;
-use crate::pve::client::Method;
+use crate::pve::request::Method;
 use serde_json::json;
 
 /// pve1 and pve2 online, pve3 offline; storages as a small cluster has them.

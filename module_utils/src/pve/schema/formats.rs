@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::Endpoint;
-use crate::pve::client::Method;
 use crate::pve::pveformat::qemu::vm_cpu_conf;
+use crate::pve::request::Method;
 
 /// The check PVE runs on a parsed value after its keys (`parse_property_string`'s validator):
 /// the value of a key by name, or `Err` with PVE's words.

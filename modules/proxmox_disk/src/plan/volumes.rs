@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::parse_new_disk;
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::PropertyString;
+use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::volume::{Volume, VolumeKind};
 
 use super::GIB;

@@ -9,16 +9,19 @@
 
 use std::collections::BTreeMap;
 
-use module_utils::pve::client::{Api, ApiPath, Form, Method};
+use module_utils::pve::client::Api;
+
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::pools::{require_pool, PoolMove};
-use module_utils::pve::preflight::{Content, NewVolume, Preflight, StorageConfig};
+use module_utils::pve::preflight::{Content, NewVolume, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
+use module_utils::pve::request::{ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::{boot_order_devices, check_write};
 use module_utils::pve::state::{self, Facts, Op};
+use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::{Error, Result};
 
@@ -511,7 +514,7 @@ fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use module_utils::pve::client::form;
+    use module_utils::pve::request::form;
 
     fn vm(status: &str) -> VmResource {
         crate::plan::resource(170, Some("web"), "pve1", status)

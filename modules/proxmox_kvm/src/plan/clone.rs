@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::resources::{resolve_as, NameOf, VmResource, NAME, VMID};
+use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
 
 use super::*;

@@ -12,7 +12,9 @@ use module_utils::pve::hotplug::{delete_waits, is_cdrom, stays_pending, Hotplug}
 use module_utils::pve::propstring::{parse_boolean, parse_gib_or_size, parse_size, PropertyString, AGENT, MEMORY, NET};
 use module_utils::{Error, Result};
 
-use crate::params::{is_drive_key, url_decode, Form};
+use crate::params::{is_drive_key, url_decode};
+
+use module_utils::pve::request::Form;
 
 /// One key the task will write.
 #[derive(Debug, Clone, PartialEq)]

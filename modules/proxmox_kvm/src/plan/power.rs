@@ -3,7 +3,9 @@
 
 use module_utils::pve::config::VmConfig;
 
-use crate::params::{form, Form, State};
+use module_utils::pve::request::{form, Form};
+
+use crate::params::State;
 
 /// The power state of a VM as the module reasons about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk};
-use module_utils::pve::preflight::StorageConfig;
 use module_utils::pve::propstring::{format_size, PropertyString, NET};
+use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::storage::{cloudinit_volume_name, fixed_volume_size, linked_clone_name, new_volume_name};
 use module_utils::pve::volume::{Volume, VolumeKind};
 
