@@ -8,8 +8,9 @@
 //! check mode (`protocol.rs`), so a module never asks again.
 
 use crate::check::predictions::{self, PredictedVm, Predictions};
+use crate::check::saved::SavedTask;
 use crate::error::{Error, Result};
-use crate::pve::client::Api;
+use crate::pve::client::{Api, ApiPath, Form, Method};
 use crate::pve::config::VmConfig;
 use crate::pve::resources::{self, StorageResource, VmResource};
 
@@ -19,12 +20,31 @@ pub struct World<'a> {
     api: &'a dyn Api,
     /// `Some` only in check mode (the run's predictions the action plugin handed in).
     predictions: Option<Predictions>,
+    /// `Some` when the run saves a plan (check mode) or applies one (`check::saved`).
+    saved: Option<SavedTask>,
 }
 
 impl<'a> World<'a> {
     /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
     pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
-        World { api, predictions }
+        World { api, predictions, saved: None }
+    }
+
+    /// This world with the run's saved plan (`Context::saved`): every config read is then
+    /// recorded in it, and when applying compared with it.
+    pub fn saving(mut self, saved: Option<SavedTask>) -> World<'a> {
+        self.saved = saved;
+        self
+    }
+
+    /// Every request the task is about to send, in order, before the first is sent: recorded
+    /// when the run saves a plan, compared with the plan's when it applies one
+    /// (`SavedTask::writes`); nothing otherwise.
+    pub fn writes<'p>(&self, requests: impl IntoIterator<Item = (Method, &'p ApiPath, &'p Form)>) -> Result<()> {
+        match &self.saved {
+            Some(saved) => saved.writes(requests),
+            None => Ok(()),
+        }
     }
 
     /// The client, for the writes and the reads that only `apply` makes.
@@ -45,7 +65,11 @@ impl<'a> World<'a> {
     /// A VM's config with its pending section: an earlier task's prediction if there is one,
     /// else PVE's (`GET .../pending`).
     pub fn config(&self, vm: &VmResource) -> Result<VmConfig> {
-        predictions::read_config(self.api, vm, self.predictions.as_ref())
+        let config = predictions::read_config(self.api, vm, self.predictions.as_ref())?;
+        if let Some(saved) = &self.saved {
+            saved.read(vm, &config, self.is_predicted(vm))?;
+        }
+        Ok(config)
     }
 
     /// The config an earlier task of this check run predicted for `vmid`, if any.

@@ -44,7 +44,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
     let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).saving(ctx.saved.clone());
     let vms = world.vms()?;
     let vm = qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
@@ -171,6 +171,8 @@ fn converge(
     };
     let mut plan = plan(params, &facts)?;
     guard(checks, vm, &facts, params, &plan)?;
+    let writes = apply::writes(vm, &params.disk, &plan.action, config.digest.as_deref());
+    world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
     // import source) come from storage.cfg and the storages' volumes: the check run shows them,
     // so it reads those (once the checks let it) and plans again with what they hold.

@@ -12,7 +12,7 @@ use module_utils::{Error, Result};
 use serde_json::Value;
 
 mod guard;
-pub(crate) use guard::Guard;
+pub(crate) use guard::{requests, Guard};
 
 use crate::params::Params;
 use crate::plan::{self, Write};

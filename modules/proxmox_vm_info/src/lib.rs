@@ -29,7 +29,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).saving(ctx.saved.clone());
     let vms = read(&world, &params)?;
     Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))
 }
