@@ -47,6 +47,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import env_fallback, remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
+from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
 
 COLLECTION = 'ferro.proxmox'
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -272,10 +273,22 @@ class NativeModuleAction(ActionBase):
             if problem:
                 warnings.append(plan_warning(name, problem))
 
+        saved = None
+        plan_location = saved_plan.plan_location(task_vars, self._templar)
+        if plan_location:
+            saved = self._saved_plan_before(plan_location, task_vars, args, no_log_values)
+            if saved.get('failed'):
+                result.update(failed=True, changed=False, msg=saved['failed'])
+                return remove_values(result, no_log_values)
+
         if self._is_local():
             data = self._run_local(name, args, environ)
         else:
             data = self._run_remote(name, args, task_env)
+
+        recorded_plan = data.pop(saved_plan.RECORDED_KEY, None)
+        if saved:
+            self._saved_plan_after(saved, data, recorded_plan, no_log_values)
 
         recorded = data.pop(RECORDED_KEY, None)
         if plan_dir and recorded is not None:
@@ -287,6 +300,67 @@ class NativeModuleAction(ActionBase):
         if warnings:
             result['warnings'] = list(result.get('warnings') or []) + warnings
         return result
+
+    def _saved_plan_before(self, plan_dir, task_vars, args, no_log_values):
+        """A saved plan, before the module runs (plugin_utils/saved_plan.py): in check mode the
+        module is told to record, in a real run handed the task's record to compare with, after
+        its arguments are compared here. Returns the state `_saved_plan_after` needs, or
+        `{'failed': message}`."""
+        sp = saved_plan
+        key_info = sp.task_key(self._task, task_vars, self.MODULE)
+        user_args = dict((k, v) for k, v in args.items() if not k.startswith('_'))
+        tasks = os.path.join(plan_dir, 'tasks')
+        try:
+            with sp.locked(plan_dir):
+                if self._task.check_mode:
+                    sp.begin_save(plan_dir, COLLECTION_ROOT)
+                    args[sp.SAVED_KEY] = {'mode': 'save'}
+                    sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
+                    return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args}
+                sp.load_header(plan_dir, COLLECTION_ROOT)
+                secret = sp.secret_key(plan_dir)
+                occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
+                path = sp.record_path(tasks, key_info, occurrence)
+                sp.write_json(sp.record_path(sp.applied_dir(), key_info, occurrence), {'record': path})
+                sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'apply'})
+        except sp.PlanError as e:
+            return {'failed': str(e)}
+        except OSError as e:
+            return {'failed': 'the saved plan at %s cannot be used: %s' % (plan_dir, e)}
+        try:
+            planned = sp.read_json(path)
+        except (OSError, ValueError):
+            return {'failed': 'the saved plan no longer holds: this task is not in it (host %s, task %r at %s, run %d '
+                              'of it on this host): nothing was written; make and approve a new plan'
+                              % (key_info['host'], key_info['task'], key_info['path'], occurrence + 1)}
+        moved = sp.args_moved(planned.get('args') or {}, sp.hash_secrets(user_args, no_log_values, secret))
+        if moved:
+            return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
+                              'Nothing was written; make and approve a new plan' % '; '.join(moved)}
+        args[sp.SAVED_KEY] = dict(sp.unhash_secrets({'reads': planned.get('reads') or [],
+                                                     'writes': planned.get('writes') or []},
+                                                    no_log_values, secret), mode='apply')
+        return {'mode': 'apply', 'planned': planned}
+
+    def _saved_plan_after(self, saved, data, recorded, no_log_values):
+        """A saved plan, after the module ran: the check run stores the task's record (secrets
+        as keyed hashes); the real run reports the values bound at apply time."""
+        sp = saved_plan
+        if saved['mode'] == 'apply':
+            planned = saved['planned']
+            data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
+                                  'bound': sp.bound_values(planned.get('result'), data)}
+            return
+        plan_dir = saved['dir']
+        with sp.locked(plan_dir):
+            secret = sp.secret_key(plan_dir)
+            tasks = os.path.join(plan_dir, 'tasks')
+            occurrence = sp.next_occurrence(tasks, saved['key'])
+            record = dict(saved['key'], occurrence=occurrence, args=saved['args'],
+                          result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
+                          reads=(recorded or {}).get('reads') or [], writes=(recorded or {}).get('writes') or [])
+            sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
+                          sp.hash_secrets(record, no_log_values, secret))
 
     def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())

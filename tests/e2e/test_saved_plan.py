@@ -1,0 +1,206 @@
+"""Saved plans (issue 25): `--check` with `ferro_proxmox_plan` saves what each task read and would
+write; the real run with the same variable applies exactly that, or fails the task before any
+write with what moved since the plan (docs/saved-plans.md).
+
+(a) nothing moved: the real run applies, each task's `changed` is the plan's, and every config
+write carries the digest the plan recorded; (b) each kind of drift between the two runs fails the
+drifting task before it writes, naming the difference; (c) a change landing between the real
+run's re-plan and its write is refused by PVE's digest check and reported, not retried.
+"""
+
+import glob
+import json
+import os
+import threading
+import time
+
+import pytest
+
+PLAYBOOK = """
+- name: saved plan
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: extra
+      ferro.proxmox.proxmox_nic: {vmid: 100, interface: net3, bridge: vmbr0, model: virtio}
+      delegate_to: localhost
+      when: extra | default(false) | bool
+    - name: disk
+      ferro.proxmox.proxmox_disk: {vmid: 100, disk: scsi1, storage: local-lvm, size: "{{ disk_size | default(10) }}"}
+      delegate_to: localhost
+    - name: nic
+      ferro.proxmox.proxmox_nic: {vmid: 100, interface: net1, bridge: vmbr0, model: virtio}
+      delegate_to: localhost
+    - name: info
+      ferro.proxmox.proxmox_vm_info: {vmid: 100}
+      delegate_to: localhost
+      when: not (skip_info | default(false) | bool)
+    - name: new vm
+      ferro.proxmox.proxmox_kvm: {name: plan-new, node: pve1, cores: 1, memory: 512}
+      delegate_to: localhost
+"""
+
+WRITES = ('POST', 'PUT', 'DELETE')
+
+
+@pytest.fixture
+def planned(ansible, tmp_path):
+    """The playbook (one file for both runs) and a function running it with the plan."""
+    playbook = tmp_path / 'site.yml'
+    playbook.write_text(PLAYBOOK)
+    plan_dir = str(tmp_path / 'plan')
+
+    def run(check, *extra):
+        args = ['-e', 'ferro_proxmox_plan=%s' % plan_dir]
+        for e in extra:
+            args += ['-e', e]
+        env = {'ANSIBLE_CALLBACKS_ENABLED': 'record_results,ferro.proxmox.plan_summary'}
+        return ansible.run_playbook(str(playbook), check=check, extra_args=args, env=env)
+    run.plan_dir = plan_dir
+    return run
+
+
+def records(plan_dir):
+    out = []
+    for path in sorted(glob.glob(os.path.join(plan_dir, 'tasks', '*', '*.json'))):
+        with open(path, encoding='utf-8') as f:
+            out.append(json.load(f))
+    return out
+
+
+def writes(sim):
+    return [r for r in sim.requests() if r['method'] in WRITES and '/nodes/' in r['path']]
+
+
+def test_nothing_moved_applies_exactly_the_plan(planned, sim):
+    check = planned(True)
+    assert check.rc == 0, check.stdout[-3000:]
+    # the summary, per host
+    assert 'ferro.proxmox saved plan: %s' % planned.plan_dir in check.stdout
+    assert 'localhost: 1 to create, 2 to change, 0 to destroy, 0 to restart' in check.stdout, check.stdout[-2000:]
+    saved = records(planned.plan_dir)
+    assert sorted(r['task'] for r in saved) == ['disk', 'info', 'new vm', 'nic']
+    planned_digest = {r['task']: dict(r['writes'][0]['params']).get('digest') for r in saved if r['writes']}
+    assert planned_digest['disk'], saved
+    info = next(r for r in saved if r['task'] == 'info')
+    assert info['writes'] == [] and not info['reads'] or info['reads'][0]['vmid'] == 100
+    sim.clear_requests()
+
+    real = planned(False)
+    assert real.rc == 0, real.stdout[-3000:]
+    for name in ('disk', 'nic', 'info', 'new vm'):
+        assert real.task(name)['changed'] == check.task(name)['changed'], name
+    assert [real.task(n)['changed'] for n in ('disk', 'nic', 'new vm')] == [True, True, True]
+    # the disk task's config write carried the planned digest; the NIC task's (planned on the
+    # config the disk task predicted) a digest too
+    config_writes = [r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]
+    assert config_writes[0]['body'].get('digest') == planned_digest['disk']
+    assert all(r['body'].get('digest') for r in config_writes)
+    # the vmid PVE chose is the planned one, reported as bound at apply time
+    new_vm = real.task('new vm')['result']
+    assert new_vm['vmid'] == next(r for r in saved if r['task'] == 'new vm')['result']['vmid']
+    assert 'every planned task ran' in real.stdout
+
+
+def _resize(sim):
+    sim.api('PUT', '/nodes/pve1/qemu/100/resize', {'disk': 'scsi0', 'size': '+1G'})
+
+
+def _add_nic(sim):
+    sim.api('POST', '/nodes/pve1/qemu/100/config', {'net2': 'virtio,bridge=vmbr0'})
+
+
+def _lock(sim):
+    sim.admin('POST', '/_sim/faults', {'kind': 'lock', 'vmid': 100, 'lock': 'backup', 'seconds': 120})
+
+
+def _remove(sim):
+    sim.wait_task(sim.api('POST', '/nodes/pve1/qemu/100/status/stop', {}))
+    sim.wait_task(sim.api('DELETE', '/nodes/pve1/qemu/100', {}))
+
+
+def _take_vmid(sim):
+    new_id = int(sim.api('GET', '/cluster/nextid'))
+    sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': new_id, 'name': 'someone-else'}))
+
+
+DRIFTS = [
+    # (id, drift, extra vars of the real run, failing task, words)
+    ('disk-resized', _resize, (), 'disk', "VM 100's config changed since the plan: scsi0 size=32G → size=33G"),
+    ('nic-added', _add_nic, (), 'disk', "VM 100's config changed since the plan: net2 (none) → virtio="),
+    ('lock-taken', _lock, (), 'disk', "VM 100's config changed since the plan: lock (none) → backup"),
+    ('vm-removed', _remove, (), 'disk', 'VM with vmid 100 does not exist in cluster'),
+    ('vmid-taken', _take_vmid, (), 'new vm', 'would now make other writes than planned'),
+    ('argument-changed', None, ('disk_size=12',), 'disk', 'arguments changed since the plan: size "10" → "12"'),
+    ('extra-task', None, ('extra=true',), 'extra', 'this task is not in it'),
+]
+
+
+@pytest.mark.parametrize('drift,extra,task,words', [d[1:] for d in DRIFTS], ids=[d[0] for d in DRIFTS])
+def test_drift_fails_the_task_before_its_write(planned, sim, drift, extra, task, words):
+    check = planned(True)
+    assert check.rc == 0, check.stdout[-3000:]
+    if drift:
+        drift(sim)
+    sim.clear_requests()
+    real = planned(False, *extra)
+    assert real.rc != 0
+    assert real.failed_tasks == [task], real.stdout[-3000:]
+    msg = real.task(task)['result']['msg']
+    assert words in msg, msg
+    if task == 'new vm':
+        # the earlier tasks matched their plan and applied; this one wrote nothing
+        assert not [r for r in writes(sim) if r['path'] == '/api2/json/nodes/pve1/qemu'], writes(sim)
+        assert 'vmid %s → %s' % (int(check.task('new vm')['result']['vmid']),
+                                 int(check.task('new vm')['result']['vmid']) + 1) in msg, msg
+    else:
+        assert writes(sim) == [], writes(sim)
+
+
+def test_a_planned_task_the_run_skips_is_reported(planned, sim):
+    assert planned(True).rc == 0
+    real = planned(False, 'skip_info=true')
+    assert real.rc == 0, real.stdout[-3000:]
+    assert "planned tasks this run did not run: localhost: 'info'" in real.stdout + real.stderr
+
+
+def test_a_plan_of_another_playbook_is_refused(planned, ansible, sim, tmp_path):
+    assert planned(True).rc == 0
+    other = tmp_path / 'site.yml'
+    other.write_text(PLAYBOOK + '\n# edited\n')
+    sim.clear_requests()
+    real = ansible.run_playbook(str(other), extra_args=['-e', 'ferro_proxmox_plan=%s' % planned.plan_dir])
+    assert real.rc != 0
+    assert 'was made for another playbook' in real.task('disk')['result']['msg']
+    assert writes(sim) == []
+
+
+def test_a_change_between_the_replan_and_the_write_is_refused_by_the_digest(planned, sim):
+    assert planned(True).rc == 0
+    sim.clear_requests()
+    # the disk task's write waits 1.5 s in pvesim, with its digest already sent; meanwhile
+    # another writer changes the VM
+    sim.admin('POST', '/_sim/faults', {'kind': 'latency', 'ms': 1500, 'method': 'POST',
+                                        'path': '^/nodes/pve1/qemu/100/config$', 'count': 1})
+    done = threading.Event()
+
+    def other_writer():
+        while not done.is_set():
+            if any(r['method'] == 'POST' and r['path'].endswith('/qemu/100/config') for r in sim.requests()):
+                sim.api('PUT', '/nodes/pve1/qemu/100/config', {'description': 'changed meanwhile'})
+                return
+            time.sleep(0.05)
+    thread = threading.Thread(target=other_writer)
+    thread.start()
+    try:
+        real = planned(False)
+    finally:
+        done.set()
+        thread.join()
+    assert real.failed_tasks == ['disk'], real.stdout[-3000:]
+    msg = real.task('disk')['result']['msg']
+    assert 'refused the planned write' in msg and 'digest' in msg, msg
+    # one write was sent (and refused); none was retried; the disk was not added
+    assert len([r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]) == 2  # ours + the other writer's
+    config = sim.api('GET', '/nodes/pve1/qemu/100/config')
+    assert 'scsi1' not in config and config['description'] == 'changed meanwhile'
