@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from harness import CANARY_SECRETS
+
 PLAYBOOK = """
 - name: saved plan
   hosts: localhost
@@ -84,6 +86,13 @@ def test_nothing_moved_applies_exactly_the_plan(planned, sim):
     assert planned_digest['disk'], saved
     info = next(r for r in saved if r['task'] == 'info')
     assert info['writes'] == [] and not info['reads'] or info['reads'][0]['vmid'] == 100
+    # no secret in clear: the token secret is there as its keyed hash only
+    disk_args = next(r for r in saved if r['task'] == 'disk')['args']
+    assert disk_args['api_token_secret'].startswith('hmac-sha256:')
+    for path in glob.glob(os.path.join(planned.plan_dir, '**'), recursive=True):
+        if os.path.isfile(path) and not path.endswith('/key'):
+            text = open(path, encoding='utf-8').read()
+            assert not any(secret in text for secret in CANARY_SECRETS), path
     sim.clear_requests()
 
     real = planned(False)

@@ -213,7 +213,7 @@ fn compare_read(planned: &Record, read: &Read) -> Result<()> {
 /// differ (`size=10G` → `size=20G`), anything else whole; a missing value is `(none)`.
 fn shown(value: Option<&String>, other: Option<&String>) -> String {
     let (Some(v), Some(o)) = (value, other) else {
-        return value.map(String::clone).unwrap_or_else(|| "(none)".into());
+        return value.cloned().unwrap_or_else(|| "(none)".into());
     };
     let parts: Vec<&str> = v.split(',').collect();
     let others: Vec<&str> = o.split(',').collect();
