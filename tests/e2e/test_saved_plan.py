@@ -213,3 +213,48 @@ def test_a_change_between_the_replan_and_the_write_is_refused_by_the_digest(plan
     assert len([r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]) == 2  # ours + the other writer's
     config = sim.api('GET', '/nodes/pve1/qemu/100/config')
     assert 'scsi1' not in config and config['description'] == 'changed meanwhile'
+
+
+LOOP_PLAYBOOK = """
+- name: saved plan, three hosts in parallel, a loop each
+  hosts: vms
+  gather_facts: false
+  tasks:
+    - name: nics
+      ferro.proxmox.proxmox_nic: {vmid: "{{ vmid }}", interface: "{{ item }}", bridge: vmbr0, model: virtio}
+      delegate_to: localhost
+      loop: "{{ nics | default(['net1', 'net2']) }}"
+"""
+
+
+def test_loops_and_parallel_hosts_each_have_their_record(ansible, sim, tmp_path):
+    for vmid in (201, 202, 203):
+        sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': vmid, 'name': 'loop-%d' % vmid}))
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text('vms:\n  hosts:\n' + ''.join(
+        '    h%d: {vmid: %d, ansible_connection: local}\n' % (vmid, vmid) for vmid in (201, 202, 203)))
+    playbook = tmp_path / 'loop.yml'
+    playbook.write_text(LOOP_PLAYBOOK)
+    plan_dir = str(tmp_path / 'plan')
+
+    def run(check, *extra):
+        args = ['-e', 'ferro_proxmox_plan=%s' % plan_dir, '--forks', '3']
+        for e in extra:
+            args += ['-e', e]
+        return ansible.run_playbook(str(playbook), check=check, extra_args=args, inventory=str(inventory))
+
+    assert run(True).rc == 0
+    saved = records(plan_dir)
+    assert sorted((r['host'], r['occurrence'], r['args']['interface']) for r in saved) == [
+        ('h%d' % v, i, 'net%d' % (i + 1)) for v in (201, 202, 203) for i in (0, 1)]
+    # the items in another order: each item's arguments differ from its planned ones
+    sim.clear_requests()
+    swapped = run(False, '{"nics": ["net2", "net1"]}')
+    assert swapped.rc != 0
+    assert 'interface "net1" → "net2"' in swapped.stdout, swapped.stdout[-3000:]
+    assert writes(sim) == []
+    real = run(False)
+    assert real.rc == 0, real.stdout[-3000:]
+    for vmid in (201, 202, 203):
+        config = sim.api('GET', '/nodes/pve1/qemu/%d/config' % vmid)
+        assert config['net1'].startswith('virtio=') and config['net2'].startswith('virtio='), config
