@@ -337,9 +337,8 @@ class NativeModuleAction(ActionBase):
         if moved:
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
-        args[sp.SAVED_KEY] = dict(sp.unhash_secrets({'reads': planned.get('reads') or [],
-                                                     'writes': planned.get('writes') or []},
-                                                    no_log_values, secret), mode='apply')
+        compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms'))
+        args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
         return {'mode': 'apply', 'planned': planned}
 
     def _saved_plan_after(self, saved, data, recorded, no_log_values):
@@ -358,7 +357,7 @@ class NativeModuleAction(ActionBase):
             occurrence = sp.next_occurrence(tasks, saved['key'])
             record = dict(saved['key'], occurrence=occurrence, args=saved['args'],
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
-                          reads=(recorded or {}).get('reads') or [], writes=(recorded or {}).get('writes') or [])
+                          **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms')))
             sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
                           sp.hash_secrets(record, no_log_values, secret))
 

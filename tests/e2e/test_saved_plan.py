@@ -85,7 +85,7 @@ def test_nothing_moved_applies_exactly_the_plan(planned, sim):
     planned_digest = {r['task']: dict(r['writes'][0]['params']).get('digest') for r in saved if r['writes']}
     assert planned_digest['disk'], saved
     info = next(r for r in saved if r['task'] == 'info')
-    assert info['writes'] == [] and not info['reads'] or info['reads'][0]['vmid'] == 100
+    assert info['writes'] == [] and info['vms'] == [{'vmid': 100, 'node': 'pve1', 'name': 'existing-web'}]
     # no secret in clear: the token secret is there as its keyed hash only
     disk_args = next(r for r in saved if r['task'] == 'disk')['args']
     assert disk_args['api_token_secret'].startswith('hmac-sha256:')

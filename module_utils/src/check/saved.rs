@@ -51,11 +51,22 @@ pub struct Request {
     pub params: Vec<(String, String)>,
 }
 
+/// A VM a task reports on without reading its config (proxmox_vm_info): who it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub vmid: u64,
+    pub node: String,
+    pub name: Option<String>,
+}
+
 /// What a task read and would write.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub reads: Vec<Read>,
     pub writes: Vec<Request>,
+    /// The VMs a read-only task selected.
+    #[serde(default)]
+    pub vms: Vec<Identity>,
 }
 
 #[derive(Debug)]
@@ -111,6 +122,28 @@ impl SavedTask {
         }
         ledger.record.reads.retain(|r| r.vmid != read.vmid);
         ledger.record.reads.push(read);
+        Ok(())
+    }
+
+    /// The VMs a read-only task selected (vmid, node, name). When applying, they must be the
+    /// plan's: a VM that appeared, went or moved is named.
+    pub fn identities(&self, vms: &[&VmResource]) -> Result<()> {
+        let now: Vec<Identity> =
+            vms.iter().map(|vm| Identity { vmid: vm.vmid, node: vm.node.clone(), name: vm.name.clone() }).collect();
+        let mut ledger = self.0.borrow_mut();
+        if let Some(planned) = &ledger.planned {
+            let show = |i: &Identity| format!("VM {} ({}) on {}", i.vmid, i.name.as_deref().unwrap_or("no name"), i.node);
+            let gone = planned.vms.iter().filter(|p| !now.contains(p)).map(|p| format!("planned {}", show(p)));
+            let new = now.iter().filter(|n| !planned.vms.contains(n)).map(|n| format!("now {}", show(n)));
+            let moved: Vec<String> = gone.chain(new).collect();
+            if !moved.is_empty() {
+                return Err(Error::failed(format!(
+                    "the saved plan no longer holds: the VMs this task reads changed since the plan: {}",
+                    moved.join("; ")
+                )));
+            }
+        }
+        ledger.record.vms = now;
         Ok(())
     }
 

@@ -37,6 +37,15 @@ impl<'a> World<'a> {
         self
     }
 
+    /// The VMs a read-only task selected: recorded in a saved plan, compared with it when
+    /// applying (`SavedTask::identities`); nothing otherwise.
+    pub fn identities(&self, vms: &[&VmResource]) -> Result<()> {
+        match &self.saved {
+            Some(saved) => saved.identities(vms),
+            None => Ok(()),
+        }
+    }
+
     /// Every request the task is about to send, in order, before the first is sent: recorded
     /// when the run saves a plan, compared with the plan's when it applies one
     /// (`SavedTask::writes`); nothing otherwise.

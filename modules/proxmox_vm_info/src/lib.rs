@@ -42,6 +42,7 @@ pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
     }
     let all = world.vms()?;
     let selected = select(&all, params);
+    world.identities(&selected)?;
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.
     let mut node_lists: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();

@@ -76,3 +76,15 @@ fn applying_refuses_other_writes_and_a_retry_after_a_digest_conflict_is_drift() 
     let e = fresh.writes([]).unwrap_err().to_string();
     assert!(e.contains("planned POST /nodes/pve1/qemu/100/config, now no such write"), "{e}");
 }
+
+#[test]
+fn a_read_only_task_records_who_it_read_and_applying_names_a_vm_that_moved() {
+    let saved = SavedTask::from_json(&json!({"mode": "save"})).unwrap();
+    saved.identities(&[&vm()]).unwrap();
+    let apply = saved_then_applied(&saved);
+    apply.identities(&[&vm()]).unwrap();
+    let mut renamed = vm();
+    renamed.name = Some("db".into());
+    let e = apply.identities(&[&renamed]).unwrap_err().to_string();
+    assert!(e.contains("planned VM 100 (web) on pve1; now VM 100 (db) on pve1"), "{e}");
+}
