@@ -132,7 +132,8 @@ impl SavedTask {
             vms.iter().map(|vm| Identity { vmid: vm.vmid, node: vm.node.clone(), name: vm.name.clone() }).collect();
         let mut ledger = self.0.borrow_mut();
         if let Some(planned) = &ledger.planned {
-            let show = |i: &Identity| format!("VM {} ({}) on {}", i.vmid, i.name.as_deref().unwrap_or("no name"), i.node);
+            let show =
+                |i: &Identity| format!("VM {} ({}) on {}", i.vmid, i.name.as_deref().unwrap_or("no name"), i.node);
             let gone = planned.vms.iter().filter(|p| !now.contains(p)).map(|p| format!("planned {}", show(p)));
             let new = now.iter().filter(|n| !planned.vms.contains(n)).map(|n| format!("now {}", show(n)));
             let moved: Vec<String> = gone.chain(new).collect();
