@@ -47,7 +47,15 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import env_fallback, remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
-from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
+
+try:
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
+except ImportError:  # this file loaded from the source tree, outside an installed collection (its tests)
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location(
+        'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
+    saved_plan = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(saved_plan)
 
 COLLECTION = 'ferro.proxmox'
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
