@@ -341,13 +341,22 @@ class NativeModuleAction(ActionBase):
             return {'failed': 'the saved plan no longer holds: this task is not in it (host %s, task %r at %s, run %d '
                               'of it on this host): nothing was written; make and approve a new plan'
                               % (key_info['host'], key_info['task'], key_info['path'], occurrence + 1)}
+        skipped = sp.skipped_before(tasks, sp.applied_dir(), key_info, planned.get('seq', 0))
+        warnings = []
+        if skipped:
+            words = ('the saved plan no longer holds: planned tasks of host %s did not run before this one: %s'
+                     % (key_info['host'], '; '.join(skipped)))
+            if str(task_vars.get(sp.SKIPPED_VAR, 'fail')) != 'warn':
+                return {'failed': words + '. Nothing was written; make and approve a new plan, or set %s: warn'
+                        % sp.SKIPPED_VAR}
+            warnings.append(words)
         moved = sp.args_moved(planned.get('args') or {}, sp.hash_secrets(user_args, no_log_values, secret))
         if moved:
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
         compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms'))
         args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
-        return {'mode': 'apply', 'planned': planned}
+        return {'mode': 'apply', 'planned': planned, 'warnings': warnings}
 
     def _saved_plan_after(self, saved, data, recorded, no_log_values):
         """A saved plan, after the module ran: the check run stores the task's record (secrets
@@ -357,13 +366,16 @@ class NativeModuleAction(ActionBase):
             planned = saved['planned']
             data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
                                   'bound': sp.bound_values(planned.get('result'), data)}
+            if saved['warnings']:
+                data['warnings'] = list(data.get('warnings') or []) + saved['warnings']
             return
         plan_dir = saved['dir']
         with sp.locked(plan_dir):
             secret = sp.secret_key(plan_dir)
             tasks = os.path.join(plan_dir, 'tasks')
             occurrence = sp.next_occurrence(tasks, saved['key'])
-            record = dict(saved['key'], occurrence=occurrence, args=saved['args'],
+            seq = sp.host_sequence(tasks, saved['key'])
+            record = dict(saved['key'], occurrence=occurrence, seq=seq, args=saved['args'],
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
                           **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms')))
             sp.write_json(sp.record_path(tasks, saved['key'], occurrence),

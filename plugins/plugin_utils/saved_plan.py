@@ -33,6 +33,9 @@ from ansible import context
 FORMAT_VERSION = 1
 PLAN_VAR = 'ferro_proxmox_plan'
 PLAN_ENV = 'FERRO_PROXMOX_PLAN'
+# What a real run does when a planned task did not run before the next one: 'fail' (the default)
+# or 'warn'.
+SKIPPED_VAR = 'ferro_proxmox_plan_skipped'
 SAVED_KEY = '_ferro_saved_plan'
 RECORDED_KEY = '_ferro_saved_plan_recorded'
 KNOWN_AFTER_APPLY = '(known after apply)'
@@ -255,6 +258,40 @@ def args_moved(planned, now):
         if was != is_:
             moved.append('%s %s → %s' % (option, shown(was), shown(is_)))
     return moved
+
+
+def host_sequence(base, key):
+    """The next place of a record in its host's run order (the records of the host so far)."""
+    host_dir = os.path.dirname(record_path(base, key, 0))
+    try:
+        return len([n for n in os.listdir(host_dir) if n.endswith('.json') and not n.startswith('.')])
+    except FileNotFoundError:
+        return 0
+
+
+def skipped_before(tasks, applied, key, seq):
+    """The planned tasks of this host that come before place `seq` in the plan and that this
+    run did not run, in words."""
+    host_dir = os.path.dirname(record_path(tasks, key, 0))
+    ran = set()
+    for root, _, files in os.walk(os.path.dirname(record_path(applied, key, 0))):
+        for name in files:
+            try:
+                ran.add(read_json(os.path.join(root, name))['record'])
+            except (OSError, ValueError, KeyError):
+                continue
+    missing = []
+    for name in sorted(os.listdir(host_dir)):
+        path = os.path.join(host_dir, name)
+        if not name.endswith('.json') or name.startswith('.') or path in ran:
+            continue
+        try:
+            record = read_json(path)
+        except (OSError, ValueError):
+            continue
+        if record.get('seq', -1) < seq:
+            missing.append((record['seq'], '%r at %s' % (record['task'], record['path'])))
+    return [words for _, words in sorted(missing)]
 
 
 def applied_dir():

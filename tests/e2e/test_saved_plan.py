@@ -166,10 +166,23 @@ def test_drift_fails_the_task_before_its_write(planned, sim, drift, extra, task,
         assert writes(sim) == [], writes(sim)
 
 
-def test_a_planned_task_the_run_skips_is_reported(planned, sim):
+def test_a_planned_task_the_run_skips_fails_the_next_task_or_is_reported(planned, sim):
     assert planned(True).rc == 0
+    sim.clear_requests()
+    # by default: the next task of the host fails before its write
     real = planned(False, 'skip_info=true')
+    assert real.failed_tasks == ['new vm'], real.stdout[-3000:]
+    assert "planned tasks of host localhost did not run before this one: 'info' at site.yml:" in \
+        real.task('new vm')['result']['msg']
+    assert not [r for r in writes(sim) if r['path'] == '/api2/json/nodes/pve1/qemu'], writes(sim)
+
+
+def test_a_skipped_planned_task_is_only_reported_when_asked(planned, sim):
+    assert planned(True).rc == 0
+    real = planned(False, 'skip_info=true', 'ferro_proxmox_plan_skipped=warn')
     assert real.rc == 0, real.stdout[-3000:]
+    assert "did not run before this one: 'info' at site.yml:" in real.stdout + real.stderr
+    # and the callback's report at the end
     assert "planned tasks this run did not run: localhost: 'info'" in real.stdout + real.stderr
 
 
