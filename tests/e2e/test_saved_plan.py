@@ -271,3 +271,44 @@ def test_loops_and_parallel_hosts_each_have_their_record(ansible, sim, tmp_path)
     for vmid in (201, 202, 203):
         config = sim.api('GET', '/nodes/pve1/qemu/%d/config' % vmid)
         assert config['net1'].startswith('virtio=') and config['net2'].startswith('virtio='), config
+
+
+KVM_PLAYBOOK = """
+- name: saved plan, proxmox_kvm on an existing VM
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: update
+      ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, cores: 4, memory: 4096, update: true}
+      delegate_to: localhost
+    - name: restart
+      ferro.proxmox.proxmox_kvm: {vmid: 100, state: restarted}
+      delegate_to: localhost
+"""
+
+
+def test_proxmox_kvm_update_and_restart_apply_the_plan_or_refuse_drift(ansible, sim, tmp_path):
+    playbook = tmp_path / 'kvm.yml'
+    playbook.write_text(KVM_PLAYBOOK)
+    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
+    env = {'ANSIBLE_CALLBACKS_ENABLED': 'record_results,ferro.proxmox.plan_summary'}
+    check = ansible.run_playbook(str(playbook), check=True, extra_args=plan, env=env)
+    assert check.rc == 0, check.stdout[-3000:]
+    assert 'localhost: 0 to create, 1 to change, 0 to destroy, 1 to restart' in check.stdout, check.stdout[-2000:]
+    digest = next(dict(r['writes'][0]['params'])['digest'] for r in records(str(tmp_path / 'plan'))
+                  if r['task'] == 'update')
+    # drift: tags changed by someone else (PVE sorts them): the update fails before its write
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'tags': 'prod;db'})
+    sim.clear_requests()
+    drifted = ansible.run_playbook(str(playbook), extra_args=plan)
+    assert drifted.failed_tasks == ['update']
+    assert "VM 100's config changed since the plan: tags prod;web → db;prod" in drifted.task('update')['result']['msg']
+    assert writes(sim) == []
+    # put it back as it was planned: the digest is PVE's over the config text, so the plan holds again
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'tags': 'prod;web'})
+    sim.clear_requests()
+    real = ansible.run_playbook(str(playbook), extra_args=plan)
+    assert real.rc == 0, real.stdout[-3000:]
+    assert [real.task(n)['changed'] for n in ('update', 'restart')] == [True, True]
+    config_writes = [r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]
+    assert config_writes and config_writes[0]['body'].get('digest') == digest
