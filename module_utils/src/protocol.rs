@@ -335,13 +335,14 @@ fn run_body(
             map.insert(PLAN_OUT.into(), json!(recorded));
         }
     }
-    let mut result = mask(result, &no_log);
-    // Unmasked: the action plugin replaces each secret by its keyed hash before the plan is
-    // stored (docs/saved-plans.md), and removes the key from the result.
+    // For the plan the check run saves: each secret already as the keyed hash the plugin handed
+    // in (docs/saved-plans.md); the plugin removes the key from the result.
     if let (Some(saved), Value::Object(map)) = (&ctx.saved, &mut result) {
-        map.insert(SAVED_OUT.into(), json!(saved.recorded()));
+        if !saved.applying() {
+            map.insert(SAVED_OUT.into(), saved.recorded_json());
+        }
     }
-    (result, code)
+    (mask(result, &no_log), code)
 }
 
 /// A panic is a bug, but the user must still get one JSON object that says so, masked, and

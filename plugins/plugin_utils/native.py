@@ -322,7 +322,9 @@ class NativeModuleAction(ActionBase):
             with sp.locked(plan_dir):
                 if self._task.check_mode:
                     sp.begin_save(plan_dir, COLLECTION_ROOT)
-                    args[sp.SAVED_KEY] = {'mode': 'save'}
+                    # The module returns its record with each secret already as its keyed hash.
+                    args[sp.SAVED_KEY] = {'mode': 'save',
+                                          'tokens': sp.secret_tokens(no_log_values, sp.secret_key(plan_dir))}
                     sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
                     return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args}
                 sp.load_header(plan_dir, COLLECTION_ROOT)

@@ -147,6 +147,12 @@ def _token(key, secret):
     return HASH_PREFIX + hmac.new(key, secret.encode('utf-8'), hashlib.sha256).hexdigest()
 
 
+def secret_tokens(secrets, key):
+    """[secret, its keyed hash] for each secret, for the module (which holds the secrets anyway,
+    never the key)."""
+    return [[s, _token(key, s)] for s in secrets if s]
+
+
 def hash_secrets(value, secrets, key):
     """`value` with every secret (whole or inside a string) replaced by its keyed hash."""
     secrets = sorted((s for s in secrets if s), key=len, reverse=True)

@@ -279,7 +279,8 @@ KVM_PLAYBOOK = """
   gather_facts: false
   tasks:
     - name: update
-      ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, cores: 4, memory: 4096, update: true}
+      ferro.proxmox.proxmox_kvm:
+        {vmid: 100, node: pve1, cores: 4, memory: 4096, update: true, cipassword: "{{ pw | default('Plan-Secret-7c1') }}"}
       delegate_to: localhost
     - name: restart
       ferro.proxmox.proxmox_kvm: {vmid: 100, state: restarted}
@@ -297,6 +298,19 @@ def test_proxmox_kvm_update_and_restart_apply_the_plan_or_refuse_drift(ansible, 
     assert 'localhost: 0 to create, 1 to change, 0 to destroy, 1 to restart' in check.stdout, check.stdout[-2000:]
     digest = next(dict(r['writes'][0]['params'])['digest'] for r in records(str(tmp_path / 'plan'))
                   if r['task'] == 'update')
+    # the cloud-init password only as its keyed hash, in the arguments and in the planned write
+    update = next(r for r in records(str(tmp_path / 'plan')) if r['task'] == 'update')
+    assert update['args']['cipassword'].startswith('hmac-sha256:')
+    assert dict(update['writes'][0]['params'])['cipassword'] == update['args']['cipassword']
+    for path in glob.glob(os.path.join(str(tmp_path / 'plan'), '**'), recursive=True):
+        if os.path.isfile(path) and not path.endswith('/key'):
+            assert 'Plan-Secret-7c1' not in open(path, encoding='utf-8').read(), path
+    # another password than the planned one: named as a changed secret, never shown
+    sim.clear_requests()
+    other = ansible.run_playbook(str(playbook), extra_args=plan + ['-e', 'pw=Other-Secret-9d2'])
+    assert other.failed_tasks == ['update'] and writes(sim) == []
+    assert 'cipassword a changed secret → a changed secret' in other.task('update')['result']['msg']
+    assert 'Other-Secret-9d2' not in other.stdout + json.dumps(other.results)
     # drift: tags changed by someone else (PVE sorts them): the update fails before its write
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'tags': 'prod;db'})
     sim.clear_requests()

@@ -4,7 +4,8 @@
 //! `{"mode": "save"}` in a check run that saves a plan, `{"mode": "apply", "reads": [...],
 //! "writes": [...]}` in the real run that applies one (the task's record from the plan, its
 //! secrets given back in clear by the plugin where the task's own secrets hash to them). The
-//! module reports what it read and planned as `_ferro_saved_plan_recorded` (`protocol.rs`).
+//! module reports what it read and planned as `_ferro_saved_plan_recorded` (`protocol.rs`),
+//! each secret replaced by the keyed hash the plugin handed in with it (`tokens`).
 //!
 //! Modules need only two calls, at the seams they already have: `World::config` reports each
 //! VM config it reads (`read`), and the place that knows every request of the task before the
@@ -73,6 +74,9 @@ pub struct Record {
 struct Ledger {
     /// `Some` when applying: the plan's record for this task.
     planned: Option<Record>,
+    /// When saving: each secret of the task with the keyed hash that stands for it in the plan,
+    /// longest secret first (the plugin computes them: the key never reaches the module).
+    tokens: Vec<(String, String)>,
     record: Record,
     /// How many times the task's writes were reported: a second time is a re-plan after PVE
     /// refused the first write's digest.
@@ -91,7 +95,13 @@ impl SavedTask {
             "apply" => Some(serde_json::from_value::<Record>(value.clone()).unwrap_or_default()),
             _ => return None,
         };
-        Some(SavedTask(Rc::new(RefCell::new(Ledger { planned, record: Record::default(), rounds: 0 }))))
+        let mut tokens: Vec<(String, String)> = value
+            .get("tokens")
+            .and_then(|t| serde_json::from_value::<Vec<(String, String)>>(t.clone()).ok())
+            .unwrap_or_default();
+        tokens.retain(|(secret, _)| !secret.is_empty());
+        tokens.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        Some(SavedTask(Rc::new(RefCell::new(Ledger { planned, tokens, record: Record::default(), rounds: 0 }))))
     }
 
     /// Whether the real run applies a plan (else a check run saves one).
@@ -102,6 +112,13 @@ impl SavedTask {
     /// What this task read and would write, for the plan.
     pub fn recorded(&self) -> Record {
         self.0.borrow().record.clone()
+    }
+
+    /// What this task read and would write, as the plan stores it: every secret replaced by its
+    /// keyed hash, wherever it stands in a value.
+    pub fn recorded_json(&self) -> Value {
+        let ledger = self.0.borrow();
+        hash_secrets(serde_json::to_value(&ledger.record).unwrap_or(Value::Null), &ledger.tokens)
     }
 
     /// A VM config the task read (`predicted`: an earlier check-mode task's prediction). When
@@ -180,6 +197,22 @@ impl SavedTask {
         }
         ledger.record.writes = requests;
         Ok(())
+    }
+}
+
+fn hash_secrets(value: Value, tokens: &[(String, String)]) -> Value {
+    match value {
+        Value::String(mut text) => {
+            for (secret, token) in tokens {
+                if text.contains(secret.as_str()) {
+                    text = text.replace(secret.as_str(), token);
+                }
+            }
+            Value::String(text)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| hash_secrets(v, tokens)).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, hash_secrets(v, tokens))).collect()),
+        other => other,
     }
 }
 

@@ -88,3 +88,17 @@ fn a_read_only_task_records_who_it_read_and_applying_names_a_vm_that_moved() {
     let e = apply.identities(&[&renamed]).unwrap_err().to_string();
     assert!(e.contains("planned VM 100 (web) on pve1; now VM 100 (db) on pve1"), "{e}");
 }
+
+#[test]
+fn a_saved_record_holds_each_secret_as_the_hash_handed_in() {
+    let saved = SavedTask::from_json(
+        &json!({"mode": "save", "tokens": [["s3cret", "hmac-sha256:aa"], ["s3cret-long", "hmac-sha256:bb"]]}),
+    )
+    .unwrap();
+    let path = ApiPath::new(["nodes", "pve1", "qemu", "100", "config"]);
+    let form: Form = vec![("cipassword".into(), "s3cret-long".into()), ("description".into(), "pw s3cret".into())];
+    saved.writes([(Method::Post, &path, &form)]).unwrap();
+    let text = saved.recorded_json().to_string();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("hmac-sha256:bb") && text.contains("pw hmac-sha256:aa"), "{text}");
+}
