@@ -326,3 +326,56 @@ def test_proxmox_kvm_update_and_restart_apply_the_plan_or_refuse_drift(ansible, 
     assert [real.task(n)['changed'] for n in ('update', 'restart')] == [True, True]
     config_writes = [r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]
     assert config_writes and config_writes[0]['body'].get('digest') == digest
+
+
+BUILD_PLAYBOOK = """
+- name: saved plan, the README's build of a new VM
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: create
+      ferro.proxmox.proxmox_kvm: {vmid: 150, name: planned-build, node: pve1, cores: 2, memory: 2048}
+      delegate_to: localhost
+    - name: disk
+      ferro.proxmox.proxmox_disk: {vmid: 150, disk: scsi0, storage: local-lvm, size: 20}
+      delegate_to: localhost
+    - name: nic
+      ferro.proxmox.proxmox_nic: {vmid: 150, interface: net0, bridge: vmbr0, tag: 10}
+      delegate_to: localhost
+      register: nic
+    - name: started
+      ferro.proxmox.proxmox_kvm: {vmid: 150, state: started}
+      delegate_to: localhost
+"""
+
+
+def test_building_a_new_vm_applies_the_plan_and_binds_its_mac(ansible, sim, tmp_path):
+    playbook = tmp_path / 'build.yml'
+    playbook.write_text(BUILD_PLAYBOOK)
+    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
+    env = {'ANSIBLE_CALLBACKS_ENABLED': 'record_results,ferro.proxmox.plan_summary'}
+    check = ansible.run_playbook(str(playbook), check=True, extra_args=plan, env=env)
+    assert check.rc == 0, check.stdout[-3000:]
+    assert 'localhost: 1 to create, 2 to change, 0 to destroy, 0 to restart, 1 power' in check.stdout, \
+        check.stdout[-2000:]
+    real = ansible.run_playbook(str(playbook), extra_args=plan, env=env)
+    assert real.rc == 0, real.stdout[-3000:]
+    assert [real.task(n)['changed'] for n in ('create', 'disk', 'nic', 'started')] == [True] * 4
+    nic = real.task('nic')['result']
+    mac = sim.api('GET', '/nodes/pve1/qemu/150/config')['net0'].split(',')[0].split('=')[1]
+    assert nic['saved_plan']['bound'] == {'mac': nic['mac']} and nic['mac'] == mac
+    assert 'every planned task ran' in real.stdout
+
+
+def test_a_vm_created_meanwhile_under_the_planned_vmid_is_refused(ansible, sim, tmp_path):
+    playbook = tmp_path / 'build.yml'
+    playbook.write_text(BUILD_PLAYBOOK)
+    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
+    assert ansible.run_playbook(str(playbook), check=True, extra_args=plan).rc == 0
+    sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': 150, 'name': 'someone-else'}))
+    sim.clear_requests()
+    real = ansible.run_playbook(str(playbook), extra_args=plan)
+    assert real.failed_tasks == ['create'], real.stdout[-3000:]
+    msg = real.task('create')['result']['msg']
+    assert 'the saved plan no longer holds' in msg and 'VM 150' in msg, msg
+    assert writes(sim) == []
