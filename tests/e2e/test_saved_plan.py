@@ -45,11 +45,11 @@ PLAYBOOK = """
 WRITES = ('POST', 'PUT', 'DELETE')
 
 
-@pytest.fixture
-def planned(ansible, tmp_path):
-    """The playbook (one file for both runs) and a function running it with the plan."""
-    playbook = tmp_path / 'site.yml'
-    playbook.write_text(PLAYBOOK)
+def plan_runner(ansible, tmp_path, text, name='site.yml'):
+    """The playbook `text` (one file for both runs) and a function running it with its plan
+    (`check`, then extra vars), the summary callback enabled."""
+    playbook = tmp_path / name
+    playbook.write_text(text)
     plan_dir = str(tmp_path / 'plan')
 
     def run(check, *extra):
@@ -60,6 +60,11 @@ def planned(ansible, tmp_path):
         return ansible.run_playbook(str(playbook), check=check, extra_args=args, env=env)
     run.plan_dir = plan_dir
     return run
+
+
+@pytest.fixture
+def planned(ansible, tmp_path):
+    return plan_runner(ansible, tmp_path, PLAYBOOK)
 
 
 def records(plan_dir):
@@ -289,39 +294,35 @@ KVM_PLAYBOOK = """
 
 
 def test_proxmox_kvm_update_and_restart_apply_the_plan_or_refuse_drift(ansible, sim, tmp_path):
-    playbook = tmp_path / 'kvm.yml'
-    playbook.write_text(KVM_PLAYBOOK)
-    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
-    env = {'ANSIBLE_CALLBACKS_ENABLED': 'record_results,ferro.proxmox.plan_summary'}
-    check = ansible.run_playbook(str(playbook), check=True, extra_args=plan, env=env)
+    run = plan_runner(ansible, tmp_path, KVM_PLAYBOOK, 'kvm.yml')
+    check = run(True)
     assert check.rc == 0, check.stdout[-3000:]
     assert 'localhost: 0 to create, 1 to change, 0 to destroy, 1 to restart' in check.stdout, check.stdout[-2000:]
-    digest = next(dict(r['writes'][0]['params'])['digest'] for r in records(str(tmp_path / 'plan'))
-                  if r['task'] == 'update')
+    update = next(r for r in records(run.plan_dir) if r['task'] == 'update')
+    digest = dict(update['writes'][0]['params'])['digest']
     # the cloud-init password only as its keyed hash, in the arguments and in the planned write
-    update = next(r for r in records(str(tmp_path / 'plan')) if r['task'] == 'update')
     assert update['args']['cipassword'].startswith('hmac-sha256:')
     assert dict(update['writes'][0]['params'])['cipassword'] == update['args']['cipassword']
-    for path in glob.glob(os.path.join(str(tmp_path / 'plan'), '**'), recursive=True):
+    for path in glob.glob(os.path.join(run.plan_dir, '**'), recursive=True):
         if os.path.isfile(path) and not path.endswith('/key'):
             assert 'Plan-Secret-7c1' not in open(path, encoding='utf-8').read(), path
     # another password than the planned one: named as a changed secret, never shown
     sim.clear_requests()
-    other = ansible.run_playbook(str(playbook), extra_args=plan + ['-e', 'pw=Other-Secret-9d2'])
+    other = run(False, 'pw=Other-Secret-9d2')
     assert other.failed_tasks == ['update'] and writes(sim) == []
     assert 'cipassword a changed secret → a changed secret' in other.task('update')['result']['msg']
     assert 'Other-Secret-9d2' not in other.stdout + json.dumps(other.results)
     # drift: tags changed by someone else (PVE sorts them): the update fails before its write
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'tags': 'prod;db'})
     sim.clear_requests()
-    drifted = ansible.run_playbook(str(playbook), extra_args=plan)
+    drifted = run(False)
     assert drifted.failed_tasks == ['update']
     assert "VM 100's config changed since the plan: tags prod;web → db;prod" in drifted.task('update')['result']['msg']
     assert writes(sim) == []
     # put it back as it was planned: the digest is PVE's over the config text, so the plan holds again
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'tags': 'prod;web'})
     sim.clear_requests()
-    real = ansible.run_playbook(str(playbook), extra_args=plan)
+    real = run(False)
     assert real.rc == 0, real.stdout[-3000:]
     assert [real.task(n)['changed'] for n in ('update', 'restart')] == [True, True]
     config_writes = [r for r in writes(sim) if r['path'].endswith('/qemu/100/config')]
@@ -350,15 +351,12 @@ BUILD_PLAYBOOK = """
 
 
 def test_building_a_new_vm_applies_the_plan_and_binds_its_mac(ansible, sim, tmp_path):
-    playbook = tmp_path / 'build.yml'
-    playbook.write_text(BUILD_PLAYBOOK)
-    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
-    env = {'ANSIBLE_CALLBACKS_ENABLED': 'record_results,ferro.proxmox.plan_summary'}
-    check = ansible.run_playbook(str(playbook), check=True, extra_args=plan, env=env)
+    run = plan_runner(ansible, tmp_path, BUILD_PLAYBOOK, 'build.yml')
+    check = run(True)
     assert check.rc == 0, check.stdout[-3000:]
     assert 'localhost: 1 to create, 2 to change, 0 to destroy, 0 to restart, 1 power' in check.stdout, \
         check.stdout[-2000:]
-    real = ansible.run_playbook(str(playbook), extra_args=plan, env=env)
+    real = run(False)
     assert real.rc == 0, real.stdout[-3000:]
     assert [real.task(n)['changed'] for n in ('create', 'disk', 'nic', 'started')] == [True] * 4
     nic = real.task('nic')['result']
@@ -368,13 +366,11 @@ def test_building_a_new_vm_applies_the_plan_and_binds_its_mac(ansible, sim, tmp_
 
 
 def test_a_vm_created_meanwhile_under_the_planned_vmid_is_refused(ansible, sim, tmp_path):
-    playbook = tmp_path / 'build.yml'
-    playbook.write_text(BUILD_PLAYBOOK)
-    plan = ['-e', 'ferro_proxmox_plan=%s' % (tmp_path / 'plan')]
-    assert ansible.run_playbook(str(playbook), check=True, extra_args=plan).rc == 0
+    run = plan_runner(ansible, tmp_path, BUILD_PLAYBOOK, 'build.yml')
+    assert run(True).rc == 0
     sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': 150, 'name': 'someone-else'}))
     sim.clear_requests()
-    real = ansible.run_playbook(str(playbook), extra_args=plan)
+    real = run(False)
     assert real.failed_tasks == ['create'], real.stdout[-3000:]
     msg = real.task('create')['result']['msg']
     assert 'the saved plan no longer holds' in msg and 'VM 150' in msg, msg
