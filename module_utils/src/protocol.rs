@@ -24,12 +24,17 @@ use crate::ansible::diff::Diff;
 use crate::ansible::spec::{Args, ModuleSpec};
 use crate::ansible::validate;
 use crate::check::predictions::Predictions;
+use crate::check::saved::SavedTask;
 use crate::error::{Error, Result};
 
 /// The run's check-mode predictions, handed in by the action plugin (`check::predictions`).
 const PLAN_IN: &str = "_ferro_check_plan";
 /// What the task predicted, handed back to the action plugin.
 const PLAN_OUT: &str = "_ferro_check_plan_recorded";
+/// The saved plan the run saves or applies, handed in by the action plugin (`check::saved`).
+const SAVED_IN: &str = "_ferro_saved_plan";
+/// What the task read and would write, handed back for the saved plan.
+const SAVED_OUT: &str = "_ferro_saved_plan_recorded";
 
 /// What a module sees of its run: validated options and Ansible's flags.
 #[derive(Debug)]
@@ -38,6 +43,8 @@ pub struct Context {
     pub check_mode: bool,
     /// In check mode, the predictions of the run's earlier tasks (`check::predictions`).
     pub predictions: Option<Predictions>,
+    /// The saved plan this run saves (check mode) or applies (`check::saved`).
+    pub saved: Option<SavedTask>,
     pub diff_mode: bool,
     pub verbosity: u64,
     /// The writes Proxmox accepted in this run; the client records into it (`connect::connect`).
@@ -57,6 +64,7 @@ impl Context {
             params,
             check_mode,
             predictions: None,
+            saved: None,
             diff_mode,
             verbosity: 0,
             journal: WriteJournal::default(),
@@ -307,6 +315,8 @@ fn run_body(
     if ctx.check_mode {
         ctx.predictions = internal.get(PLAN_IN).map(Predictions::from_json);
     }
+    // A check run saves a plan, a real run applies one; the other way round is nothing.
+    ctx.saved = internal.get(SAVED_IN).and_then(SavedTask::from_json).filter(|s| s.applying() != ctx.check_mode);
     let invocation = json!({"module_args": ctx.params.as_json()});
 
     if panics == PanicReport::PrintAndExit {
@@ -324,6 +334,13 @@ fn run_body(
         let recorded = plan.recorded();
         if !recorded.is_empty() {
             map.insert(PLAN_OUT.into(), json!(recorded));
+        }
+    }
+    // For the plan the check run saves: each secret already as the keyed hash the plugin handed
+    // in (docs/saved-plans.md); the plugin removes the key from the result.
+    if let (Some(saved), Value::Object(map)) = (&ctx.saved, &mut result) {
+        if !saved.applying() {
+            map.insert(SAVED_OUT.into(), saved.recorded_json());
         }
     }
     (mask(result, &no_log), code)

@@ -49,6 +49,15 @@ from ansible.module_utils.common.parameters import env_fallback, remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
+try:
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
+except ImportError:  # this file loaded from the source tree, outside an installed collection (its tests)
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location(
+        'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
+    saved_plan = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(saved_plan)
+
 COLLECTION = 'ferro.proxmox'
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -328,10 +337,22 @@ class NativeModuleAction(ActionBase):
             if problem:
                 warnings.append(plan_warning(name, problem))
 
+        saved = None
+        plan_location = saved_plan.plan_location(task_vars, self._templar)
+        if plan_location:
+            saved = self._saved_plan_before(plan_location, task_vars, args, no_log_values)
+            if saved.get('failed'):
+                result.update(failed=True, changed=False, msg=saved['failed'])
+                return remove_values(result, no_log_values)
+
         if self._is_local():
             data = self._run_local(name, args, environ)
         else:
             data = self._run_remote(name, args, task_env)
+
+        recorded_plan = data.pop(saved_plan.RECORDED_KEY, None)
+        if saved:
+            self._saved_plan_after(saved, data, recorded_plan, no_log_values)
 
         recorded = data.pop(RECORDED_KEY, None)
         if plan_dir and recorded is not None:
@@ -361,6 +382,80 @@ class NativeModuleAction(ActionBase):
                 action_groups=self._task._parent._play._action_groups))
         except Exception:  # pylint: disable=broad-except
             return {}
+
+    def _saved_plan_before(self, plan_dir, task_vars, args, no_log_values):
+        """A saved plan, before the module runs (plugin_utils/saved_plan.py): in check mode the
+        module is told to record, in a real run handed the task's record to compare with, after
+        its arguments are compared here. Returns the state `_saved_plan_after` needs, or
+        `{'failed': message}`."""
+        sp = saved_plan
+        key_info = sp.task_key(self._task, task_vars, self.MODULE)
+        user_args = dict((k, v) for k, v in args.items() if not k.startswith('_'))
+        tasks = os.path.join(plan_dir, 'tasks')
+        try:
+            with sp.locked(plan_dir):
+                if self._task.check_mode:
+                    sp.begin_save(plan_dir, COLLECTION_ROOT)
+                    # The module returns its record with each secret already as its keyed hash.
+                    args[sp.SAVED_KEY] = {'mode': 'save',
+                                          'tokens': sp.secret_tokens(no_log_values, sp.secret_key(plan_dir))}
+                    sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
+                    return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args}
+                sp.load_header(plan_dir, COLLECTION_ROOT)
+                secret = sp.secret_key(plan_dir)
+                occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
+                path = sp.record_path(tasks, key_info, occurrence)
+                sp.write_json(sp.record_path(sp.applied_dir(), key_info, occurrence), {'record': path})
+                sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'apply'})
+        except sp.PlanError as e:
+            return {'failed': str(e)}
+        except OSError as e:
+            return {'failed': 'the saved plan at %s cannot be used: %s' % (plan_dir, e)}
+        try:
+            planned = sp.read_json(path)
+        except (OSError, ValueError):
+            return {'failed': 'the saved plan no longer holds: this task is not in it (host %s, task %r at %s, run %d '
+                              'of it on this host): nothing was written; make and approve a new plan'
+                              % (key_info['host'], key_info['task'], key_info['path'], occurrence + 1)}
+        skipped = sp.skipped_before(tasks, sp.applied_dir(), key_info, planned.get('seq', 0))
+        warnings = []
+        if skipped:
+            words = ('the saved plan no longer holds: planned tasks of host %s did not run before this one: %s'
+                     % (key_info['host'], '; '.join(skipped)))
+            if str(task_vars.get(sp.SKIPPED_VAR, 'fail')) != 'warn':
+                return {'failed': words + '. Nothing was written; make and approve a new plan, or set %s: warn'
+                        % sp.SKIPPED_VAR}
+            warnings.append(words)
+        moved = sp.args_moved(planned.get('args') or {}, sp.hash_secrets(user_args, no_log_values, secret))
+        if moved:
+            return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
+                              'Nothing was written; make and approve a new plan' % '; '.join(moved)}
+        compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms'))
+        args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
+        return {'mode': 'apply', 'planned': planned, 'warnings': warnings}
+
+    def _saved_plan_after(self, saved, data, recorded, no_log_values):
+        """A saved plan, after the module ran: the check run stores the task's record (secrets
+        as keyed hashes); the real run reports the values bound at apply time."""
+        sp = saved_plan
+        if saved['mode'] == 'apply':
+            planned = saved['planned']
+            data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
+                                  'bound': sp.bound_values(planned.get('result'), data)}
+            if saved['warnings']:
+                data['warnings'] = list(data.get('warnings') or []) + saved['warnings']
+            return
+        plan_dir = saved['dir']
+        with sp.locked(plan_dir):
+            secret = sp.secret_key(plan_dir)
+            tasks = os.path.join(plan_dir, 'tasks')
+            occurrence = sp.next_occurrence(tasks, saved['key'])
+            seq = sp.host_sequence(tasks, saved['key'])
+            record = dict(saved['key'], occurrence=occurrence, seq=seq, args=saved['args'],
+                          result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
+                          **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms')))
+            sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
+                          sp.hash_secrets(record, no_log_values, secret))
 
     def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())

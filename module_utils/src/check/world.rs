@@ -10,10 +10,12 @@
 use std::time::Duration;
 
 use crate::check::predictions::{self, PredictedVm, Predictions};
+use crate::check::saved::SavedTask;
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::config::VmConfig;
 use crate::pve::inflight;
+use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
 
 /// How long a module without a `timeout` option waits for the create or clone of the VM it
@@ -28,12 +30,14 @@ pub struct World<'a> {
     predictions: Option<Predictions>,
     /// How long `vms_for` waits for a VM in flight (the task's `timeout`).
     wait: Duration,
+    /// `Some` when the run saves a plan (check mode) or applies one (`check::saved`).
+    saved: Option<SavedTask>,
 }
 
 impl<'a> World<'a> {
     /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
     pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
-        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT }
+        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT, saved: None }
     }
 
     /// The same world, waiting at most `wait` for a VM in flight (the task's `timeout` option).
@@ -64,6 +68,32 @@ impl<'a> World<'a> {
         self.wait
     }
 
+    /// This world with the run's saved plan (`Context::saved`): every config read is then
+    /// recorded in it, and when applying compared with it.
+    pub fn saving(mut self, saved: Option<SavedTask>) -> World<'a> {
+        self.saved = saved;
+        self
+    }
+
+    /// The VMs a read-only task selected: recorded in a saved plan, compared with it when
+    /// applying (`SavedTask::identities`); nothing otherwise.
+    pub fn identities(&self, vms: &[&VmResource]) -> Result<()> {
+        match &self.saved {
+            Some(saved) => saved.identities(vms),
+            None => Ok(()),
+        }
+    }
+
+    /// Every request the task is about to send, in order, before the first is sent: recorded
+    /// when the run saves a plan, compared with the plan's when it applies one
+    /// (`SavedTask::writes`); nothing otherwise.
+    pub fn writes<'p>(&self, requests: impl IntoIterator<Item = (Method, &'p ApiPath, &'p Form)>) -> Result<()> {
+        match &self.saved {
+            Some(saved) => saved.writes(requests),
+            None => Ok(()),
+        }
+    }
+
     /// The client, for the writes and the reads that only `apply` makes.
     pub fn api(&self) -> &'a dyn Api {
         self.api
@@ -82,7 +112,11 @@ impl<'a> World<'a> {
     /// A VM's config with its pending section: an earlier task's prediction if there is one,
     /// else PVE's (`GET .../pending`).
     pub fn config(&self, vm: &VmResource) -> Result<VmConfig> {
-        predictions::read_config(self.api, vm, self.predictions.as_ref())
+        let config = predictions::read_config(self.api, vm, self.predictions.as_ref())?;
+        if let Some(saved) = &self.saved {
+            saved.read(vm, &config, self.is_predicted(vm))?;
+        }
+        Ok(config)
     }
 
     /// The config an earlier task of this check run predicted for `vmid`, if any.

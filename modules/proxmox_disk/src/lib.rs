@@ -47,7 +47,9 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
     let checks = Checks { privileges: Privileges::new(&api, &authid), preflight: Preflight::new(&api) };
-    let world = World::new(&api, ctx.predictions.clone()).waiting_up_to(Duration::from_secs(params.timeout));
+    let world = World::new(&api, ctx.predictions.clone())
+        .saving(ctx.saved.clone())
+        .waiting_up_to(Duration::from_secs(params.timeout));
     let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
@@ -217,6 +219,8 @@ fn converge(
     };
     let mut plan = plan(params, &facts)?;
     guard(checks, vm, &facts, params, &plan)?;
+    let writes = apply::writes(vm, &params.disk, &plan.action, config.digest.as_deref());
+    world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
     // import source) come from storage.cfg and the storages' volumes: the check run shows them,
     // so it reads those (once the checks let it) and plans again with what they hold.

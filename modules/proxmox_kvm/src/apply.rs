@@ -14,7 +14,7 @@ use serde_json::Value;
 
 mod guard;
 mod names;
-pub(crate) use guard::Guard;
+pub(crate) use guard::{requests, Guard};
 
 use crate::params::Params;
 use crate::plan::{self, Write};

@@ -48,7 +48,9 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     }
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone()).waiting_up_to(Duration::from_secs(params.timeout));
+    let world = World::new(&api, ctx.predictions.clone())
+        .saving(ctx.saved.clone())
+        .waiting_up_to(Duration::from_secs(params.timeout));
     let guard = Guard::new(&api, &authid);
     let mut run = Run { ctx, api: &api, world: &world, guard: &guard, p: &params };
     run.dispatch()
@@ -111,12 +113,12 @@ impl Run<'_> {
                 (id, None)
             }
         };
-        // The new volumes named with the id they get (check mode named them above), then their
-        // space, last as in PVE.
+        // New volumes named with their id (check mode named them above), then their space, last as in PVE.
         if offered_vmid.is_some() {
             plan.set_vmid(vmid);
         }
         self.guard.capacity(&plan.write, before, &plan.after, vmid)?;
+        self.world.writes(apply::requests(&plan.write, vmid).iter().map(|(m, path, form, _)| (*m, path, form)))?;
         if self.ctx.check_mode {
             self.world.record(plan.prediction.clone())?;
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });

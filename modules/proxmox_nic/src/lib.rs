@@ -37,7 +37,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let authid = connection(&ctx.params)?.authid();
     let api = connect(ctx)?;
     let privileges = Privileges::new(&api, &authid);
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).saving(ctx.saved.clone());
     let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
@@ -48,6 +48,8 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     config::retry_on_conflict(&api, vm, config, |config| {
         let plan = plan(config, vm.status == "running", &params)?;
         guard(&privileges, vm, config, iface, &plan.action)?;
+        let write = apply::write(vm, config, iface, &plan.action);
+        world.writes(write.iter().map(|(method, path, form)| (*method, path, form)))?;
         // A bridge the node lacks: refused before the write, and also when an earlier run left
         // the NIC pending on it (check mode alike: the node's bridges are only read, after the
         // privileges: a user who may not change the VM may not see its bridges either).

@@ -29,7 +29,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         ctx.identify("vmid", id);
     }
     let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone());
+    let world = World::new(&api, ctx.predictions.clone()).saving(ctx.saved.clone());
     let vms = read(&world, &params)?;
     Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))
 }
@@ -44,6 +44,7 @@ pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
     let filtered = params.vmid.is_some() || params.name.is_some();
     let all = world.vms_for(&|v| filtered && !select(std::slice::from_ref(v), params).is_empty())?;
     let selected = select(&all, params);
+    world.identities(&selected)?;
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.
     let mut node_lists: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();

@@ -95,7 +95,7 @@ class ConfigStateMixin:
                         # start or stop), the delete stays pending and the drive in the config
                         # (update_vm_api raises the errors as a 400; docs/pve-semantics.md §32.2, §33)
                         if errors is not None:
-                            errors[key] = 'unable to apply pending change {0} : {1}'.format(key, e.message)
+                            errors[key] = 'unable to apply pending change {0} : {1}\n'.format(key, e.message)
                         kept[key] = key in forced
                         continue
                 conf.pop(key, None)

@@ -39,7 +39,7 @@ def test_named_formats_of_qemu_server_are_400_under_the_key(sim, body, key, mess
 
 
 @pytest.mark.parametrize('body', [
-    {'cpu': 'host,flags=+aes;-pcid;+nested-virt'}, {'cpu': 'x86-64-v2-AES,hidden=1'}, {'cpu': 'custom-mine'},
+    {'cpu': 'host,flags=+aes;-pcid;+nested-virt'}, {'cpu': 'x86-64-v2-AES,hidden=1'},
     {'hostpci0': '0000:01:00.0;02:00,pcie=1'}, {'boot': 'order=scsi0;net0'}, {'bootdisk': 'scsi0'},
     {'smbios1': 'uuid=5b0f2e4c-6a1d-4c3e-9f00-0123456789ab,manufacturer=QUNNRQ==,base64=1'},
     {'cicustom': 'user=local:snippets/user.yaml'}, {'affinity': '0-1,3'}, {'amd-sev': 'type=std'},

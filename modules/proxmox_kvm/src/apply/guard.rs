@@ -462,7 +462,7 @@ fn split_config_body(body: &Form) -> (Form, Vec<String>) {
 /// The requests `apply` sends for `write`, with the context it gives their failures (for a
 /// new VM, `vmid` is the id it takes). A clone's configuring write is planned only from the clone
 /// as PVE made it, so it is not among them.
-fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
+pub(crate) fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
     match write {
         Write::Config { vm, body, digest, context } => {
             let mut form = body.clone();
