@@ -6,7 +6,14 @@ VENV := .venv
 VENV_STAMP := $(VENV)/.installed
 VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
 HOST_TRIPLE := $(shell rustc -vV | sed -n 's/^host: //p')
+# The release tarball (make dist, mk/dist.mk).
 TARBALL := dist/ferro-proxmox-$(VERSION).tar.gz
+# The development tarball of `make collection` (install, sanity, bench, tests): its version says
+# dev and which commit, <version>-dev+<git sha> (semver: a pre-release of <version>), in its name
+# and in its MANIFEST.json, so that it cannot pass for the release.
+GIT_SHA := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DEV_VERSION := $(VERSION)-dev+$(GIT_SHA)
+DEV_TARBALL := dist/ferro-proxmox-$(DEV_VERSION).tar.gz
 COLLECTIONS_DIR := build/collections
 PYTEST := $(VENV)/bin/python -m pytest
 # The wheels of ansible-test's sanity virtualenvs (tests/sanity/requirements.txt), so that
@@ -39,14 +46,15 @@ build:
 stubs:
 	FERRO_BLESS=1 cargo test --quiet --locked stub_matches_spec
 
-## collection: dist/ferro-proxmox-<version>.tar.gz with this machine's binary (the recipe of make dist: tools/dist/collection.sh)
+## collection: dist/ferro-proxmox-<version>-dev+<git sha>.tar.gz, a development build with this machine's binary (the recipe of make dist: tools/dist/collection.sh)
 collection: build venv
-	@built=$$(PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
+	rm -f dist/ferro-proxmox-*-dev+*.tar.gz
+	@built=$$(COLLECTION_VERSION=$(DEV_VERSION) PYTHON=$(PYTHON) tools/dist/collection.sh build/collection dist $(HOST_TRIPLE)=target/release/ferro_proxmox); \
 	set -- $$built; echo "built $$1 ($$2 bytes) with the binary for $(HOST_TRIPLE)"
 
 ## install: the collection into build/collections (what the e2e tests and the demo use)
 install: collection
-	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
+	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(DEV_TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
 test: lint-rust test-rust test-meta test-pvesim test-e2e test-matrix-edges lint sanity test-collection changelog-lint
@@ -73,12 +81,12 @@ upstream-venv:
 
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
 test-e2e: install upstream-venv
-	$(PYTEST) -q tests/e2e
+	FERRO_TARBALL=$(DEV_TARBALL) $(PYTEST) -q tests/e2e
 
 ## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,
 ## build_ignore, ansible-lint's args rule on our options
 test-collection: install
-	$(PYTEST) -q tests/collection
+	FERRO_TARBALL=$(DEV_TARBALL) $(PYTEST) -q tests/collection
 
 ## changelog-lint: the changelog fragments (changelogs/fragments, antsibull-changelog)
 changelog-lint: venv
@@ -103,7 +111,7 @@ lint: install
 ## sanity: `ansible-test sanity` on the collection tarball, offline (tests/sanity/run.sh); ignore
 ## entries, each with its reason, in tests/sanity/ignore-<ansible-core minor>.txt
 sanity: collection
-	tests/sanity/run.sh $(TARBALL) $(VENV) $(SANITY_WHEELS) build/sanity
+	tests/sanity/run.sh $(DEV_TARBALL) $(VENV) $(SANITY_WHEELS) build/sanity
 
 ## clean: remove build/, dist/ and target/
 clean:

@@ -1,7 +1,7 @@
 # The benchmark against community.proxmox (issues 8 and 18): `make bench`, `make bench-micro`. Not part of `make test`.
 #
 #   make bench         bench-micro, then bench/run.py: one pvesim seeded with BENCH_VMS VMs, the same
-#                      workloads with ferro.proxmox (from $(TARBALL)) and community.proxmox (from the
+#                      workloads with ferro.proxmox (from $(DEV_TARBALL)) and community.proxmox (from the
 #                      `ansible` package, in its own virtualenv under build/bench), BENCH_ROUNDS rounds
 #                      alternating the two; then the fleet: BENCH_FLEET VMs cloned from one template,
 #                      grown and started, by each collection, each on a fresh pvesim; prints the table
@@ -26,6 +26,6 @@ bench-micro:
 ## bench: ferro.proxmox against community.proxmox on one pvesim (bench/README.md)
 bench: collection bench-micro upstream-venv
 	@venv=$$(bench/venv.sh $(BENCH_DIR)) && \
-	  $(VENV)/bin/python bench/run.py --ferro-tarball $(TARBALL) --ansible-venv "$$venv" \
+	  $(VENV)/bin/python bench/run.py --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
 	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet $(BENCH_FLEET) \
 	    --workdir $(BENCH_DIR)/run --json $(BENCH_DIR)/results.json --skip "$(BENCH_SKIP)"

@@ -14,8 +14,8 @@
 #                     installed into $(EE_VENV))
 #
 # `make collection` (make test, make demo) packs a tarball for this machine only with the same
-# recipe to the same path, $(TARBALL): run `make dist` again after it before publishing or
-# `make dist-test`. DIST_TRIPLES can be narrowed (`make dist DIST_TRIPLES=aarch64-unknown-linux-musl`)
+# recipe, as a development build: version $(DEV_VERSION), $(DEV_TARBALL) (Makefile); remove it
+# before `make dist-test`. DIST_TRIPLES can be narrowed (`make dist DIST_TRIPLES=aarch64-unknown-linux-musl`)
 # or use the two macOS triples instead of universal2; any triple in tools/dist/binfmt.py's
 # EXPECTED table works.
 

@@ -430,11 +430,32 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: A 200 GiB data disk on local-lvm
+# These tasks set no connection: it comes from the play's module_defaults,
+#   module_defaults:
+#     group/ferro.proxmox.proxmox:
+#       api_host: pve1.example.org
+#       api_user: ansible@pve
+#       api_token_id: automation
+#       api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+#       ca_path: pve-root-ca.pem   # a copy of the cluster's /etc/pve/pve-root-ca.pem
+# or from the environment ansible-playbook runs in: PROXMOX_HOST, PROXMOX_USER,
+# PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET, PROXMOX_CA_PATH (README: The connection).
+# The cluster's names are variables, set once in group_vars (the collection's
+# playbooks/inventory/group_vars/all/cluster.yml): proxmox_node, proxmox_storage,
+# proxmox_bridge, proxmox_template, proxmox_move_storage, proxmox_iso.
+
+- name: The VM these examples work on (made by proxmox_kvm if it is missing)
+  ferro.proxmox.proxmox_kvm:
+    vmid: 101
+    name: example-vm
+    node: "{{ proxmox_node }}"
+  delegate_to: localhost
+
+- name: A 200 GiB data disk
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: scsi1
-    storage: local-lvm
+    storage: "{{ proxmox_storage }}"
     size: 200
     discard: "on"
     iothread: true
@@ -456,19 +477,19 @@ EXAMPLES = r'''
     size: 250G
   delegate_to: localhost
 
-- name: Move to the NVMe pool, keeping the old volume as unusedN
+- name: Move to another storage, keeping the old volume as unusedN
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: scsi1
     state: moved
-    target_storage: nvme-pool
+    target_storage: "{{ proxmox_move_storage }}"
   delegate_to: localhost
 
 - name: Attach an installer ISO
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: ide2
-    iso_image: isos:iso/debian-13-netinst.iso
+    iso_image: "{{ proxmox_iso }}"
     media: cdrom
   delegate_to: localhost
 '''

@@ -671,21 +671,36 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: Create web01 (auto vmid), with a disk, a NIC and cloud-init
+# These tasks set no connection: it comes from the play's module_defaults,
+#   module_defaults:
+#     group/ferro.proxmox.proxmox:
+#       api_host: pve1.example.org
+#       api_user: ansible@pve
+#       api_token_id: automation
+#       api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+#       ca_path: pve-root-ca.pem   # a copy of the cluster's /etc/pve/pve-root-ca.pem
+# or from the environment ansible-playbook runs in: PROXMOX_HOST, PROXMOX_USER,
+# PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET, PROXMOX_CA_PATH (README: The connection).
+# The cluster's names are variables, set once in group_vars (the collection's
+# playbooks/inventory/group_vars/all/cluster.yml): proxmox_node, proxmox_storage,
+# proxmox_bridge, proxmox_template, proxmox_move_storage, proxmox_iso.
+
+- name: Create web01 (automatic vmid), with a disk, a NIC and cloud-init
   ferro.proxmox.proxmox_kvm:
-    node: pve1
+    node: "{{ proxmox_node }}"
     name: web01
     cores: 2
     memory: 4096
     scsihw: virtio-scsi-single
     scsi:
-      scsi0: local-lvm:32,iothread=1,discard=on
+      scsi0: "{{ proxmox_storage }}:32,iothread=1,discard=on"
     ide:
-      ide2: local-lvm:cloudinit
+      ide2: "{{ proxmox_storage }}:cloudinit"
     net:
-      net0: virtio,bridge=vmbr0,tag=20
+      net0: "virtio,bridge={{ proxmox_bridge }},tag=20"
     ciuser: debian
-    sshkeys: "{{ lookup('ansible.builtin.file', 'id_ed25519.pub') }}"
+    # Your public key, e.g. "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
+    sshkeys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyReplaceWithYours admin@example.org
     ipconfig:
       ipconfig0: ip=dhcp
     tags: [web, prod]
@@ -698,8 +713,8 @@ EXAMPLES = r'''
 
 - name: Clone the template and configure the clone in one task
   ferro.proxmox.proxmox_kvm:
-    node: pve1
-    clone: debian-13-template
+    node: "{{ proxmox_node }}"
+    clone: "{{ proxmox_template }}"
     name: app01
     newid: 120
     cores: 4
@@ -710,7 +725,7 @@ EXAMPLES = r'''
 
 - name: Grow the memory of an existing VM (reported as drift unless update is true)
   ferro.proxmox.proxmox_kvm:
-    node: pve1
+    node: "{{ proxmox_node }}"
     vmid: 120
     memory: 8192
     update: true

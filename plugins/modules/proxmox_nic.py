@@ -236,11 +236,32 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: Attach net1 to vmbr1, VLAN 20
+# These tasks set no connection: it comes from the play's module_defaults,
+#   module_defaults:
+#     group/ferro.proxmox.proxmox:
+#       api_host: pve1.example.org
+#       api_user: ansible@pve
+#       api_token_id: automation
+#       api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+#       ca_path: pve-root-ca.pem   # a copy of the cluster's /etc/pve/pve-root-ca.pem
+# or from the environment ansible-playbook runs in: PROXMOX_HOST, PROXMOX_USER,
+# PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET, PROXMOX_CA_PATH (README: The connection).
+# The cluster's names are variables, set once in group_vars (the collection's
+# playbooks/inventory/group_vars/all/cluster.yml): proxmox_node, proxmox_storage,
+# proxmox_bridge, proxmox_template, proxmox_move_storage, proxmox_iso.
+
+- name: The VM these examples work on (made by proxmox_kvm if it is missing)
+  ferro.proxmox.proxmox_kvm:
+    vmid: 101
+    name: example-vm
+    node: "{{ proxmox_node }}"
+  delegate_to: localhost
+
+- name: Attach net0 to the bridge, VLAN 20
   ferro.proxmox.proxmox_nic:
     vmid: 101
-    interface: net1
-    bridge: vmbr1
+    interface: net0
+    bridge: "{{ proxmox_bridge }}"
     tag: 20
   delegate_to: localhost
   register: nic
@@ -249,13 +270,20 @@ EXAMPLES = r'''
   ansible.builtin.debug:
     var: nic.mac
 
-- name: Move net0 to another VLAN (the MAC stays)
+- name: Move net0 to another VLAN, naming the VM by name (the MAC stays)
   ferro.proxmox.proxmox_nic:
-    name: web01
+    name: example-vm
     interface: net0
-    bridge: vmbr0
+    bridge: "{{ proxmox_bridge }}"
     tag: 30
     firewall: true
+  delegate_to: localhost
+
+- name: Add net1 on the same bridge, untagged
+  ferro.proxmox.proxmox_nic:
+    vmid: 101
+    interface: net1
+    bridge: "{{ proxmox_bridge }}"
   delegate_to: localhost
 
 - name: Remove net1

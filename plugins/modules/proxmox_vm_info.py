@@ -186,25 +186,46 @@ notes:
 '''
 
 EXAMPLES = r'''
+# These tasks set no connection: it comes from the play's module_defaults,
+#   module_defaults:
+#     group/ferro.proxmox.proxmox:
+#       api_host: pve1.example.org
+#       api_user: ansible@pve
+#       api_token_id: automation
+#       api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
+#       ca_path: pve-root-ca.pem   # a copy of the cluster's /etc/pve/pve-root-ca.pem
+# or from the environment ansible-playbook runs in: PROXMOX_HOST, PROXMOX_USER,
+# PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET, PROXMOX_CA_PATH (README: The connection).
+# The cluster's names are variables, set once in group_vars (the collection's
+# playbooks/inventory/group_vars/all/cluster.yml): proxmox_node, proxmox_storage,
+# proxmox_bridge, proxmox_template, proxmox_move_storage, proxmox_iso.
+
 - name: List every VM of the cluster
   ferro.proxmox.proxmox_vm_info:
-    api_host: pve1.example.org
-    api_user: ansible@pve
-    api_token_id: automation
-    api_token_secret: "{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}"
   delegate_to: localhost
   register: cluster
 
-- name: Read one VM's config and its MAC addresses
+- name: Read VM 100's config and MAC addresses; no VM 100 is an empty list, not a failure
   ferro.proxmox.proxmox_vm_info:
-    vmid: 101
+    vmid: 100
     config: current
   delegate_to: localhost
   register: vm
 
-- name: Show the MAC of net0
+- name: Show the MAC of its net0, if it exists
   ansible.builtin.debug:
     msg: "{{ (vm.proxmox_vms[0].nics | selectattr('interface', 'eq', 'net0') | first).mac }}"
+  when: vm.proxmox_vms | length > 0
+
+- name: Look for a VM by name that may not exist (an empty list when it does not)
+  ferro.proxmox.proxmox_vm_info:
+    name: web01
+  delegate_to: localhost
+  register: found
+
+- name: Say whether it exists
+  ansible.builtin.debug:
+    msg: "{{ 'web01 is VM %d' % found.proxmox_vms[0].vmid if found.proxmox_vms else 'there is no VM named web01' }}"
 
 - name: Guest agent network of every VM named web (stopped ones get network_error)
   ferro.proxmox.proxmox_vm_info:

@@ -225,6 +225,8 @@ def save_predictions(plan_dir, recorded):
 def plan_warning(name, reason):
     return ('%s.%s: --check cannot carry predictions between the tasks of this run (%s): a later task '
             'reads Proxmox VE as it is, without what this one would change.' % (COLLECTION, name, reason))
+
+
 def empty_is_unset(env_fallbacks, option_of_key, args, module_defaults):
     """The task's arguments under the one rule for empty values (issue 27; the binary's
     `validate::empty_is_unset`): an option with an environment fallback (the connection options)

@@ -1,6 +1,8 @@
 """The collection's metadata as Galaxy and Automation Hub read it: galaxy.yml (current
 description, links, a build_ignore that ships exactly the collection's content) and meta/."""
 
+import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -14,6 +16,31 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 GALAXY = yaml.safe_load((ROOT / 'galaxy.yml').read_text())
 MODULES = sorted(p.name for p in (ROOT / 'modules').iterdir() if (p / 'Cargo.toml').exists())
+
+
+def dev_tarball():
+    """The tarball of `make collection` (make test-collection names it in $FERRO_TARBALL)."""
+    if os.environ.get('FERRO_TARBALL'):
+        return Path(os.environ['FERRO_TARBALL'])
+    found = sorted((ROOT / 'dist').glob('ferro-proxmox-*-dev+*.tar.gz'), key=lambda p: p.stat().st_mtime)
+    assert found, 'no development tarball in dist/: run `make collection`'
+    return found[-1]
+
+
+def manifest_version(path):
+    with tarfile.open(path) as tar:
+        return json.load(tar.extractfile('MANIFEST.json'))['collection_info']['version']
+
+
+def test_development_build_says_so_in_its_name_and_version():
+    # `make collection` is one binary for this machine: it must not pass for the release that
+    # `make dist` builds (galaxy.yml's version, three static platforms).
+    tarball = dev_tarball()
+    sha = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    version = manifest_version(tarball)
+    assert version == '%s-dev+%s' % (GALAXY['version'], sha), version
+    assert tarball.name == 'ferro-proxmox-%s.tar.gz' % version
 
 
 def tarball_files(path):
@@ -41,7 +68,7 @@ def test_build_from_a_checkout_ships_what_make_collection_ships(tmp_path):
     subprocess.run([str(VENV_BIN / 'ansible-galaxy'), 'collection', 'build', str(ROOT), '--output-path', str(tmp_path)],
                    check=True, capture_output=True, text=True, timeout=300)
     from_checkout = tarball_files(next(tmp_path.glob('ferro-proxmox-*.tar.gz')))
-    shipped = tarball_files(ROOT / ('dist/ferro-proxmox-%s.tar.gz' % GALAXY['version']))
+    shipped = tarball_files(dev_tarball())
     shipped = {f for f in shipped if not f.startswith('native/')}
     assert sorted(from_checkout - shipped) == [] and sorted(shipped - from_checkout) == []
     assert {'MANIFEST.json', 'README.md', 'CHANGELOG.md', 'changelogs/changelog.yaml', 'meta/runtime.yml',

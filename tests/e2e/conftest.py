@@ -20,11 +20,14 @@ pytest_plugins = ['pvesim.pytest_plugin']
 
 @pytest.fixture(scope='session')
 def collections_path(tmp_path_factory):
-    """Install dist/ferro-proxmox-*.tar.gz (built by `make collection`) like a user would."""
-    tarballs = sorted(glob.glob(os.path.join(ROOT, 'dist', 'ferro-proxmox-*.tar.gz')))
-    assert tarballs, 'no collection tarball in dist/: run `make collection` first (make test-e2e does)'
+    """Install the collection tarball like a user would: $FERRO_TARBALL (make test-e2e passes the
+    development build of `make collection`), else the newest dist/ferro-proxmox-*.tar.gz (the
+    development build, or the release one of `make dist`, which `make dist-test` tests)."""
+    tarballs = sorted(glob.glob(os.path.join(ROOT, 'dist', 'ferro-proxmox-*.tar.gz')), key=os.path.getmtime)
+    tarball = os.environ.get('FERRO_TARBALL') or (tarballs[-1] if tarballs else None)
+    assert tarball, 'no collection tarball in dist/: run `make collection` first (make test-e2e does)'
     path = tmp_path_factory.mktemp('collections')
-    subprocess.run([os.path.join(VENV_BIN, 'ansible-galaxy'), 'collection', 'install', tarballs[-1], '-p', str(path)],
+    subprocess.run([os.path.join(VENV_BIN, 'ansible-galaxy'), 'collection', 'install', tarball, '-p', str(path)],
                    check=True, capture_output=True, text=True, cwd=str(path))
     return str(path)
 

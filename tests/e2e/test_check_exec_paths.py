@@ -4,7 +4,7 @@ A check run's later tasks plan against what its earlier tasks predicted: the VM 
 make exists for the disk and NIC tasks after it. The action plugin keeps the run's predictions on
 the controller (in ansible-core's per-run local temp dir) and hands them to each task in its
 arguments, so that holds however the module runs. Here, each way of running a build playbook
-(README's "Use" playbook: create, system disk, NIC, then an update) runs with `--check --diff`
+(README's first playbook: create, system disk, NIC, then an update) runs with `--check --diff`
 and for real from the same state, and the two must agree task by task (outcome, message, diff):
 
 - `delegate_to: localhost` from inventory hosts whose own connection is ssh, with forks > 1, so
@@ -34,7 +34,7 @@ HOSTS = {'build-a': 251, 'build-b': 252, 'build-c': 253}
 
 
 def build_tasks(vmid='{{ vmid }}', name='{{ inventory_hostname }}'):
-    """README's "Use" playbook, and an update of the VM it built."""
+    """README's first playbook, and an update of the VM it built."""
     def task(title, module, options):
         return {'name': title, 'ferro.proxmox.' + module: options, 'delegate_to': 'localhost'}
     return [

@@ -503,7 +503,7 @@ CENSUS = {
 
 
 def _build_and_update(name, vmid):
-    """README's "Use" playbook on one VM (create, system disk, NIC), then an update of the VM the
+    """README's first playbook on one VM (create, system disk, NIC), then an update of the VM the
     check run only predicts: every step after the first reads what the earlier ones predicted."""
     return Row(name, [
         ('create', kvm(node='pve1', vmid=vmid, name='row-%d' % vmid, cores=1, memory=1024)),

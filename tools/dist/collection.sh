@@ -14,7 +14,10 @@
 # `ansible-galaxy collection build` writes OUTPUT_DIR/ferro-proxmox-<version>.tar.gz, whose
 # path and size in bytes are printed last.
 #
-# Environment: ANSIBLE_GALAXY (default .venv/bin/ansible-galaxy), PYTHON (default python3).
+# Environment: ANSIBLE_GALAXY (default .venv/bin/ansible-galaxy), PYTHON (default python3),
+# COLLECTION_VERSION (default galaxy.yml's version, what `make dist` builds): the version written
+# into the tree's galaxy.yml, hence into MANIFEST.json and the tarball's name (`make collection`
+# passes <version>-dev+<git sha> so that a development build is never taken for a release).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -56,7 +59,8 @@ for pair in "$@"; do
 done
 "$PYTHON" "$ROOT/tools/dist/binfmt.py" check "$tree/native"
 
-version="$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")"
+version="${COLLECTION_VERSION:-$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")}"
+sed -i "s/^version: .*/version: $version/" "$tree/galaxy.yml"
 tarball="$out/ferro-proxmox-$version.tar.gz"
 rm -f "$tarball"
 "$ANSIBLE_GALAXY" collection build "$tree" --output-path "$out" --force >/dev/null

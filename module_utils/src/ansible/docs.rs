@@ -105,6 +105,25 @@ fn option_yaml(out: &mut String, opt: &OptionSpec, indent: usize) {
 /// folds back to the same text is folded: a double-quoted or plain scalar after `key: ` or `- `
 /// (cut at a single space, so the fold reads back as that space), or a flow list cut after a
 /// comma; continuation lines are indented past their key. Anything else is left as it is.
+/// What every module's EXAMPLES open with: where the connection and the cluster's names come from,
+/// so that the tasks run as printed (tests/e2e/test_examples.py runs them against pvesim).
+const EXAMPLES_PREAMBLE: &str = "\
+# These tasks set no connection: it comes from the play's module_defaults,
+#   module_defaults:
+#     group/ferro.proxmox.proxmox:
+#       api_host: pve1.example.org
+#       api_user: ansible@pve
+#       api_token_id: automation
+#       api_token_secret: \"{{ lookup('ansible.builtin.env', 'PROXMOX_TOKEN_SECRET') }}\"
+#       ca_path: pve-root-ca.pem   # a copy of the cluster's /etc/pve/pve-root-ca.pem
+# or from the environment ansible-playbook runs in: PROXMOX_HOST, PROXMOX_USER,
+# PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET, PROXMOX_CA_PATH (README: The connection).
+# The cluster's names are variables, set once in group_vars (the collection's
+# playbooks/inventory/group_vars/all/cluster.yml): proxmox_node, proxmox_storage,
+# proxmox_bridge, proxmox_template, proxmox_move_storage, proxmox_iso.
+
+";
+
 fn fold_yaml(text: &str) -> String {
     text.split_inclusive('\n').map(fold_yaml_line).collect()
 }
@@ -410,7 +429,7 @@ if __name__ == '__main__':
 "#,
         name = spec.name,
         documentation = fold_yaml(&documentation(spec)),
-        examples = fold_yaml(spec.examples.trim_start_matches('\n')),
+        examples = fold_yaml(&format!("{EXAMPLES_PREAMBLE}{}", spec.examples.trim_start_matches('\n'))),
         returns = fold_yaml(spec.returns.trim_start_matches('\n')),
         spec = argument_spec_python(spec),
     )

@@ -185,11 +185,18 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added.",
     ],
     examples: r#"
-- name: A 200 GiB data disk on local-lvm
+- name: The VM these examples work on (made by proxmox_kvm if it is missing)
+  ferro.proxmox.proxmox_kvm:
+    vmid: 101
+    name: example-vm
+    node: "{{ proxmox_node }}"
+  delegate_to: localhost
+
+- name: A 200 GiB data disk
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: scsi1
-    storage: local-lvm
+    storage: "{{ proxmox_storage }}"
     size: 200
     discard: "on"
     iothread: true
@@ -211,19 +218,19 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     size: 250G
   delegate_to: localhost
 
-- name: Move to the NVMe pool, keeping the old volume as unusedN
+- name: Move to another storage, keeping the old volume as unusedN
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: scsi1
     state: moved
-    target_storage: nvme-pool
+    target_storage: "{{ proxmox_move_storage }}"
   delegate_to: localhost
 
 - name: Attach an installer ISO
   ferro.proxmox.proxmox_disk:
     vmid: 101
     disk: ide2
-    iso_image: isos:iso/debian-13-netinst.iso
+    iso_image: "{{ proxmox_iso }}"
     media: cdrom
   delegate_to: localhost
 "#,

@@ -219,21 +219,22 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node), RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift).",
     ],
     examples: r#"
-- name: Create web01 (auto vmid), with a disk, a NIC and cloud-init
+- name: Create web01 (automatic vmid), with a disk, a NIC and cloud-init
   ferro.proxmox.proxmox_kvm:
-    node: pve1
+    node: "{{ proxmox_node }}"
     name: web01
     cores: 2
     memory: 4096
     scsihw: virtio-scsi-single
     scsi:
-      scsi0: local-lvm:32,iothread=1,discard=on
+      scsi0: "{{ proxmox_storage }}:32,iothread=1,discard=on"
     ide:
-      ide2: local-lvm:cloudinit
+      ide2: "{{ proxmox_storage }}:cloudinit"
     net:
-      net0: virtio,bridge=vmbr0,tag=20
+      net0: "virtio,bridge={{ proxmox_bridge }},tag=20"
     ciuser: debian
-    sshkeys: "{{ lookup('ansible.builtin.file', 'id_ed25519.pub') }}"
+    # Your public key, e.g. "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
+    sshkeys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyReplaceWithYours admin@example.org
     ipconfig:
       ipconfig0: ip=dhcp
     tags: [web, prod]
@@ -246,8 +247,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
 
 - name: Clone the template and configure the clone in one task
   ferro.proxmox.proxmox_kvm:
-    node: pve1
-    clone: debian-13-template
+    node: "{{ proxmox_node }}"
+    clone: "{{ proxmox_template }}"
     name: app01
     newid: 120
     cores: 4
@@ -258,7 +259,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
 
 - name: Grow the memory of an existing VM (reported as drift unless update is true)
   ferro.proxmox.proxmox_kvm:
-    node: pve1
+    node: "{{ proxmox_node }}"
     vmid: 120
     memory: 8192
     update: true

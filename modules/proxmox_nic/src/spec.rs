@@ -70,11 +70,18 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known.",
     ],
     examples: r#"
-- name: Attach net1 to vmbr1, VLAN 20
+- name: The VM these examples work on (made by proxmox_kvm if it is missing)
+  ferro.proxmox.proxmox_kvm:
+    vmid: 101
+    name: example-vm
+    node: "{{ proxmox_node }}"
+  delegate_to: localhost
+
+- name: Attach net0 to the bridge, VLAN 20
   ferro.proxmox.proxmox_nic:
     vmid: 101
-    interface: net1
-    bridge: vmbr1
+    interface: net0
+    bridge: "{{ proxmox_bridge }}"
     tag: 20
   delegate_to: localhost
   register: nic
@@ -83,13 +90,20 @@ pub static SPEC: ModuleSpec = ModuleSpec {
   ansible.builtin.debug:
     var: nic.mac
 
-- name: Move net0 to another VLAN (the MAC stays)
+- name: Move net0 to another VLAN, naming the VM by name (the MAC stays)
   ferro.proxmox.proxmox_nic:
-    name: web01
+    name: example-vm
     interface: net0
-    bridge: vmbr0
+    bridge: "{{ proxmox_bridge }}"
     tag: 30
     firewall: true
+  delegate_to: localhost
+
+- name: Add net1 on the same bridge, untagged
+  ferro.proxmox.proxmox_nic:
+    vmid: 101
+    interface: net1
+    bridge: "{{ proxmox_bridge }}"
   delegate_to: localhost
 
 - name: Remove net1
