@@ -21,7 +21,7 @@ MODULES = sorted(p.name for p in (ROOT / 'modules').iterdir() if (p / 'Cargo.tom
 def dev_tarball():
     """The tarball of `make collection` (make test-collection names it in $FERRO_TARBALL)."""
     if os.environ.get('FERRO_TARBALL'):
-        return Path(os.environ['FERRO_TARBALL'])
+        return ROOT / os.environ['FERRO_TARBALL']   # make passes it relative to the repository
     found = sorted((ROOT / 'dist').glob('ferro-proxmox-*-dev+*.tar.gz'), key=lambda p: p.stat().st_mtime)
     assert found, 'no development tarball in dist/: run `make collection`'
     return found[-1]

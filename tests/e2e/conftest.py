@@ -25,6 +25,7 @@ def collections_path(tmp_path_factory):
     development build, or the release one of `make dist`, which `make dist-test` tests)."""
     tarballs = sorted(glob.glob(os.path.join(ROOT, 'dist', 'ferro-proxmox-*.tar.gz')), key=os.path.getmtime)
     tarball = os.environ.get('FERRO_TARBALL') or (tarballs[-1] if tarballs else None)
+    tarball = tarball and os.path.join(ROOT, tarball)   # make passes it relative to the repository
     assert tarball, 'no collection tarball in dist/: run `make collection` first (make test-e2e does)'
     path = tmp_path_factory.mktemp('collections')
     subprocess.run([os.path.join(VENV_BIN, 'ansible-galaxy'), 'collection', 'install', tarball, '-p', str(path)],
