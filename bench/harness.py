@@ -117,13 +117,14 @@ def ansible_env(venv, collections_path):
     return env
 
 
-def run_playbook(venv, collections_path, workdir, playbook, inventory='localhost,', forks=None):
+def run_playbook(venv, collections_path, workdir, playbook, inventory='localhost,', forks=None, extra=()):
     """Run one ansible-playbook. Returns its wall seconds, the play's time inside ansible-playbook
     (bench_timer: start-up left out), CPU seconds, exit code, recap totals and per host, and the
     `vmid` each host's tasks returned (bench_timer). A failed run's output is kept in `workdir`."""
     cmd = [os.path.join(venv, 'bin', 'ansible-playbook'), '-i', inventory, '-c', 'local', playbook]
     if forks:
         cmd += ['--forks', str(forks)]
+    cmd += list(extra)
     timer = os.path.join(workdir, 'timer.json')
     if os.path.exists(timer):
         os.remove(timer)
@@ -250,11 +251,12 @@ class Bench:
             tasks.append({'name': 'kvm %s %d' % (state, vmid), '%s.proxmox_kvm' % FQCN[coll]: args})
         return tasks
 
-    def run(self, playbook, inventory='localhost,', forks=None, reset=True):
-        """Run one playbook on a freshly reset pvesim (run_playbook), with the request log of the run."""
+    def run(self, playbook, inventory='localhost,', forks=None, reset=True, extra=()):
+        """Run one playbook on a freshly reset pvesim (run_playbook), with the request log of the run;
+        `extra`: more ansible-playbook arguments (`--check`, `-e ...`)."""
         if reset:
             self.sim.reset(self.seed)
-        r = run_playbook(self.venv, self.collections_path, self.workdir, playbook, inventory, forks)
+        r = run_playbook(self.venv, self.collections_path, self.workdir, playbook, inventory, forks, extra)
         r['requests'] = self.sim.requests()
         return r
 

@@ -13,6 +13,8 @@ ABOVE_FLOOR_TARGET_MS = 10.0
 MAX_REQUESTS = {'proxmox_nic': 2, 'proxmox_disk': 2, 'proxmox_kvm': 3}
 BINARY_MAX_BYTES = 3 * 1000 * 1000
 WAITER_LAG_TARGET_MS = 100.0
+# Issue 25: the real run that applies a saved plan costs at most this much more per task.
+PLAN_COST_TARGET = 0.10
 # Issue 18's target: ferro.proxmox's fleet at most this fraction of community.proxmox's better way.
 FLEET_RATIO_TARGET = 0.1
 
@@ -34,7 +36,7 @@ def per_task(results, kind, workload, coll):
                 'cpu': med([e.get('cpu', 0) for e in empties.values()])}
     times, cpus = [], []
     for r in runs:
-        base = empties.get(r['round'] if kind != 'build' else 'b%d' % r['round'], fallback)
+        base = empties.get({'build': 'b%d' % r['round'], 'plan': 'p%d' % r['round']}.get(kind, r['round']), fallback)
         times.append((r['elapsed'] - base['elapsed']) / r['tasks'])
         cpus.append((r.get('cpu', 0) - base.get('cpu', 0)) / r['tasks'])
     return {
@@ -142,6 +144,13 @@ def report(results):
         ok = f['req'] <= c['req'] and (limit is None or f['req'] <= limit) and f['version'] == 0
         target(ok, '%s: %.2f requests per no-op task (community %.2f%s), %d /version calls' % (
             w, f['req'], c['req'], ', limit %d' % limit if limit else '', f['version']))
+    plain, applied = per_task(results, 'plan', 'plain', 'ferro'), per_task(results, 'plan', 'apply', 'ferro')
+    if plain and applied:
+        cost = applied['ms'] / plain['ms'] - 1
+        target(cost <= PLAN_COST_TARGET and not applied['failed'] and applied['changed'] == plain['changed'],
+               'applying a saved plan: %.1f ms per create against %.1f ms plain = %+.0f %% (target <= +%.0f %%; '
+               '%d of %d tasks changed, as planned)' % (applied['ms'], plain['ms'], cost * 100,
+                                                       PLAN_COST_TARGET * 100, applied['changed'], applied['tasks']))
     forks = results.get('forks')
     if forks:
         one, ten = forks['1'], forks['10']

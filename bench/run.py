@@ -2,7 +2,7 @@
 
     run.py --ferro-tarball dist/ferro-proxmox-X.tar.gz --ansible-venv build/bench/venv [--vms 50]
            [--rounds 3] [--build-rounds 1] [--fleet 12] [--workdir build/bench/run] [--json OUT]
-           [--skip converge,build,forks,waiter,fleet]
+           [--skip converge,build,plan,forks,waiter,fleet]
     run.py --report OUT.json     print a saved run's report again
 
 Both collections run under the same ansible-core: the one of the benchmark virtualenv (the `ansible`
@@ -21,6 +21,9 @@ no-op rounds community.proxmox runs a different 1/rounds slice of the N tasks ea
               proxmox_nic (present, same), proxmox_disk (present, same), proxmox_vm_info (one VM,
               config current)
   build       create N VMs with a disk and a NIC (explicit vmids), then remove them
+  plan        ferro.proxmox only: the build's creates as a plain real run, and as the real run that
+              applies a saved plan (`--check -e ferro_proxmox_plan=DIR`, then the same playbook with
+              the plan: docs/saved-plans.md); the target is at most 10 % more per task (issue 25)
 Per task = (playbook wall time - empty playbook wall time) / N; medians over the rounds.
 Then, ferro.proxmox only: creation of N VMs with automatic vmids at forks 10 against forks 1 (with
 qmcreate tasks of FORKS_TASK_SECONDS, as on a real node, and with tasks that end at once), the task
@@ -63,7 +66,7 @@ def main():
     parser.add_argument('--workdir', default=os.path.join(os.path.dirname(HERE), 'build', 'bench', 'run'))
     parser.add_argument('--json', help='write every measurement here')
     parser.add_argument('--fleet', type=int, default=12, help='VMs in the fleet (bench/fleet.py)')
-    parser.add_argument('--skip', default='', help='comma-separated: converge,build,forks,waiter,fleet')
+    parser.add_argument('--skip', default='', help='comma-separated: converge,build,plan,forks,waiter,fleet')
     args = parser.parse_args()
     if not 1 <= args.rounds <= args.vms:
         # community.proxmox runs one slice of the VMs per round: each round needs at least one.
@@ -94,8 +97,8 @@ def main():
             notes.append('skipped %s: ferro.proxmox has no %s in this tree' % (m, m))
     kvm = 'proxmox_kvm' in ferro_modules
     if not kvm:
-        notes.append('skipped build, forks, waiter and fleet: they need ferro.proxmox.proxmox_kvm')
-        skip |= {'build', 'forks', 'waiter', 'fleet'}
+        notes.append('skipped build, plan, forks, waiter and fleet: they need ferro.proxmox.proxmox_kvm')
+        skip |= {'build', 'plan', 'forks', 'waiter', 'fleet'}
     if 'proxmox_disk' not in ferro_modules and 'fleet' not in skip:
         notes.append('skipped fleet: it needs ferro.proxmox.proxmox_disk')
         skip.add('fleet')
@@ -182,6 +185,25 @@ def main():
                     log('  %-9s create %6.1f s (%d VMs, failed=%d)  remove %6.1f s (%d left, failed=%d)' % (
                         coll, c['elapsed'], c['vms_after'], c['recap']['failed'], r['elapsed'], r['vms_after'],
                         r['recap']['failed']))
+
+        if 'plan' not in skip:
+            # The same creates, as a plain real run and as the real run that applies the plan its
+            # check run saved (a fresh plan directory each round; the check run is not timed: it is
+            # the dry run a person reviews, not part of the run the plan makes).
+            for rnd in range(args.build_rounds):
+                log('plan round %d/%d' % (rnd + 1, args.build_rounds))
+                record('base', 'empty', '-', 'p%d' % rnd, b.run(empty), 0)
+                create = books[('build', 'create', 'ferro')]
+                plain = record('plan', 'plain', 'ferro', rnd, b.run(create), n)
+                plan_dir = os.path.join(workdir, 'plan-%d' % rnd)
+                shutil.rmtree(plan_dir, ignore_errors=True)
+                with_plan = ['-e', 'ferro_proxmox_plan=%s' % plan_dir]
+                saved = b.run(create, extra=['--check'] + with_plan)
+                applied = record('plan', 'apply', 'ferro', rnd, b.run(create, extra=with_plan), n)
+                log('  plain %6.1f s (failed=%d)  check saving the plan %6.1f s (failed=%d)  applying it %6.1f s '
+                    '(failed=%d, changed=%d)' % (plain['elapsed'], plain['recap']['failed'], saved['elapsed'],
+                                                saved['recap']['failed'], applied['elapsed'],
+                                                applied['recap']['failed'], applied['recap']['changed']))
 
         if 'forks' not in skip:
             # Twice: with each qmcreate task taking FORKS_TASK_SECONDS, as on a real node, where a
