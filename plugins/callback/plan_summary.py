@@ -16,7 +16,7 @@ description:
   - At the end of a real run that applies a plan, lists the planned tasks this run did not run
     (a task the run skipped, or one the playbook no longer has).
   - Enable it in ansible.cfg with C(callbacks_enabled = ferro.proxmox.plan_summary).
-author: ferro.proxmox contributors
+author: "ferro.proxmox contributors (@ferro-proxmox)"
 requirements:
   - enable in configuration
 '''
@@ -56,7 +56,7 @@ def summary(plan_dir):
     """The lines of a saved plan's summary, per host."""
     tasks = os.path.join(plan_dir, 'tasks')
     per_host = {}
-    for root, _, files in os.walk(tasks):
+    for root, _dirs, files in os.walk(tasks):
         for name in sorted(files):
             if not name.endswith('.json') or name.startswith('.'):
                 continue
@@ -83,7 +83,7 @@ def summary(plan_dir):
 def not_applied(plan_dir, applied_dir):
     """The planned tasks this run did not run."""
     ran = set()
-    for root, _, files in os.walk(applied_dir):
+    for root, _dirs, files in os.walk(applied_dir):
         for name in files:
             try:
                 with open(os.path.join(root, name), encoding='utf-8') as f:
@@ -91,7 +91,7 @@ def not_applied(plan_dir, applied_dir):
             except (OSError, ValueError, KeyError):
                 continue
     missing = []
-    for root, _, files in os.walk(os.path.join(plan_dir, 'tasks')):
+    for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
         for name in sorted(files):
             path = os.path.join(root, name)
             if name.endswith('.json') and not name.startswith('.') and path not in ran:

@@ -187,7 +187,7 @@ def task_key(task, task_vars, module):
     """Which task this is, the same in both runs: host, module, task name and its place in the
     playbook (the file relative to the playbook's directory, and the line)."""
     path = task.get_path() or ''
-    file_, _, line = path.rpartition(':')
+    file_, _sep, line = path.rpartition(':')
     base = task_vars.get('playbook_dir') or ''
     if file_ and base:
         file_ = os.path.relpath(file_, base)
@@ -280,7 +280,7 @@ def skipped_before(tasks, applied, key, seq):
     run did not run, in words."""
     host_dir = os.path.dirname(record_path(tasks, key, 0))
     ran = set()
-    for root, _, files in os.walk(os.path.dirname(record_path(applied, key, 0))):
+    for root, _dirs, files in os.walk(os.path.dirname(record_path(applied, key, 0))):
         for name in files:
             try:
                 ran.add(read_json(os.path.join(root, name))['record'])
@@ -297,7 +297,7 @@ def skipped_before(tasks, applied, key, seq):
             continue
         if record.get('seq', -1) < seq:
             missing.append((record['seq'], '%r at %s' % (record['task'], record['path'])))
-    return [words for _, words in sorted(missing)]
+    return [words for _order, words in sorted(missing)]
 
 
 def applied_dir():
