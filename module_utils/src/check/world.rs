@@ -162,9 +162,7 @@ impl<'a> World<'a> {
     /// since these modules act on QEMU configs only.
     pub fn qemu_vm<'v>(&self, vms: &'v [VmResource], vmid: Option<u64>, name: Option<&str>) -> Result<&'v VmResource> {
         let vm = resources::require(vms, vmid, name, &|vm| self.name_of(vm))?;
-        if vm.kind != "qemu" {
-            return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
-        }
+        vm.require_qemu()?;
         Ok(vm)
     }
 

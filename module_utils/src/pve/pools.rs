@@ -85,23 +85,14 @@ pub fn apply(api: &dyn Api, mv: &PoolMove) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Map};
+    use serde_json::json;
 
     fn vm(pool: Option<&str>) -> VmResource {
-        let mut raw = Map::new();
+        let mut v = json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "stopped"});
         if let Some(p) = pool {
-            raw.insert("pool".into(), json!(p));
+            v["pool"] = json!(p);
         }
-        VmResource {
-            vmid: 100,
-            name: Some("web".into()),
-            node: "pve1".into(),
-            kind: "qemu".into(),
-            status: "stopped".into(),
-            template: false,
-            lock: None,
-            raw,
-        }
+        VmResource::from_json(&v).unwrap()
     }
 
     #[test]

@@ -40,6 +40,17 @@ impl VmResource {
         })
     }
 
+    /// These modules act on QEMU configs only: a container with the task's vmid is refused.
+    pub fn require_qemu(&self) -> Result<()> {
+        if self.kind != "qemu" {
+            return Err(Error::failed(format!(
+                "VM with vmid {} is a container ({}), not a QEMU VM",
+                self.vmid, self.kind
+            )));
+        }
+        Ok(())
+    }
+
     /// The API path of this VM, `/nodes/<node>/<qemu|lxc>/<vmid>`.
     pub fn path(&self) -> ApiPath {
         ApiPath::new(["nodes", &self.node, &self.kind, &self.vmid.to_string()])

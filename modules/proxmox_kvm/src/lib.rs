@@ -38,7 +38,7 @@ pub use spec::SPEC;
 
 use apply::{Apply, Guard};
 use params::is_drive_key;
-use plan::{diff, gone, listed_power, outcome, require_qemu, resolved, with_pool, Plan, MASKED};
+use plan::{diff, gone, listed_power, outcome, resolved, with_pool, Plan, MASKED};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -212,7 +212,7 @@ impl Run<'_> {
             }
         };
         self.ctx.identify("vmid", vm.vmid);
-        require_qemu(&vm)?;
+        vm.require_qemu()?;
         Ok(vm)
     }
 
@@ -257,7 +257,7 @@ impl Run<'_> {
             Some(vm) => {
                 let vm = vm.clone();
                 self.ctx.identify("vmid", vm.vmid);
-                require_qemu(&vm)?;
+                vm.require_qemu()?;
                 self.existing(&vm, self.p.update)
             }
             None => self.create(&vms),
@@ -398,10 +398,10 @@ impl Run<'_> {
         let world = self.world;
         let name_of: NameOf = &|vm| world.name_of(vm);
         let source = plan::clone_source(&vms, self.p.vmid, &c.source, name_of)?;
-        require_qemu(&source)?;
+        source.require_qemu()?;
         if let Some(t) = plan::clone_target(&vms, &source, c.newid, self.p.name.as_deref(), name_of)? {
             self.ctx.identify("vmid", t.vmid);
-            require_qemu(&t)?;
+            t.require_qemu()?;
             // The clone exists (made by an earlier run, or by a run that ended while this one
             // waited for it): like any existing VM, it is changed only with update: true;
             // otherwise its differences are drift (§29).
@@ -417,7 +417,7 @@ impl Run<'_> {
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, Some(&source_config))?;
         if let Some(holder) = self.yielded(&done.vm, c.newid.is_none(), mark)? {
-            require_qemu(&holder)?;
+            holder.require_qemu()?;
             return self.existing(&holder, self.p.update);
         }
         let newid = done.vm.vmid;
@@ -435,7 +435,7 @@ impl Run<'_> {
             return Ok(gone(head).with_diff(Some(diff(self.p.vmid.unwrap_or(0), None, None))));
         };
         self.ctx.identify("vmid", vm.vmid);
-        require_qemu(&vm)?;
+        vm.require_qemu()?;
         let config = self.read_config(&vm)?;
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;

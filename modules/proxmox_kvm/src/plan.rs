@@ -174,14 +174,6 @@ pub fn resource(vmid: u64, name: Option<&str>, node: &str, status: &str) -> VmRe
 
 /// The power state of a VM as `/cluster/resources` lists it, for the paths that do not read
 /// `status/current` (a paused VM is listed as running).
-/// These modules act on QEMU configs only: a container with the task's vmid is refused.
-pub fn require_qemu(vm: &VmResource) -> Result<()> {
-    if vm.kind != "qemu" {
-        return Err(Error::failed(format!("VM with vmid {} is a container ({}), not a QEMU VM", vm.vmid, vm.kind)));
-    }
-    Ok(())
-}
-
 pub fn listed_power(vm: &VmResource) -> Power {
     Power::from_status(&vm.status, None, vm.lock.as_deref())
 }

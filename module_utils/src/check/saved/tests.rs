@@ -4,16 +4,8 @@ use super::*;
 use serde_json::json;
 
 fn vm() -> VmResource {
-    VmResource {
-        vmid: 100,
-        name: Some("web".into()),
-        node: "pve1".into(),
-        kind: "qemu".into(),
-        status: "stopped".into(),
-        template: false,
-        lock: None,
-        raw: Default::default(),
-    }
+    VmResource::from_json(&json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "stopped"}))
+        .unwrap()
 }
 
 fn config(scsi1: &str, digest: &str) -> VmConfig {
