@@ -19,6 +19,9 @@ PYTEST := $(VENV)/bin/python -m pytest
 # The wheels of ansible-test's sanity virtualenvs (tests/sanity/requirements.txt), so that
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
+# The pytest-xdist workers of make test-pvesim and test-e2e, each with its own pvesim: one per
+# core plus one, as the tests spend much of their time waiting (measured in bench/README.md).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 .PHONY: help venv build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
@@ -67,10 +70,11 @@ test-rust:
 test-meta: venv
 	$(PYTEST) -q tests/meta
 
-## test-pvesim: the simulator's own tests (tests/pvesim/tests), and the preflight library's
-## refusals compared with the ones pvesim gives for the same write sent for real
+## test-pvesim: the simulator's own tests (tests/pvesim/tests, on TEST_WORKERS pytest-xdist workers,
+## one pvesim each), and the preflight library's refusals compared with the ones pvesim gives for
+## the same write sent for real
 test-pvesim: venv
-	$(PYTEST) -q tests/pvesim/tests
+	$(PYTEST) -q -n $(TEST_WORKERS) tests/pvesim/tests
 	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils --test preflight_pvesim -- --ignored
 
 ## upstream-venv: community.proxmox 2.0.0's virtualenv under build/bench (bench/venv.sh: Python 3.12
@@ -79,9 +83,17 @@ test-pvesim: venv
 upstream-venv:
 	bench/venv.sh build/bench >/dev/null
 
-## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e)
+## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e), the
+## test files spread over TEST_WORKERS pytest-xdist workers (one pvesim each), then the whole-suite
+## endpoint audit alone, over the request logs the workers left in build/e2e-requests
+E2E_REQUEST_LOG := build/e2e-requests
+E2E_AUDIT_NAME := test_whole_suite_calls_only_documented_endpoints
+E2E_AUDIT := tests/e2e/test_hostile_paths.py::$(E2E_AUDIT_NAME)
 test-e2e: install upstream-venv
-	FERRO_TARBALL=$(DEV_TARBALL) $(PYTEST) -q tests/e2e
+	rm -rf $(E2E_REQUEST_LOG)
+	FERRO_TARBALL=$(DEV_TARBALL) FERRO_E2E_REQUEST_LOG=$(abspath $(E2E_REQUEST_LOG)) \
+	  $(PYTEST) -q -n $(TEST_WORKERS) --dist loadfile -k "not $(E2E_AUDIT_NAME)" tests/e2e
+	FERRO_E2E_REQUEST_LOG=$(abspath $(E2E_REQUEST_LOG)) $(PYTEST) -q $(E2E_AUDIT)
 
 ## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,
 ## build_ignore, ansible-lint's args rule on our options

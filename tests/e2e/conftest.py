@@ -1,13 +1,18 @@
 """Fixtures of the e2e suite: the collection installed from its tarball, pvesim through pvesim's own
-pytest plugin (`pvesim_session`, one process per session; `pvesim`, reset to the default seed before
-each test) with the canary user added (`sim`), and the `ansible` runner of harness.py.
+pytest plugin (`pvesim_session`, one process per session, so one per xdist worker; `pvesim`, reset to
+the default seed before each test) with the canary user added (`sim`), the `ansible` runner of
+harness.py; pvesim's plugin also gives `summary` (a line of what a test counted, printed at the end
+of the run, also from an xdist worker).
 
 It also keeps the request log of the whole session (issue 15): before pvesim's log is cleared
-or reset, its entries are added to `SESSION_REQUESTS`; `test_hostile_paths.py`'s audit, moved to
-the end of the run, checks every module request (told apart by our client's User-Agent) against
-the endpoints SECURITY.md documents."""
+or reset, its entries are added to `SESSION_REQUESTS`; `test_hostile_paths.py`'s audit, run last,
+checks every module request (told apart by our client's User-Agent) against the endpoints
+SECURITY.md documents. `make test-e2e` runs the suite on several workers (pytest-xdist, one pvesim
+each) with `FERRO_E2E_REQUEST_LOG` naming a directory: each worker writes its session's log there
+when its pvesim stops, and the audit, run alone after them, reads every file of it."""
 
 import glob
+import json
 import os
 import subprocess
 
@@ -33,9 +38,11 @@ def collections_path(tmp_path_factory):
     return str(path)
 
 
-# Every request pvesim logged this session.
+# Every request pvesim logged this session (this worker's, under xdist).
 SESSION_REQUESTS = []
 AUDIT_TEST = 'test_whole_suite_calls_only_documented_endpoints'
+# The directory each worker's request log is written to, for the audit run after them.
+REQUEST_LOG_DIR = os.environ.get('FERRO_E2E_REQUEST_LOG')
 
 
 def _keep_request_log(sim):
@@ -60,16 +67,34 @@ def forget_requests(sim):
     del SESSION_REQUESTS[kept:]
 
 
+def logged_requests():
+    """The request logs the workers of this run wrote to FERRO_E2E_REQUEST_LOG: (how many, their requests)."""
+    if not REQUEST_LOG_DIR:
+        return 0, []
+    files = sorted(glob.glob(os.path.join(REQUEST_LOG_DIR, '*.json')))
+    requests = []
+    for name in files:
+        with open(name) as f:
+            requests.extend(json.load(f)['requests'])
+    return len(files), requests
+
+
 def pytest_collection_modifyitems(session, config, items):
     """The whole-suite audit runs last, after every other test has made its requests."""
     items.sort(key=lambda item: item.name == AUDIT_TEST)
 
 
 @pytest.fixture(scope='session')
-def pvesim_session(pvesim_session):
-    """The plugin's one process, with its request log kept across clears and resets."""
+def pvesim_session(pvesim_session, request):
+    """The plugin's one process, with its request log kept across clears and resets; with
+    FERRO_E2E_REQUEST_LOG set, the whole log is written there when the session ends."""
     _keep_request_log(pvesim_session)
-    return pvesim_session
+    yield pvesim_session
+    if REQUEST_LOG_DIR:
+        os.makedirs(REQUEST_LOG_DIR, exist_ok=True)
+        worker = os.environ.get('PYTEST_XDIST_WORKER', 'main')
+        with open(os.path.join(REQUEST_LOG_DIR, '%s-%d.json' % (worker, os.getpid())), 'w') as f:
+            json.dump({'requests': SESSION_REQUESTS + pvesim_session.requests()}, f)
 
 
 @pytest.fixture

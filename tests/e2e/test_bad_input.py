@@ -229,18 +229,17 @@ def check_table(run, sim, rows, label):
 
 
 @pytest.mark.parametrize('module', sorted(TABLES))
-def test_bad_input_table(ansible, sim, module, capsys):
+def test_bad_input_table(ansible, sim, module, summary):
     rows = TABLES[module]
     assert len(rows) >= 20
     sim.clear_requests()
     run = ansible.run_playbook(play([task(module, i, opts) for i, (opts, _) in enumerate(rows)]))
     check_table(run, sim, rows, module)
-    with capsys.disabled():
-        print('\nbad input: %s: %d inputs tried, each rejected with its exact message, %d writes'
-              % (module, len(rows), len(writes(sim))))
+    summary('bad input: %s: %d inputs tried, each rejected with its exact message, %d writes'
+            % (module, len(rows), len(writes(sim))))
 
 
-def test_missing_auth_for_every_module(ansible, sim, capsys):
+def test_missing_auth_for_every_module(ansible, sim, summary):
     rows = [(dict(ANCHORS[m], **opts), msg) for m in sorted(TABLES) for opts, msg in MISSING_AUTH]
     modules = [m for m in sorted(TABLES) for _ in MISSING_AUTH]
     sim.clear_requests()
@@ -250,5 +249,4 @@ def test_missing_auth_for_every_module(ansible, sim, capsys):
     run = ansible.run_playbook(play([task(m, i, opts) for i, (m, (opts, _)) in enumerate(zip(modules, rows))]), env=env)
     check_table(run, sim, rows, 'missing auth')
     assert sim.requests() == []
-    with capsys.disabled():
-        print('\nbad input: missing auth: %d inputs tried (%d modules), no request sent' % (len(rows), len(TABLES)))
+    summary('bad input: missing auth: %d inputs tried (%d modules), no request sent' % (len(rows), len(TABLES)))

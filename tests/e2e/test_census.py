@@ -30,14 +30,13 @@ def census_rows():
     return rows
 
 
-def test_every_census_row_is_predicted_or_explained(capsys):
+def test_every_census_row_is_predicted_or_explained(summary):
     rows = census_rows()
     assert rows, 'no census rows found in %s' % DOC
     odd = dict((i, mark) for i, mark in rows.items() if mark not in ('predicted', 'explained'))
     assert not odd, 'rows neither predicted nor explained: %s' % odd
     predicted = sum(1 for mark in rows.values() if mark == 'predicted')
-    with capsys.disabled():
-        print('\ncensus: %d rows, %d predicted, %d explained' % (len(rows), predicted, len(rows) - predicted))
+    summary('census: %d rows, %d predicted, %d explained' % (len(rows), predicted, len(rows) - predicted))
 
 
 def test_every_predicted_row_has_a_check_versus_real_case():

@@ -668,7 +668,7 @@ def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
     return problems
 
 
-def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, capsys):
+def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'rows', ROW_VMS)
     problems = {}
     problems.update(run_batch(ansible, sim, seed, PREFLIGHT, writes_nothing=True))
@@ -680,8 +680,7 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, caps
     problems.update(run_batch(ansible, sim, write_seed(tmp_path, 'pools', POOL_VMS, **POOL_SEED), POOLS, env=POOLER))
     rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH + STATE_AND_COMPOSITE + POOLS
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    with capsys.disabled():   # shown in make test's output, pass or fail
-        print('\ncheck-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
+    summary('check-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
     assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
         '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
 

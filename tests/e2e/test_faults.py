@@ -261,16 +261,15 @@ def test_fault(ansible, sim, fault):
     COUNTS['scenarios'] += 1
 
 
-def test_zz_fault_counts(request, capsys):
+def test_zz_fault_counts(request, summary):
     """The counts agree with the table rows that ran in this session (this test runs last in this file):
     one scenario per row, at least its faults injected, its volumes checked."""
     rows = [item.callspec.params['fault'] for item in request.session.items
             if item.module is request.module and item.originalname == 'test_fault']
     if not rows:
         pytest.skip('no row of the fault table was selected')
-    with capsys.disabled():
-        print('\nfault table: %d scenarios, %d faults injected, %d volumes checked'
-              % (COUNTS['scenarios'], COUNTS['faults injected'], COUNTS['volumes checked']))
+    summary('fault table: %d scenarios, %d faults injected, %d volumes checked'
+            % (COUNTS['scenarios'], COUNTS['faults injected'], COUNTS['volumes checked']))
     assert COUNTS['scenarios'] == len(rows), (COUNTS, len(rows))
     assert COUNTS['faults injected'] >= sum(len(f.faults) for f in rows), COUNTS
     assert COUNTS['volumes checked'] > 0, COUNTS

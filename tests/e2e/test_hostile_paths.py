@@ -14,8 +14,11 @@ option of a property string.
 """
 
 import json
+import os
 
-from conftest import SESSION_REQUESTS
+import pytest
+
+from conftest import SESSION_REQUESTS, logged_requests
 from endpoints import documented_endpoints, outside
 
 # The User-Agent of our client (module_utils/src/pve/client.rs) and of the harness (pvesim.testing: urllib).
@@ -101,7 +104,7 @@ def items(text, default_key):
     return out
 
 
-def test_injection_attempts_are_refused_before_any_call(ansible, sim, capsys):
+def test_injection_attempts_are_refused_before_any_call(ansible, sim, summary):
     rows = PATH_ROWS + PROPSTRING_ROWS
     before = sim.api('GET', '/nodes/pve1/qemu/100/config')
     sim.clear_requests()
@@ -122,13 +125,12 @@ def test_injection_attempts_are_refused_before_any_call(ansible, sim, capsys):
     assert outside(requests) == [], 'requests outside the documented endpoints: %s' % outside(requests)
     assert sim.api('GET', '/nodes/pve1/qemu/100/status/current')['status'] == 'running'
     assert sim.api('GET', '/nodes/pve1/qemu/100/config') == before
-    with capsys.disabled():
-        print('\nhostile paths: %d path-segment and %d property-string injection attempts, each refused naming its '
-              'option; %d requests, %d writes, none outside the documented endpoints'
-              % (len(PATH_ROWS), len(PROPSTRING_ROWS), len(requests), len(writes)))
+    summary('hostile paths: %d path-segment and %d property-string injection attempts, each refused naming its '
+            'option; %d requests, %d writes, none outside the documented endpoints'
+            % (len(PATH_ROWS), len(PROPSTRING_ROWS), len(requests), len(writes)))
 
 
-def test_values_next_to_separators_write_exactly_the_keys_set(ansible, sim, capsys):
+def test_values_next_to_separators_write_exactly_the_keys_set(ansible, sim, summary):
     tasks = [
         {'name': 'disk with a urlencoded serial', 'ferro.proxmox.proxmox_disk': {
             'vmid': 100, 'disk': 'scsi1', 'storage': 'local-lvm', 'size': '1G', 'serial': 'abc%2Ccache%3Dunsafe',
@@ -154,19 +156,23 @@ def test_values_next_to_separators_write_exactly_the_keys_set(ansible, sim, caps
     nic = items(config['net1'], 'model')
     assert set(nic) == {'e1000', 'bridge', 'tag', 'firewall'}, config['net1']
     assert (nic['bridge'], nic['tag'], nic['firewall']) == ('vmbr1', '99', '1'), config['net1']
-    with capsys.disabled():
-        print('\nhostile paths: a urlencoded serial and a tagged NIC written with exactly the keys set, '
-              'check -> real -> again converged')
+    summary('hostile paths: a urlencoded serial and a tagged NIC written with exactly the keys set, '
+            'check -> real -> again converged')
 
 
-def test_whole_suite_calls_only_documented_endpoints(pvesim_session, capsys):
-    """Runs last (conftest.py): the request log of every test of this session."""
+def test_whole_suite_calls_only_documented_endpoints(pvesim_session, summary):
+    """Runs last (conftest.py): the request log of every test of this session, and, when the suite ran
+    on xdist workers, of every worker (FERRO_E2E_REQUEST_LOG, make test-e2e)."""
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        pytest.fail('the whole-suite audit on an xdist worker would see only that worker\'s requests: run it '
+                    'alone after the workers, with FERRO_E2E_REQUEST_LOG (as make test-e2e does)')
     # The matcher itself refuses what the issue's attempts reached (so the audit can fail).
     probes = [('GET', '/api2/json/access/acl'), ('POST', '/api2/json/nodes/pve1/qemu/100/status/stop/x'),
               ('GET', '/api2/json/nodes/pve1/qemu/100/config/../../../access'), ('PUT', '/api2/json/nodes/pve1/qemu'),
               ('POST', '/api2/json/nodes/pve1?x=1/qemu')]
     assert outside([{'method': m, 'path': p} for m, p in probes]) == probes
-    requests = SESSION_REQUESTS + pvesim_session.requests()
+    workers, logged = logged_requests()
+    requests = SESSION_REQUESTS + pvesim_session.requests() + logged
     # A module's requests carry our client's User-Agent (module_utils/src/pve/client.rs); the harness's
     # own calls (urllib, pvesim.testing) do not, so a path both call is still audited for the module.
     module_requests = [r for r in requests if r.get('agent', '').startswith(MODULE_AGENT)]
@@ -177,6 +183,6 @@ def test_whole_suite_calls_only_documented_endpoints(pvesim_session, capsys):
     assert not bad, 'requests outside the endpoints SECURITY.md documents: %s' % sorted(set(bad))[:20]
     used = {t for m, t, rx in documented_endpoints() for r in module_requests if r['method'] == m and rx.match(
         r['path'].split('?')[0])}
-    with capsys.disabled():
-        print('\nhostile paths: whole-suite audit: %d module requests, all within the %d documented endpoints '
-              '(%d of them used)' % (len(module_requests), len(documented_endpoints()), len(used)))
+    summary('hostile paths: whole-suite audit: %d module requests (%s), all within the %d documented endpoints '
+            '(%d of them used)' % (len(module_requests), '%d workers\' logs' % workers if workers else 'this process',
+                                   len(documented_endpoints()), len(used)))

@@ -272,7 +272,7 @@ ROWS_ADDED = {
 }
 
 
-def test_zz_hostile_writes_counts(request, capsys):
+def test_zz_hostile_writes_counts(request, summary):
     """The counts agree with the tests of this file that ran in this session (this test runs last)."""
     ran = [item for item in request.session.items if item.module is request.module and item is not request.node]
     if not ran:
@@ -281,10 +281,9 @@ def test_zz_hostile_writes_counts(request, capsys):
              if item.originalname == 'test_an_accepted_write_is_reported_whatever_fails_after_it']
     concurrent = any(item.originalname == 'test_two_playbooks_on_one_vm_at_once_both_succeed_ten_times'
                      for item in ran)
-    with capsys.disabled():
-        print('\nhostile writes: %d rows, %d concurrent rounds (%d digest conflicts re-planned), %d faults injected, '
-              '%d playbook runs' % (COUNTS['rows'], COUNTS['concurrent rounds'], COUNTS['digest conflicts re-planned'],
-                                    COUNTS['faults injected'], COUNTS['playbook runs']))
+    summary('hostile writes: %d rows, %d concurrent rounds (%d digest conflicts re-planned), %d faults injected, '
+            '%d playbook runs' % (COUNTS['rows'], COUNTS['concurrent rounds'], COUNTS['digest conflicts re-planned'],
+                                  COUNTS['faults injected'], COUNTS['playbook runs']))
     assert COUNTS['rows'] == len(table) + sum(ROWS_ADDED.get(item.originalname, 0) for item in ran), COUNTS
     assert COUNTS['concurrent rounds'] == (ROUNDS if concurrent else 0), COUNTS
     assert COUNTS['faults injected'] >= sum(len(row.faults) for row in table), COUNTS

@@ -5,6 +5,10 @@
 A test picks another seed with `@pytest.mark.pvesim_seed('ceph')` (on a test, a class or a module's
 `pytestmark`), with `@pytest.mark.parametrize('pvesim_seed', ['default', 'ceph'], indirect=True)` to run on
 both, or by overriding the `pvesim_seed` fixture; the default is `default`.
+
+`summary` is for a test that counts what it checked: `summary(line)` adds the line to the run's
+closing section "what the tests counted", pass or fail, also from a pytest-xdist worker (whose own
+output pytest does not show): the line travels in the test's report.
 """
 
 import pytest
@@ -38,3 +42,19 @@ def pvesim(pvesim_session, pvesim_seed):
     pvesim_session.reset(pvesim_seed)
     pvesim_session.time_scale(0.05)
     yield pvesim_session
+
+
+@pytest.fixture
+def summary(request):
+    """`summary(line)`: a line of what the test counted, printed at the end of the run."""
+    return lambda line: request.node.user_properties.append(('summary', line))
+
+
+def pytest_terminal_summary(terminalreporter):
+    lines = [value for reports in terminalreporter.stats.values() for report in reports
+             if getattr(report, 'when', None) == 'call'
+             for key, value in getattr(report, 'user_properties', ()) if key == 'summary']
+    if lines:
+        terminalreporter.section('what the tests counted')
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -224,7 +224,7 @@ ALL = cases()
 
 
 @pytest.mark.parametrize('key', WRITES)
-def test_every_forbidden_value_is_refused_with_nothing_done(sim, key, capsys):
+def test_every_forbidden_value_is_refused_with_nothing_done(sim, key, summary):
     before = state(sim)
     mine = [c for c in ALL if c[0] == key]
     for _key, name, value, expected in mine:
@@ -247,11 +247,10 @@ def test_every_forbidden_value_is_refused_with_nothing_done(sim, key, capsys):
                 want[need] = "missing property required by '{0}'".format(name)  # JSONSchema.pm check_object
             assert err.errors == want, (name, value)
     assert state(sim) == before, key
-    with capsys.disabled():
-        print('\n{0}: {1} forbidden requests refused'.format(key, len(mine)))
+    summary('{0}: {1} forbidden requests refused'.format(key, len(mine)))
 
 
-def test_the_generated_set_covers_every_parameter(capsys):
+def test_the_generated_set_covers_every_parameter(summary):
     writes = [(k, p) for k in WRITES for p in METHODS[k]['properties'] if '{' + p + '}' not in k]
     covered = set((k, numbered(p, METHODS[k]['properties'][p])) for k, p in writes)
     refused = set((c[0], c[1]) for c in ALL)
@@ -259,9 +258,8 @@ def test_the_generated_set_covers_every_parameter(capsys):
              or METHODS[k]['properties'][p].get('format') or METHODS[k]['properties'][p].get('keys')
              or METHODS[k]['properties'][p].get('enum') or METHODS[k]['properties'][p].get('pattern')
              or 'maxLength' in METHODS[k]['properties'][p]]
-    with capsys.disabled():
-        print('\n{0} forbidden requests over {1} write endpoints; {2} schema parameters, {3} with a forbidden '
-              'value'.format(len(ALL), len(WRITES), len(writes), len(covered & refused)))
+    summary('{0} forbidden requests over {1} write endpoints; {2} schema parameters, {3} with a forbidden '
+            'value'.format(len(ALL), len(WRITES), len(writes), len(covered & refused)))
     assert len(ALL) >= 1200 and len(WRITES) >= 16
     # every constrained parameter gets at least one forbidden value (a free string may be anything)
     missing = [(k, p) for k, p in typed if (k, numbered(p, METHODS[k]['properties'][p])) not in refused]
