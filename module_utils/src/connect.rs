@@ -40,7 +40,10 @@ impl<P: Task> Session<P> {
     /// The shared start-up, in this order: the typed task from the validated options (its
     /// warnings into the result), the vmid it names recorded, the connection options checked,
     /// the client connected (`connect`).
-    pub fn start(ctx: &mut Context, from_spec: impl FnOnce(&Args, &mut dyn FnMut(String)) -> Result<P>) -> Result<Self> {
+    pub fn start(
+        ctx: &mut Context,
+        from_spec: impl FnOnce(&Args, &mut dyn FnMut(String)) -> Result<P>,
+    ) -> Result<Self> {
         let params = ctx.parse(from_spec)?;
         if let Some(id) = params.vmid() {
             ctx.identify("vmid", id);

@@ -70,7 +70,6 @@ pub fn outcome(
     outcome
 }
 
-
 fn view(config: &VmConfig, disk: &str) -> Map<String, Value> {
     plan::diff_view(config, disk).into_iter().map(|(k, v)| (k, Value::String(v))).collect()
 }

@@ -213,7 +213,11 @@ impl Apply<'_> {
         if conv.changes.is_empty() {
             return Ok(config);
         }
-        crate::checks::require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
+        crate::checks::require_bridges(
+            self.api,
+            &vm.node,
+            conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())),
+        )?;
         let update = plan::update(vm, &config, &conv.changes, self.p, &[]);
         let after = self.run(&update.write)?.after.unwrap_or(update.after);
         if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &after) {

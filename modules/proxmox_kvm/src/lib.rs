@@ -33,8 +33,8 @@ use serde_json::{Map, Value};
 
 pub use params::{CloneOpts, Params, State};
 pub use plan::{
-    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config, transition,
-    Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
+    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config,
+    transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
 };
 pub use result::{config_map, devices, macs};
 pub use spec::SPEC;
@@ -378,7 +378,12 @@ impl Run<'_> {
             return self.existing(&holder, self.p.update);
         }
         let newid = done.vm.vmid;
-        Ok(result::new_vm(&done.vm, &done.after, &done.planned, format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid)))
+        Ok(result::new_vm(
+            &done.vm,
+            &done.after,
+            &done.planned,
+            format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid),
+        ))
     }
 
     // ------------------------------------------------------------------- absent
