@@ -43,7 +43,7 @@ use apply::Apply;
 use checks::Checks;
 use params::is_drive_key;
 use plan::{listed_power, Plan};
-use result::{diff, gone, outcome, resolved, with_pool};
+use result::{diff, outcome, resolved, with_pool};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
@@ -391,10 +391,7 @@ impl Run<'_> {
     fn absent(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
         let Some(vm) = self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
-            let head = Outcome::new(false, format!("VM {} is already absent", self.p.label()))
-                .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
-                .with("status", Value::Null);
-            return Ok(gone(head).with_diff(Some(diff(self.p.vmid.unwrap_or(0), None, None))));
+            return Ok(result::already_absent(&self.p.label(), self.p.vmid));
         };
         self.ctx.identify("vmid", vm.vmid);
         vm.require_qemu()?;
@@ -402,12 +399,7 @@ impl Run<'_> {
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
         self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
-        let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
-            .with("node", vm.node.clone())
-            .with("status", now.resource_status());
-        Ok(gone(head).with_diff(Some(diff(vm.vmid, Some(&config), None))))
+        Ok(result::removed(&vm, &config, now))
     }
 
     // -------------------------------------------------------------------- power

@@ -142,9 +142,28 @@ pub fn drift(ctx: &mut Context, vm: &VmResource, config: &VmConfig, conv: &Conve
         .with_diff(Some(diff(vm.vmid, Some(config), Some(config))))
 }
 
+/// The result of a removal that found no VM (`label`: the task's name or vmid).
+pub fn already_absent(label: &str, vmid: Option<u64>) -> Outcome {
+    let head = Outcome::new(false, format!("VM {label} is already absent"))
+        .with("vmid", vmid.map(Value::from).unwrap_or(Value::Null))
+        .with("status", Value::Null);
+    gone(head).with_diff(Some(diff(vmid.unwrap_or(0), None, None)))
+}
+
+/// The result of a removal of `vm`: its keys as they were (`config`, the power state `now`),
+/// the diff from its config to nothing.
+pub fn removed(vm: &VmResource, config: &VmConfig, now: Power) -> Outcome {
+    let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
+        .with("node", vm.node.clone())
+        .with("status", now.resource_status());
+    gone(head).with_diff(Some(diff(vm.vmid, Some(config), None)))
+}
+
 /// The result of a task that found no VM to remove, or removed one: `head` with the VM's keys
 /// as they were, then those of a VM that is not there.
-pub fn gone(head: Outcome) -> Outcome {
+fn gone(head: Outcome) -> Outcome {
     head.with("power_state", Value::Null)
         .with("mac", json!({}))
         .with("devices", json!({}))
