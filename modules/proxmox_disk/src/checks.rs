@@ -27,8 +27,8 @@ pub struct Checks<'a> {
 /// What must hold before the plan's writes, in check and real runs alike (so both fail with the
 /// same message, and nothing is written): the privileges they need (qemu-server checks the
 /// method's own privileges before anything else), PVE's API schema on each write as it will be
-/// sent (through the client, which then sends it unchecked), the VM's state (`vm_state`), then the storage or volume they use
-/// (docs/pve-semantics.md §26, §27, §28, §33).
+/// sent (through the client, which then sends it without a second check), the VM's state
+/// (`vm_state`), then the storage or volume they use (docs/pve-semantics.md §26, §27, §28, §33).
 pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
     let disk = params.disk.as_str();
     let config = facts.config;

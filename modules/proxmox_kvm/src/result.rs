@@ -1,4 +1,4 @@
-//! proxmox_kvm's result: what a task returns (`outcome`, `gone`, `new_vm`, `drift`): a VM's keys, its NICs' MACs, its drives' volumes, the config with `cipassword` masked and its diff, and the planned config with what PVE resolved.
+//! proxmox_kvm's result: what a task returns (`outcome`, `new_vm`, `drift`, `already_absent`, `removed`): a VM's keys, its NICs' MACs, its drives' volumes, the config with `cipassword` masked and its diff, and the planned config with what PVE resolved.
 
 use std::collections::BTreeMap;
 

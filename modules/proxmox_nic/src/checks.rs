@@ -14,8 +14,8 @@ use crate::plan::{Action, Plan};
 /// What must hold before the write, in check and real runs alike (so both fail with the same
 /// message, and nothing is written): the privileges it needs (qemu-server `update_vm_api`:
 /// one `VM.Config.*` on the VM, `VM.Config.Network`, `SDN.Use` on the bridge), PVE's API schema
-/// on the write as it will be sent (through the client, which then sends it unchecked), then the
-/// VM's lock (docs/pve-semantics.md §27, §28, §33).
+/// on the write as it will be sent (through the client, which then sends it without a second
+/// check), then the VM's lock (docs/pve-semantics.md §27, §28, §33).
 pub fn guard(
     api: &dyn Api,
     privileges: &Privileges,
