@@ -1,11 +1,73 @@
-//! From a module's connection options to an authenticated PVE client: the one place where the
-//! Ansible side (the options, the run's context) meets the PVE side (`Connection`, `PveClient`).
+//! From a module's options to its started run: the one place where the Ansible side (the
+//! options, the run's context) meets the PVE side (`Connection`, `PveClient`), and the start-up
+//! every module shares (`Session`).
+
+use std::time::Duration;
 
 use crate::ansible::spec::Args;
+use crate::check::predictions::Predictions;
+use crate::check::saved::SavedTask;
+use crate::check::world::World;
 use crate::error::{clip, Error, Result};
 use crate::protocol::Context;
 use crate::pve::auth::{Connection, Credentials};
 use crate::pve::client::PveClient;
+use crate::pve::permissions::Privileges;
+
+/// What the start-up needs to know of a module's typed task.
+pub trait Task {
+    /// The vmid the task names, if it names one: returned on failure too (`Context::identify`).
+    fn vmid(&self) -> Option<u64>;
+    /// How long reads wait for a VM whose create or clone runs (the task's `timeout`); `None`:
+    /// the world's default.
+    fn wait(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A module's run once started: its task, who it authenticates as, the client, and what the
+/// check-mode world of the run is built from. Every module's `main` starts with `Session::start`.
+pub struct Session<P> {
+    pub params: P,
+    pub api: PveClient,
+    /// Who the run authenticates as (`Connection::authid`), whose privileges are checked.
+    pub authid: String,
+    predictions: Option<Predictions>,
+    saved: Option<SavedTask>,
+}
+
+impl<P: Task> Session<P> {
+    /// The shared start-up, in this order: the typed task from the validated options (its
+    /// warnings into the result), the vmid it names recorded, the connection options checked,
+    /// the client connected (`connect`).
+    pub fn start(
+        ctx: &mut Context,
+        from_spec: impl FnOnce(&Args, &mut dyn FnMut(String)) -> Result<P>,
+    ) -> Result<Self> {
+        let params = ctx.parse(from_spec)?;
+        if let Some(id) = params.vmid() {
+            ctx.identify("vmid", id);
+        }
+        let authid = connection(&ctx.params)?.authid();
+        let api = connect(ctx)?;
+        Ok(Session { params, api, authid, predictions: ctx.predictions.clone(), saved: ctx.saved.clone() })
+    }
+
+    /// What the task reads PVE through: the run's predictions in check mode, its saved plan, and
+    /// the task's wait for a VM in flight.
+    pub fn world(&self) -> World<'_> {
+        let world = World::new(&self.api, self.predictions.clone()).saving(self.saved.clone());
+        match self.params.wait() {
+            Some(wait) => world.waiting_up_to(wait),
+            None => world,
+        }
+    }
+
+    /// The privileges of the user the run authenticates as, read once per task.
+    pub fn privileges(&self) -> Privileges<'_> {
+        Privileges::new(&self.api, &self.authid)
+    }
+}
 
 /// Build a client from the module's connection options, warning in the result when TLS
 /// verification is off. Every write the client sees accepted is recorded in the run's journal.

@@ -4,10 +4,14 @@
 //! over HTTPS (ureq + rustls), and tests implement it with scripted answers. A request path is an
 //! `ApiPath` (pve/request.rs: its segments, each percent-encoded when sent), so no value can add a
 //! segment, a query or a fragment, and no module formats a URL. Every write is checked against PVE's API
-//! schema (`pve::schema::check_write`) before it is sent. Retry policy lives
+//! schema (`pve::schema::check_write`) before it is sent, once: a module checks its planned writes
+//! through `Api::check_write` before the first of them (in check mode too), and `PveClient`
+//! remembers those, so sending one does not check it again; a write it has not seen checked is
+//! checked as it is sent, so nothing unchecked is ever sent. Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,7 +22,7 @@ use crate::pve::footprint::{Footprint, RecentReads};
 use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::request::{form, ApiPath, Form, Method};
-use crate::pve::schema::check_write;
+use crate::pve::schema;
 
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
 pub trait Api {
@@ -40,6 +44,12 @@ pub trait Api {
     fn journal(&self) -> Option<&WriteJournal> {
         None
     }
+    /// Check a write against PVE's API schema before it is sent (`pve::schema::check_write`),
+    /// in check and real runs alike. `PveClient` remembers the writes checked here, so that
+    /// sending one does not check it a second time.
+    fn check_write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<()> {
+        schema::check_write(method, path, params)
+    }
 }
 
 /// The words of a certificate verification failure (a permanent one: never retried).
@@ -60,6 +70,9 @@ pub struct PveClient {
     journal: WriteJournal,
     /// What was read since the last write, for the footprint of the next one.
     recent: RecentReads,
+    /// The writes `Api::check_write` checked and that have not been sent yet (method, encoded
+    /// path, form as given): `send` sends one of them without checking it again.
+    checked: Mutex<Vec<(Method, String, Form)>>,
 }
 
 impl PveClient {
@@ -86,6 +99,7 @@ impl PveClient {
             csrf_token: None,
             journal,
             recent: RecentReads::default(),
+            checked: Mutex::new(Vec::new()),
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -150,8 +164,11 @@ impl PveClient {
     fn send(&self, method: Method, api_path: &ApiPath, params: &Form) -> Result<Value> {
         api_path.check()?;
         // Every write, the login included, is checked against PVE's API schema first: a value
-        // PVE would refuse is never sent (docs/pve-semantics.md §28).
-        check_write(method, api_path, params)?;
+        // PVE would refuse is never sent (docs/pve-semantics.md §28). Once: a write the module
+        // checked before its first write (`Api::check_write`) is not checked again.
+        if !self.was_checked(method, api_path, params) {
+            schema::check_write(method, api_path, params)?;
+        }
         let path = api_path.encoded();
         let path = path.as_str();
         let url = format!("{}{}", self.base, path);
@@ -191,6 +208,23 @@ impl PveClient {
         decode(method, path, status, &body, &self.principal)
     }
 
+    /// Whether `Api::check_write` checked exactly this write (same method, path and form) since
+    /// it was last sent; it is then taken from the list, so each check covers one send.
+    fn was_checked(&self, method: Method, path: &ApiPath, params: &Form) -> bool {
+        if method == Method::Get {
+            return false;
+        }
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        let path = path.encoded();
+        match checked.iter().position(|(m, p, f)| *m == method && *p == path && f == params) {
+            Some(at) => {
+                checked.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn transport_error(&self, method: Method, path: &str, e: &ureq::Error) -> Error {
         // Failures before the request left this machine cannot have changed anything.
         let not_sent = matches!(
@@ -213,6 +247,15 @@ impl PveClient {
 impl Api for PveClient {
     fn journal(&self) -> Option<&WriteJournal> {
         Some(&self.journal)
+    }
+
+    fn check_write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<()> {
+        schema::check_write(method, path, params)?;
+        if method != Method::Get {
+            let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+            checked.push((method, path.encoded(), params.clone()));
+        }
+        Ok(())
     }
 
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {

@@ -156,6 +156,18 @@ impl Endpoint {
     }
 }
 
+thread_local! {
+    /// Each write `check_write` checked on this thread, as `METHOD /path`: what shows that a run
+    /// checks each of its writes once (`checked_writes`). A few short lines per run, no values.
+    static CHECKED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The writes checked on this thread so far, as `METHOD /path` (the path as sent), in order; a
+/// test compares them with the writes a run sent.
+pub fn checked_writes() -> Vec<String> {
+    CHECKED.with(|c| c.borrow().clone())
+}
+
 /// PVE's words for a key the endpoint does not have (JSONSchema.pm `check_object`).
 const NOT_IN_SCHEMA: &str = "property is not defined in schema and the schema does not allow additional properties";
 
@@ -166,6 +178,7 @@ pub fn check_write(method: Method, path: &ApiPath, form: &Form) -> Result<()> {
     if method == Method::Get {
         return Ok(());
     }
+    CHECKED.with(|c| c.borrow_mut().push(format!("{} {}", method.as_str(), path.encoded())));
     let Some(endpoint) = Endpoint::for_path(method, path) else { return Ok(()) };
     endpoint.check(form).map_err(|(param, message)| {
         Error::args(format!(

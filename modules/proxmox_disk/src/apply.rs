@@ -40,7 +40,8 @@ pub type Write = (Method, ApiPath, Form);
 
 /// The writes of `action`, in order, each with `digest` (the read it was planned from). The
 /// second write of `ResizeKeepingPending` is sent with the digest of the config read after the
-/// resize; `digest` stands in for it here, which the schema check does not tell apart.
+/// resize; `digest` stands in for it here, which the schema check does not tell apart (the
+/// client, which has not seen that form checked, checks it again as it sends it).
 pub fn writes(vm: &VmResource, disk: &str, action: &Action, digest: Option<&str>) -> Vec<Write> {
     let with_digest = |mut f: Form| {
         if let Some(d) = digest {

@@ -243,3 +243,12 @@ impl Params {
         })
     }
 }
+
+impl module_utils::connect::Task for Params {
+    fn vmid(&self) -> Option<u64> {
+        self.vmid
+    }
+    fn wait(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_secs(self.timeout))
+    }
+}

@@ -12,9 +12,7 @@ use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
-mod guard;
 mod names;
-pub(crate) use guard::{requests, Guard};
 
 use crate::params::Params;
 use crate::plan::{self, Write};
@@ -54,7 +52,7 @@ pub(crate) struct Apply<'a> {
     pub ctx: &'a mut Context,
     pub p: &'a Params,
     /// For a create or clone without a vmid: the id `GET /cluster/nextid` offered before the
-    /// writes, whose privileges the guard checked. The first attempt takes it; a collision
+    /// writes, whose privileges the checks checked. The first attempt takes it; a collision
     /// with another run asks for the next one.
     pub offered_vmid: Option<u64>,
 }
@@ -215,7 +213,11 @@ impl Apply<'_> {
         if conv.changes.is_empty() {
             return Ok(config);
         }
-        guard::require_bridges(self.api, &vm.node, conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())))?;
+        crate::checks::require_bridges(
+            self.api,
+            &vm.node,
+            conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())),
+        )?;
         let update = plan::update(vm, &config, &conv.changes, self.p, &[]);
         let after = self.run(&update.write)?.after.unwrap_or(update.after);
         if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &after) {

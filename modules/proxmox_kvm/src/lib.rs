@@ -1,23 +1,25 @@
 //! proxmox_kvm: create, clone, converge, power and remove QEMU VMs, with a check mode that
 //! predicts the real run.
 //!
-//! Pipeline (this file wires it): `params.rs` (`Params::from_spec`: validation, the task's config
-//! as PVE keys) → the reads of what exists (here) → `plan.rs` (pure: what to write, what is
-//! refused, what stays pending, which power call) → `Run::execute`, the one place check mode is
-//! decided: it records the plan's prediction for the later tasks of the run, or `apply.rs` makes
-//! the writes, each task waited for. Diffs are computed from the plan, not from the read-back,
-//! so check and real runs show the same diff by construction; a real run's diff only fills in
-//! what PVE decided (values marked known after apply, the volumes it made: `resolved`).
+//! Pipeline (this file wires it): the start-up (`connect::Session`: `params.rs`'s validated task,
+//! the client) → the reads of what exists (here) → `plan.rs` (pure: what to write, what is
+//! refused, what stays pending, which power call) → `checks.rs` (every check before the first
+//! write, in check and real runs alike) → `Run::execute`, the one place check mode is decided: it
+//! records the plan's prediction for the later tasks of the run, or `apply.rs` makes the writes,
+//! each task waited for → `result.rs` (what the task returns). Diffs are computed from the plan,
+//! not from the read-back, so check and real runs show the same diff by construction; a real
+//! run's diff only fills in what PVE decided (values marked known after apply, the volumes it
+//! made: `resolved`).
 
 mod apply;
+mod checks;
 mod params;
 mod plan;
+mod result;
 mod spec;
 
-use std::time::Duration;
-
 use module_utils::check::world::{addressed_by, World};
-use module_utils::connect::{connect, connection};
+use module_utils::connect::Session;
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::cipassword;
 use module_utils::pve::client::Api;
@@ -27,32 +29,28 @@ use module_utils::pve::pools::{self, PoolMove};
 use module_utils::pve::resources::{NameOf, VmResource};
 use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub use params::{CloneOpts, Params, State};
 pub use plan::{
-    clone_base, config_map, converge, devices, drive_value, macs, migration_refusal, nic_value, predict, scalar_equal,
-    template_config, transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
+    clone_base, converge, drive_value, migration_refusal, nic_value, predict, scalar_equal, template_config,
+    transition, Change, Converge, DriveOutcome, Power, PowerCall, Refusal, Transition, Wanted,
 };
+pub use result::{config_map, devices, macs};
 pub use spec::SPEC;
 
-use apply::{Apply, Guard};
+use apply::Apply;
+use checks::Checks;
 use params::is_drive_key;
-use plan::{diff, gone, listed_power, outcome, resolved, with_pool, Plan, MASKED};
+use plan::{listed_power, Plan};
+use result::{diff, outcome, resolved, with_pool};
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
-    let params = ctx.parse(Params::from_spec)?;
-    if let Some(id) = params.vmid {
-        ctx.identify("vmid", id);
-    }
-    let authid = connection(&ctx.params)?.authid();
-    let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone())
-        .saving(ctx.saved.clone())
-        .waiting_up_to(Duration::from_secs(params.timeout));
-    let guard = Guard::new(&api, &authid);
-    let mut run = Run { ctx, api: &api, world: &world, guard: &guard, p: &params };
+    let session = Session::start(ctx, Params::from_spec)?;
+    let world = session.world();
+    let checks = Checks::new(&session.api, session.privileges());
+    let mut run = Run { ctx, api: &session.api, world: &world, checks: &checks, p: &session.params };
     run.dispatch()
 }
 
@@ -62,8 +60,8 @@ struct Run<'a> {
     api: &'a dyn Api,
     /// What the task reads VMs and configs through (the run's predictions in check mode).
     world: &'a World<'a>,
-    /// The checks before any write (preflight, schema, privileges).
-    guard: &'a Guard<'a>,
+    /// The checks before any write (preflight, schema, privileges, state, space).
+    checks: &'a Checks<'a>,
     p: &'a Params,
 }
 
@@ -75,19 +73,8 @@ struct Done {
     planned: VmConfig,
 }
 
-impl Done {
-    /// The result of a create or clone: changed, the new VM stopped, no drift, and the diff from
-    /// nothing to the planned config as PVE resolved it.
-    fn new_vm_outcome(&self, msg: String) -> Outcome {
-        let planned = resolved(&self.planned, &self.after);
-        outcome(true, msg, &self.vm, Some(&self.after), None, Some(Power::Stopped))
-            .with("drift", Value::Object(Map::new()))
-            .with_diff(Some(diff(self.vm.vmid, None, Some(&planned))))
-    }
-}
-
 impl Run<'_> {
-    /// The one place check mode is decided. In both modes the guard first checks what PVE would
+    /// The one place check mode is decided. In both modes `checks` first checks what PVE would
     /// refuse (preflight, the schema of each planned request, privileges), with the same message.
     /// Then in check mode: the plan's prediction recorded for the later tasks of the run (a
     /// new VM without a vmid gets the predicted next free one) and returned; otherwise the plan's
@@ -105,11 +92,11 @@ impl Run<'_> {
         let (vmid, offered_vmid) = match plan.vm.vmid {
             0 => {
                 let api = self.api;
-                let id = self.guard.before_new_vm(&plan.write, before, self.p, || apply::nextid(api))?;
+                let id = self.checks.before_new_vm(&plan.write, before, self.p, || apply::nextid(api))?;
                 (id, Some(id))
             }
             id => {
-                self.guard.before_write(&plan.write, before, id, self.p)?;
+                self.checks.before_write(&plan.write, before, id, self.p)?;
                 (id, None)
             }
         };
@@ -117,8 +104,8 @@ impl Run<'_> {
         if offered_vmid.is_some() {
             plan.set_vmid(vmid);
         }
-        self.guard.capacity(&plan.write, before, &plan.after, vmid)?;
-        self.world.writes(apply::requests(&plan.write, vmid).iter().map(|(m, path, form, _)| (*m, path, form)))?;
+        self.checks.capacity(&plan.write, before, &plan.after, vmid)?;
+        self.world.writes(checks::requests(&plan.write, vmid).iter().map(|(m, path, form, _)| (*m, path, form)))?;
         if self.ctx.check_mode {
             self.world.record(plan.prediction.clone())?;
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
@@ -135,7 +122,7 @@ impl Run<'_> {
     /// depend on them).
     fn storages_for<'k>(&self, mut keys: impl Iterator<Item = &'k str>) -> Result<Vec<StorageConfig>> {
         if keys.any(is_drive_key) {
-            self.guard.storages()
+            self.checks.storages()
         } else {
             Ok(Vec::new())
         }
@@ -281,10 +268,10 @@ impl Run<'_> {
             self.ctx.warn(pools::not_moved(mv));
         }
         if !update {
-            return Ok(self.drift(vm, config, &conv, &label));
+            return Ok(result::drift(self.ctx, vm, config, &conv, &label));
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
-        pool_move.iter().try_for_each(|mv| self.guard.pool_move(mv))?;
+        pool_move.iter().try_for_each(|mv| self.checks.pool_move(mv))?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
@@ -338,36 +325,6 @@ impl Run<'_> {
         Ok(config)
     }
 
-    /// `update: false` on an existing VM: report how it differs from the task, change nothing.
-    fn drift(&mut self, vm: &VmResource, config: &VmConfig, conv: &Converge, label: &str) -> Outcome {
-        let mut drift = Map::new();
-        for c in &conv.changes {
-            // never a password or its hash: both masked (SECURITY.md)
-            let hide = |v: &str| if c.key == "cipassword" { MASKED.to_string() } else { v.to_string() };
-            let (before, after) = (c.before.as_deref().map(hide), hide(&c.after));
-            let line = plan::drift_line(&c.key, before.as_deref(), &after);
-            self.ctx.warn(format!("{line}; set update: true to apply"));
-            drift.insert(c.key.clone(), json!({"before": before, "after": after}));
-        }
-        for r in &conv.refused {
-            self.ctx.warn(format!("{}: {}", r.key, r.reason));
-            drift.insert(r.key.clone(), json!({"before": r.before, "after": r.wanted}));
-        }
-        let msg = if drift.is_empty() {
-            format!("VM {label} with vmid {} already exists", vm.vmid)
-        } else {
-            let keys: Vec<&str> = drift.keys().map(String::as_str).collect();
-            format!(
-                "VM {label} with vmid {} already exists and differs from the task in {} (not changed: update is false)",
-                vm.vmid,
-                keys.join(", ")
-            )
-        };
-        outcome(false, msg, vm, Some(config), Some(&vm.status), Some(listed_power(vm)))
-            .with("drift", Value::Object(drift))
-            .with_diff(Some(diff(vm.vmid, Some(config), Some(config))))
-    }
-
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
         let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
@@ -380,7 +337,7 @@ impl Run<'_> {
         let vmid = done.vm.vmid;
         let label = self.p.label();
         let label = if label.is_empty() { vmid.to_string() } else { label };
-        Ok(done.new_vm_outcome(format!("VM {label} with vmid {vmid} deployed")))
+        Ok(result::new_vm(&done.vm, &done.after, &done.planned, format!("VM {label} with vmid {vmid} deployed")))
     }
 
     // -------------------------------------------------------------------- clone
@@ -411,7 +368,7 @@ impl Run<'_> {
         let name = self.p.name.clone().unwrap_or_else(|| {
             format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
         });
-        let storages = self.guard.storages()?;
+        let storages = self.checks.storages()?;
         let taken = vms.iter().map(|v| v.vmid).collect();
         let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
         let mark = self.api.journal().map(|j| j.mark());
@@ -421,7 +378,12 @@ impl Run<'_> {
             return self.existing(&holder, self.p.update);
         }
         let newid = done.vm.vmid;
-        Ok(done.new_vm_outcome(format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid)))
+        Ok(result::new_vm(
+            &done.vm,
+            &done.after,
+            &done.planned,
+            format!("VM {name} with newid {newid} cloned from vm with vmid {}", source.vmid),
+        ))
     }
 
     // ------------------------------------------------------------------- absent
@@ -429,10 +391,7 @@ impl Run<'_> {
     fn absent(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
         let Some(vm) = self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())?.cloned() else {
-            let head = Outcome::new(false, format!("VM {} is already absent", self.p.label()))
-                .with("vmid", self.p.vmid.map(Value::from).unwrap_or(Value::Null))
-                .with("status", Value::Null);
-            return Ok(gone(head).with_diff(Some(diff(self.p.vmid.unwrap_or(0), None, None))));
+            return Ok(result::already_absent(&self.p.label(), self.p.vmid));
         };
         self.ctx.identify("vmid", vm.vmid);
         vm.require_qemu()?;
@@ -440,12 +399,7 @@ impl Run<'_> {
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
         self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
-        let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
-            .with("node", vm.node.clone())
-            .with("status", now.resource_status());
-        Ok(gone(head).with_diff(Some(diff(vm.vmid, Some(&config), None))))
+        Ok(result::removed(&vm, &config, now))
     }
 
     // -------------------------------------------------------------------- power

@@ -423,6 +423,15 @@ fn check_dns_name(name: &str) -> Result<()> {
     }
 }
 
+impl module_utils::connect::Task for Params {
+    fn vmid(&self) -> Option<u64> {
+        self.vmid
+    }
+    fn wait(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_secs(self.timeout))
+    }
+}
+
 #[cfg(test)]
 mod name_tests {
     use super::check_dns_name;

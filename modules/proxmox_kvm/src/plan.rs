@@ -6,7 +6,6 @@
 mod clone;
 mod compare;
 mod power;
-mod returns;
 mod volumes;
 
 use std::collections::BTreeMap;
@@ -27,7 +26,6 @@ pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
-pub use returns::{config_map, devices, diff, gone, macs, outcome, resolved, with_pool};
 pub use volumes::is_marked;
 use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
 

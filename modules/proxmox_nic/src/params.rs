@@ -127,3 +127,9 @@ impl Params {
         })
     }
 }
+
+impl module_utils::connect::Task for Params {
+    fn vmid(&self) -> Option<u64> {
+        self.vmid
+    }
+}

@@ -1,26 +1,12 @@
-//! proxmox_vm_info's reads beyond the cluster list: the node check, a node's VM list, a VM's config, the guest's network.
+//! proxmox_vm_info's reads beyond the cluster list: a node's VM list, a VM's config, the guest's network.
 
-use module_utils::error::clip;
 use module_utils::pve::client::Api;
-use module_utils::pve::pveformat::QUOTE_MAX;
 use module_utils::pve::request::{form, ApiPath};
 use module_utils::pve::resources::VmResource;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};
 
 use crate::params::ConfigMode;
-
-/// Fail unless the cluster has `node` (upstream's words).
-pub fn require_node(api: &dyn Api, node: &str) -> Result<()> {
-    let nodes =
-        api.get(&ApiPath::new(["nodes"]), &Vec::new()).map_err(|e| e.context("Unable to retrieve Proxmox VE node"))?;
-    let known =
-        nodes.as_array().is_some_and(|list| list.iter().any(|n| n.get("node").and_then(Value::as_str) == Some(node)));
-    if !known {
-        return Err(Error::failed(format!("Node {} doesn't exist in PVE cluster", clip(node, QUOTE_MAX))));
-    }
-    Ok(())
-}
 
 /// `GET /nodes/{node}/{kind}`: the node's list of VMs (or containers).
 pub fn node_list(api: &dyn Api, node: &str, kind: &str) -> Result<Value> {

@@ -1,45 +1,43 @@
 //! proxmox_vm_info: list VMs with their config, parsed NICs and disks, and guest network.
 //!
-//! `main` wires the common shape: `params` (the validated task) → the cluster read (through
-//! `check::world`, so a check run sees what its earlier tasks predicted) → `plan` (pure: the
-//! selection and the return shape) → `apply` (its further reads: node check, node lists,
-//! configs, agent). Read-only: there is nothing to record or write, so check mode is a normal run.
+//! `main` wires the common shape: the start-up (`connect::Session`: `params`, the client) →
+//! `checks` (the node the task names) → the cluster read (through `check::world`, so a check run
+//! sees what its earlier tasks predicted) → `plan` (pure: the selection, the node lists it
+//! needs) → `apply` (its further reads: node lists, configs, agent) → `result` (each entry in
+//! the return shape). Read-only: there is nothing to record or write, so check mode is a normal
+//! run.
 
 mod apply;
+mod checks;
 mod params;
 mod plan;
+mod result;
 mod spec;
 
 use std::collections::BTreeMap;
 
 use module_utils::check::world::World;
-use module_utils::connect::connect;
+use module_utils::connect::Session;
 use module_utils::protocol::{Context, Outcome};
 use module_utils::Result;
 use serde_json::{Map, Value};
 
 pub use params::{ConfigMode, Params};
-pub use plan::{merge_entry, select};
+pub use plan::select;
+pub use result::merge_entry;
 pub use spec::SPEC;
 
 /// The module body.
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
-    let params = Params::from_spec(&ctx.params)?;
-    if let Some(id) = params.vmid {
-        ctx.identify("vmid", id);
-    }
-    let api = connect(ctx)?;
-    let world = World::new(&api, ctx.predictions.clone()).saving(ctx.saved.clone());
-    let vms = read(&world, &params)?;
-    Ok(Outcome::new(false, "").with("proxmox_vms", Value::Array(vms)))
+    let session = Session::start(ctx, |args, _| Params::from_spec(args))?;
+    let vms = read(&session.world(), &session.params)?;
+    Ok(result::outcome(vms))
 }
 
-/// All reads of one task, in the fewest calls.
+/// All reads of one task, in the fewest calls, each VM's entry shaped as it is read.
 pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
     let api = world.api();
-    if let Some(node) = &params.node {
-        apply::require_node(api, node)?;
-    }
+    checks::before_reading(api, params)?;
     // A VM the task selects by vmid or name while its create or clone runs: wait for it (§30).
     let filtered = params.vmid.is_some() || params.name.is_some();
     let all = world.vms_for(&|v| filtered && !select(std::slice::from_ref(v), params).is_empty())?;
@@ -59,25 +57,15 @@ pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
             .get(&(vm.node.clone(), vm.kind.clone()))
             .and_then(|m| m.get(&vm.vmid.to_string()))
             .and_then(Value::as_object);
-        let mut entry = merge_entry(vm, node_entry);
-        if params.config != ConfigMode::None {
-            let config = match world.predicted_config(vm.vmid) {
-                Some(predicted) => plan::predicted_config_view(&predicted, params.config),
-                None => apply::config(api, vm, params.config)?,
-            };
-            plan::add_config(&mut entry, &vm.kind, config);
-        }
-        if params.network {
-            match apply::guest_network(api, vm) {
-                Ok(net) => {
-                    entry.insert("network".into(), net);
-                }
-                Err(why) => {
-                    entry.insert("network_error".into(), Value::String(why));
-                }
-            }
-        }
-        out.push(Value::Object(entry));
+        let config = match params.config {
+            ConfigMode::None => None,
+            mode => Some(match world.predicted_config(vm.vmid) {
+                Some(predicted) => result::predicted_config_view(&predicted, mode),
+                None => apply::config(api, vm, mode)?,
+            }),
+        };
+        let network = params.network.then(|| apply::guest_network(api, vm));
+        out.push(result::entry(vm, node_entry, config, network));
     }
     Ok(out)
 }

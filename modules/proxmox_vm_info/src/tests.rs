@@ -1,4 +1,4 @@
-//! Tests of proxmox_vm_info's plan: the selection of cluster entries and the merged return shape, without a network.
+//! Tests of proxmox_vm_info's plan and result: the selection of cluster entries and the merged return shape, without a network.
 #![allow(clippy::unwrap_used)]
 
 use module_utils::pve::resources::VmResource;
@@ -69,7 +69,7 @@ fn a_predicted_config_shows_what_is_known_after_apply_where_the_value_will_stand
             .collect(),
     );
     let mut entry = Map::new();
-    plan::add_config(&mut entry, "qemu", plan::predicted_config_view(&predicted, ConfigMode::Current));
+    result::add_config(&mut entry, "qemu", result::predicted_config_view(&predicted, ConfigMode::Current));
     assert_eq!(entry["config"]["net0"], json!("virtio=(known after apply),bridge=vmbr0"));
     assert_eq!(entry["nics"][0]["mac"], json!(module_utils::check::unknown::KNOWN_AFTER_APPLY));
     assert_eq!(entry["nics"][0]["bridge"], json!("vmbr0"));

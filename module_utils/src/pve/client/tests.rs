@@ -108,3 +108,32 @@ fn upid_segment_encoding() {
         "UPID%3Apve1%3A0000A1B2%3A00C0FFEE%3A65F00000%3Aqmcreate%3A101%3Aansible%40pve%21automation%3A"
     );
 }
+
+#[test]
+fn a_write_checked_before_is_sent_without_a_second_check() {
+    // A token login sends nothing: the client is built without a network.
+    let conn = Connection {
+        host: "127.0.0.1".into(),
+        port: 9,
+        user: "u@pve".into(),
+        credentials: Credentials::Token { token_id: "t".into(), secret: "s".into() },
+        timeout_secs: 1,
+        validate_certs: true,
+        ca_path: None,
+    };
+    let client = PveClient::connect(&conn, WriteJournal::default()).unwrap();
+    let path = ApiPath::new(["nodes", "pve1", "qemu", "100", "config"]);
+    let body = form([("cores", "2")]);
+    assert!(!client.was_checked(Method::Put, &path, &body));
+    client.check_write(Method::Put, &path, &body).unwrap();
+    // once per check: the same write sent again is checked again
+    assert!(!client.was_checked(Method::Post, &path, &body));
+    assert!(!client.was_checked(Method::Put, &path, &form([("cores", "3")])));
+    assert!(client.was_checked(Method::Put, &path, &body));
+    assert!(!client.was_checked(Method::Put, &path, &body));
+    // a write the schema refuses is refused, and not remembered as checked
+    let bad = form([("cores", "0")]);
+    let e = client.check_write(Method::Put, &path, &bad).unwrap_err().to_string();
+    assert!(e.starts_with("cores: "), "{e}");
+    assert!(!client.was_checked(Method::Put, &path, &bad));
+}

@@ -1,11 +1,12 @@
-//! What proxmox_kvm checks before any write, in check and real runs alike: the node, storages, volumes, bridges and targets the write needs, the schema of each request, the privileges it needs.
+//! What proxmox_kvm checks before any write, in check and real runs alike: the node, storages, volumes, bridges and targets the write needs, the schema of each request, the privileges it needs, the VM's state, the space.
 //!
 //! PVE accepts some of these writes and fails later, or refuses them only once sent; a check
 //! run sends nothing. Running the same checks here, before the first write of either kind of
 //! run, makes `--check` fail where the real run fails, with the same message
-//! (docs/pve-semantics.md §26 preflight, §27 privileges, §28 and §34 schema). The client checks
-//! each request's schema again as it sends it; `schema` runs that check on the requests planned,
-//! before the privileges as PVE does, with the context the real run's failure carries.
+//! (docs/pve-semantics.md §26 preflight, §27 privileges, §28 and §34 schema). `schema` checks
+//! each planned request through the client (`Api::check_write`), before the privileges as PVE
+//! does, with the context the real run's failure carries; the client then sends it without
+//! checking it again.
 
 use std::collections::BTreeMap;
 
@@ -62,16 +63,16 @@ pub(crate) fn require_bridges<'k>(
 }
 
 /// The checks of one task, with the reads they share.
-pub(crate) struct Guard<'a> {
+pub(crate) struct Checks<'a> {
     api: &'a dyn Api,
     preflight: Preflight<'a>,
     privileges: Privileges<'a>,
 }
 
-impl<'a> Guard<'a> {
-    /// `authid`: who the run authenticates as (`Connection::authid`).
-    pub(crate) fn new(api: &'a dyn Api, authid: &str) -> Guard<'a> {
-        Guard { api, preflight: Preflight::new(api), privileges: Privileges::new(api, authid) }
+impl<'a> Checks<'a> {
+    /// `privileges`: those of the user the run authenticates as (`Session::privileges`).
+    pub(crate) fn new(api: &'a dyn Api, privileges: Privileges<'a>) -> Checks<'a> {
+        Checks { api, preflight: Preflight::new(api), privileges }
     }
 
     /// storage.cfg as this user sees it (read once per task): what volume names depend on.
@@ -115,7 +116,7 @@ impl<'a> Guard<'a> {
     pub(crate) fn pool_move(&self, mv: &PoolMove) -> Result<()> {
         require_pool(self.api, &mv.to, "pool")?;
         self.privileges.require(&permissions::pool_move(mv.vmid, &mv.to, mv.from.as_deref()))?;
-        check_write(Method::Put, &PoolMove::path(), &mv.form())
+        self.api.check_write(Method::Put, &PoolMove::path(), &mv.form())
     }
 
     /// Preflight, then privileges, of `write`. `before`: the config the write was planned from
@@ -245,19 +246,19 @@ impl<'a> Guard<'a> {
             Write::Clone { source, node, configure, .. } if !configure.is_empty() => {
                 let path = ApiPath::new(["nodes", node.as_str(), "qemu", &vmid.to_string(), "config"]);
                 let form: Form = configure.iter().filter_map(|(k, v)| Some((k.clone(), stand_in(k, v)?))).collect();
-                check_write(Method::Put, &path, &form).map_err(|e| e.context(&clone_unconfigurable(source)))
+                self.api.check_write(Method::Put, &path, &form).map_err(|e| e.context(&clone_unconfigurable(source)))
             }
             _ => Ok(()),
         }
     }
 
-    /// Each request the real run sends for `write`, checked against PVE's API schema as the
-    /// client checks it before sending (in both kinds of run, so that it comes before the
-    /// privileges as in PVE), failing with the context the real run's failure has. `vmid`: a new
-    /// VM's id.
+    /// Each request the real run sends for `write`, checked against PVE's API schema through
+    /// the client (in both kinds of run, so that it comes before the privileges as in PVE; the
+    /// client does not check it again when it sends it), failing with the context the real run's
+    /// failure has. `vmid`: a new VM's id.
     pub(crate) fn schema(&self, write: &Write, vmid: u64) -> Result<()> {
         for (method, path, form, context) in requests(write, vmid) {
-            check_write(method, &path, &form).map_err(|e| e.context(&context))?;
+            self.api.check_write(method, &path, &form).map_err(|e| e.context(&context))?;
         }
         Ok(())
     }
@@ -424,7 +425,8 @@ fn value<'b>(body: &'b Form, key: &str) -> Option<&'b str> {
 
 /// qemu-server `update_vm_api` refuses a `balloon` above the memory the VM will have, the
 /// memory it sends or, when it sends none, the one it has (docs/pve-semantics.md §28.4): the
-/// schema's own rule, given that memory, so a balloon alone is checked as PVE checks it.
+/// schema's own rule, given that memory, so a balloon alone is checked as PVE checks it. A rule
+/// on a form that is never sent, so not through the client.
 fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String, String>) -> Result<()> {
     let has = |k: &str| body.iter().any(|(key, _)| key == k);
     let Some(memory) = current.get("memory").filter(|_| has("balloon") && !has("memory")) else { return Ok(()) };

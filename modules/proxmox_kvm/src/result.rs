@@ -1,9 +1,9 @@
-//! What a result shows: a VM's keys (`outcome`, `gone`), its NICs' MACs, its drives' volumes, the config with `cipassword` masked and its diff, and the planned config with what PVE resolved.
+//! proxmox_kvm's result: what a task returns (`outcome`, `new_vm`, `drift`, `already_absent`, `removed`): a VM's keys, its NICs' MACs, its drives' volumes, the config with `cipassword` masked and its diff, and the planned config with what PVE resolved.
 
 use std::collections::BTreeMap;
 
 use module_utils::ansible::diff::Diff;
-use module_utils::protocol::Outcome;
+use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::config_text;
 use module_utils::pve::devices::{format_for_key, is_nic_key, natural_cmp};
@@ -12,10 +12,8 @@ use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::resources::VmResource;
 use serde_json::{json, Map, Value};
 
-use super::Power;
-
-use super::MASKED;
 use crate::params::is_drive_key;
+use crate::plan::{drift_line, is_marked, listed_power, Converge, Power, MASKED};
 
 /// The config as the diff shows it, `cipassword` masked.
 pub fn config_map(config: &BTreeMap<String, String>) -> Map<String, Value> {
@@ -58,7 +56,7 @@ pub fn resolved(planned: &VmConfig, after: &VmConfig) -> VmConfig {
     for side in [&mut out.current, &mut out.pending] {
         for (key, value) in side.iter_mut() {
             let Some(v) = real.get(key) else { continue };
-            if super::is_marked(value) {
+            if is_marked(value) {
                 *value = v.clone();
             } else if let (Some(predicted), Some(made)) = (drive_volume(key, value), drive_volume(key, v)) {
                 if predicted != made {
@@ -104,9 +102,68 @@ pub fn outcome(
         .with("pending", json!(pending))
 }
 
+/// The result of a create or clone: changed, the new VM (`vm`, its config `after` as read back
+/// or predicted) stopped, no drift, and the diff from nothing to the `planned` config as PVE
+/// resolved it.
+pub fn new_vm(vm: &VmResource, after: &VmConfig, planned: &VmConfig, msg: String) -> Outcome {
+    let planned = resolved(planned, after);
+    outcome(true, msg, vm, Some(after), None, Some(Power::Stopped))
+        .with("drift", Value::Object(Map::new()))
+        .with_diff(Some(diff(vm.vmid, None, Some(&planned))))
+}
+
+/// `update: false` on an existing VM: report how it differs from the task, change nothing.
+pub fn drift(ctx: &mut Context, vm: &VmResource, config: &VmConfig, conv: &Converge, label: &str) -> Outcome {
+    let mut drift = Map::new();
+    for c in &conv.changes {
+        // never a password or its hash: both masked (SECURITY.md)
+        let hide = |v: &str| if c.key == "cipassword" { MASKED.to_string() } else { v.to_string() };
+        let (before, after) = (c.before.as_deref().map(hide), hide(&c.after));
+        let line = drift_line(&c.key, before.as_deref(), &after);
+        ctx.warn(format!("{line}; set update: true to apply"));
+        drift.insert(c.key.clone(), json!({"before": before, "after": after}));
+    }
+    for r in &conv.refused {
+        ctx.warn(format!("{}: {}", r.key, r.reason));
+        drift.insert(r.key.clone(), json!({"before": r.before, "after": r.wanted}));
+    }
+    let msg = if drift.is_empty() {
+        format!("VM {label} with vmid {} already exists", vm.vmid)
+    } else {
+        let keys: Vec<&str> = drift.keys().map(String::as_str).collect();
+        format!(
+            "VM {label} with vmid {} already exists and differs from the task in {} (not changed: update is false)",
+            vm.vmid,
+            keys.join(", ")
+        )
+    };
+    outcome(false, msg, vm, Some(config), Some(&vm.status), Some(listed_power(vm)))
+        .with("drift", Value::Object(drift))
+        .with_diff(Some(diff(vm.vmid, Some(config), Some(config))))
+}
+
+/// The result of a removal that found no VM (`label`: the task's name or vmid).
+pub fn already_absent(label: &str, vmid: Option<u64>) -> Outcome {
+    let head = Outcome::new(false, format!("VM {label} is already absent"))
+        .with("vmid", vmid.map(Value::from).unwrap_or(Value::Null))
+        .with("status", Value::Null);
+    gone(head).with_diff(Some(diff(vmid.unwrap_or(0), None, None)))
+}
+
+/// The result of a removal of `vm`: its keys as they were (`config`, the power state `now`),
+/// the diff from its config to nothing.
+pub fn removed(vm: &VmResource, config: &VmConfig, now: Power) -> Outcome {
+    let head = Outcome::new(true, format!("VM {} removed", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("name", vm.name.clone().map(Value::String).unwrap_or(Value::Null))
+        .with("node", vm.node.clone())
+        .with("status", now.resource_status());
+    gone(head).with_diff(Some(diff(vm.vmid, Some(config), None)))
+}
+
 /// The result of a task that found no VM to remove, or removed one: `head` with the VM's keys
 /// as they were, then those of a VM that is not there.
-pub fn gone(head: Outcome) -> Outcome {
+fn gone(head: Outcome) -> Outcome {
     head.with("power_state", Value::Null)
         .with("mac", json!({}))
         .with("devices", json!({}))

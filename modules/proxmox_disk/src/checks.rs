@@ -1,0 +1,151 @@
+//! proxmox_disk's checks before its first write, in check and real runs alike: privileges, PVE's API schema on each write, the VM's state, the storage or volume the write uses and its space.
+
+use std::collections::BTreeMap;
+
+use module_utils::pve::client::Api;
+use module_utils::pve::devices::{volume_storage, Disk};
+use module_utils::pve::permissions::{self, Need, Privileges};
+use module_utils::pve::preflight::{Content, Preflight};
+use module_utils::pve::propstring::parse_size;
+use module_utils::pve::request::form;
+use module_utils::pve::resources::VmResource;
+use module_utils::pve::state::{self, Facts as VmFacts, Op};
+use module_utils::pve::volume::Volume;
+use module_utils::{Error, Result};
+
+use crate::apply;
+use crate::params::Params;
+use crate::plan::{self, Action, Facts, Plan};
+
+/// The checks before a write, with the reads they share across the tries of one run.
+pub struct Checks<'a> {
+    pub api: &'a dyn Api,
+    pub privileges: Privileges<'a>,
+    pub preflight: Preflight<'a>,
+}
+
+/// What must hold before the plan's writes, in check and real runs alike (so both fail with the
+/// same message, and nothing is written): the privileges they need (qemu-server checks the
+/// method's own privileges before anything else), PVE's API schema on each write as it will be
+/// sent (through the client, which then sends it without a second check), the VM's state
+/// (`vm_state`), then the storage or volume they use (docs/pve-semantics.md §26, §27, §28, §33).
+pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
+    let disk = params.disk.as_str();
+    let config = facts.config;
+    let needs: Vec<Need> = match &plan.action {
+        Action::None => return Ok(()),
+        Action::SetDrive(value) => {
+            permissions::update(vm.vmid, &config.effective(), &form([(disk, value.as_str())]), &[])
+        }
+        Action::Resize(_) => permissions::resize(vm.vmid),
+        Action::ResizeKeepingPending { pending, .. } => {
+            let mut needs = permissions::resize(vm.vmid);
+            needs.extend(permissions::update(vm.vmid, &config.effective(), &form([(disk, pending.as_str())]), &[]));
+            needs
+        }
+        Action::Unlink { .. } => permissions::unlink(vm.vmid),
+        Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
+            (Some(target), _) => {
+                let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
+                permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""))
+            }
+            (None, Some(storage)) => permissions::move_disk(vm.vmid, storage),
+            (None, None) => Vec::new(),
+        },
+    };
+    checks.privileges.require(&needs)?;
+    for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
+        checks.api.check_write(method, &path, &body)?;
+    }
+    vm_state(checks, vm, facts, params, &plan.action)?;
+    let (node, preflight) = (vm.node.as_str(), &checks.preflight);
+    match (&plan.action, plan.allocates_on()) {
+        (Action::Move(_), Some(storage)) => {
+            preflight.move_target(node, storage, "target_storage")?;
+            // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
+            allocation_fits(preflight, node, facts, params, storage, "target_storage", "storage migration failed: ")
+        }
+        (Action::SetDrive(_), Some(storage)) => {
+            preflight.storage(node, storage, Content::Images, "storage")?;
+            allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
+            match &params.import_from {
+                Some(source) => preflight.volume(node, source, "import_from"),
+                None => Ok(()),
+            }
+        }
+        (Action::SetDrive(_), None) => match &params.iso_image {
+            Some(iso) => preflight.volume(node, iso, "iso_image"),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// What the VM's state makes PVE refuse of the action (`pve::state`: the lock, protection of a
+/// drive removed, a template's base volume that linked clones still use; the reassign's target
+/// VM's lock too), in check and real runs alike, with the context of the real run's failure.
+fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let disk = [params.disk.clone()];
+    let op = match action {
+        Action::None => return Ok(()),
+        Action::SetDrive(_) => Op::Config { deletes: &[], force: false },
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => Op::Resize,
+        Action::Unlink { force } => Op::Config { deletes: &disk, force: *force },
+        Action::Move(_) if params.target_vmid.is_some() => Op::Reassign { unused: params.disk.starts_with("unused") },
+        Action::Move(_) => Op::MoveDisk,
+    };
+    let context = apply::context(vm.vmid, &params.disk, action);
+    let refuse = |words: String| Error::failed(format!("{context}: {words}"));
+    let running = vm.status == "running";
+    let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
+    if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
+        return Err(refuse(words));
+    }
+    if let (Op::Reassign { .. }, Some((target, config))) = (op, facts.target) {
+        let target = VmFacts { running: false, ..state(target, config) };
+        if let Some(words) = state::refusal(op, &target) {
+            return Err(refuse(words));
+        }
+    }
+    // Qemu.pm update_vm_api frees a removed drive's volume with `force` (try_deallocate_drive,
+    // Storage.pm vdisk_free), which refuses a base volume a linked clone uses; a running VM only
+    // frees it at its next stop, so only a stopped one (a template) is refused now
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    if let (Action::Unlink { force: true }, Some(volid), false) = (action, volume, running) {
+        let storage = volid.split(':').next().unwrap_or_default();
+        if Volume::parse(&volid).is_some_and(|v| v.is_base && v.owner == Some(vm.vmid))
+            && state::base_in_use(&volid, checks.preflight.volumes_on(&vm.node, storage)?.keys())
+        {
+            return Err(refuse(state::base_volume_in_use(&params.disk, &volid)));
+        }
+    }
+    Ok(())
+}
+
+/// The new volume fits on `storage` where allocation reserves its size (§22.4, §26.7): its size
+/// as planned with storage.cfg (a new disk's, an EFI or TPM volume's fixed one, the moved disk's;
+/// an import's is not known before its source is listed), and, only to word a refusal, its name
+/// as PVE would give it (which `find_free_diskname` takes from the storage's volumes).
+fn allocation_fits(
+    preflight: &Preflight,
+    node: &str,
+    facts: &Facts,
+    params: &Params,
+    storage: &str,
+    option: &str,
+    during: &str,
+) -> Result<()> {
+    let storages = preflight.storages()?;
+    let drive = |listed: &BTreeMap<String, Option<u64>>| -> Result<String> {
+        let planned = plan::plan(params, &Facts { storages: &storages, listed, ..facts.clone() })?;
+        Ok(planned.after.get(&params.disk).unwrap_or_default().to_string())
+    };
+    let size = drive(facts.listed)?;
+    let Some(bytes) = size.split(',').find_map(|p| p.strip_prefix("size=")).and_then(|t| parse_size(t).ok()) else {
+        return Ok(());
+    };
+    preflight.allocation(node, storage, bytes, option, during, &|| {
+        let listed = preflight.volumes_on(node, storage)?;
+        Ok(drive(&listed)?.split(',').next().unwrap_or_default().to_string())
+    })
+}
