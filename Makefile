@@ -71,11 +71,12 @@ test-meta: venv
 	$(PYTEST) -q tests/meta
 
 ## test-pvesim: the simulator's own tests (tests/pvesim/tests, on TEST_WORKERS pytest-xdist workers,
-## one pvesim each), and the preflight library's refusals compared with the ones pvesim gives for
-## the same write sent for real
+## one pvesim each), then against one pvesim: the preflight library's refusals compared with the
+## ones pvesim gives for the same write sent for real, and each write of a real run schema-checked once
 test-pvesim: venv
 	$(PYTEST) -q -n $(TEST_WORKERS) tests/pvesim/tests
-	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils --test preflight_pvesim -- --ignored
+	$(VENV)/bin/python tests/tools/with_pvesim.py -- cargo test --locked --quiet -p module_utils -p ferro_proxmox \
+	  --test preflight_pvesim --test schema_once_pvesim -- --ignored
 
 ## upstream-venv: community.proxmox 2.0.0's virtualenv under build/bench (bench/venv.sh: Python 3.12
 ## and every package pinned; fails rather than building another version), the baseline of the
