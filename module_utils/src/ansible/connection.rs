@@ -1,7 +1,7 @@
 //! The connection options every module shares, named as community.proxmox names them: one option
 //! group that a module lists in `ModuleSpec::option_groups`, after its own options.
 
-use crate::ansible::spec::{DefaultValue, Kind, OptionGroup, OptionSpec};
+use crate::ansible::spec::{doc, DefaultValue, Kind, OptionGroup, OptionSpec};
 
 /// The connection options, with their constraints: a token id needs its secret, and one of password
 /// or token is required.
@@ -9,9 +9,9 @@ pub const CONNECTION: OptionGroup = OptionGroup {
     options: CONNECTION_OPTIONS,
     required_together: &[&["api_token_id", "api_token_secret"]],
     required_one_of: &[&["api_password", "api_token_id"]],
-    notes: &[
+    notes: doc(&[
         "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the password, and a bare code is sent as C(totp:<code>) (community.proxmox sends it as it is with the password, which Proxmox VE 8 and 9 refuse). Proxmox VE accepts a TOTP code once, so each task needs a current code: use an API token for plays of more than one task.",
-    ],
+    ], &[]),
 };
 
 const CONNECTION_OPTIONS: &[OptionSpec] = &[

@@ -1,7 +1,7 @@
 //! proxmox_disk's options and documentation: the source of plugins/modules/proxmox_disk.py.
 
 use module_utils::ansible::connection::CONNECTION;
-use module_utils::ansible::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
+use module_utils::ansible::spec::{doc, DefaultValue, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
 
 /// Drive options: (option name, PVE key, kind). The option names are community.proxmox's; the
 /// PVE key is the same except where noted.
@@ -136,12 +136,12 @@ const OPTIONS: &[OptionSpec] = &[
 
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "proxmox_disk",
-    short_description: "Manage a disk of a Proxmox VE VM: create, update, resize, detach, move, remove",
-    description: &[
+    short_description: doc("Manage a disk of a Proxmox VE VM: create, update, resize, detach, move, remove", ""),
+    description: doc(&[
         "Manages one drive of a QEMU VM through its whole lifecycle, without ever losing data by surprise: only O(state=absent) destroys a volume.",
         "The same options as community.proxmox.proxmox_disk. Differences: check mode is supported in every state and predicts the real run (including the volume name Proxmox VE will allocate, or null when that cannot be known without reading the storage); C(--diff) shows the drive and C(unusedN) lines before and after; updating a disk changes only the options the task names; O(size) means the same in every state; an absolute O(state=resized) is idempotent and a shrink is refused before any call; O(create=forced) and O(state=detached) keep the old volume as C(unusedN) and return it; moves are idempotent; every Proxmox VE task is waited for and its failure reported with its exit status and log; the volume, size and resulting drive string are returned.",
         "On a running VM, Proxmox VE applies some changes only at the next start (a new C(ide)/C(sata) disk, C(efidisk0), C(tpmstate0), or a change of C(cache), C(aio), C(discard), C(iothread), C(ssd), C(ro), C(queues); any disk change without C(disk) hotplug): the module then returns RV(pending) and RV(reboot_required) and warns.",
-    ],
+    ], &[]),
     options: OPTIONS,
     option_groups: &[&CONNECTION],
     mutually_exclusive: &[
@@ -176,15 +176,15 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     ],
     check_mode: Support::Full,
     diff_mode: Support::Full,
-    notes: &[
+    notes: doc(&[
         "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's config.",
         "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
         "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed status read); the message then says what was accepted and what failed.",
         "Differences from community.proxmox that refuse a task to protect data, before any call: a shrink with O(state=resized); O(state=moved) of a drive with a change waiting for the next start (Proxmox VE would move the applied volume and put the old one back at that start); O(state=resized) of a drive whose pending change replaces or removes its volume (the volume grown would leave the drive at the next start). Restart the VM (or revert the pending change) first.",
         "O(state=resized) of a drive whose pending change only changes options resizes it as Proxmox VE does (the applied drive), then writes the pending value again with the new size, because Proxmox VE would otherwise bring the old size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending) is then true.",
         "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added.",
-    ],
-    examples: r#"
+    ], &[]),
+    examples: doc(r#"
 - name: The VM these examples work on (made by proxmox_kvm if it is missing)
   ferro.proxmox.proxmox_kvm:
     vmid: 101
@@ -233,8 +233,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     iso_image: "{{ proxmox_iso }}"
     media: cdrom
   delegate_to: localhost
-"#,
-    returns: r#"
+"#, ""),
+    returns: doc(r#"
 vmid:
   description: The id of the VM; on failure too once the VM is known (O(vmid), or the VM found by O(name)), as community.proxmox returns it.
   returned: always
@@ -281,5 +281,5 @@ msg:
   returned: always
   type: str
   sample: Disk scsi1 created in VM 101
-"#,
+"#, ""),
 };

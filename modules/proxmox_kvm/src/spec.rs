@@ -5,7 +5,7 @@
 //! validate_certs) are documented on the options themselves.
 
 use module_utils::ansible::connection::CONNECTION;
-use module_utils::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
+use module_utils::ansible::spec::{doc, DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, RequiredIf, Support};
 
 const STATES: &[&str] =
     &["present", "absent", "stopped", "started", "restarted", "current", "template", "paused", "hibernated"];
@@ -193,11 +193,11 @@ const OPTIONS: &[OptionSpec] = &[
 
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "proxmox_kvm",
-    short_description: "Create, clone, converge, power and remove Proxmox VE QEMU VMs",
-    description: &[
+    short_description: doc("Create, clone, converge, power and remove Proxmox VE QEMU VMs", ""),
+    description: doc(&[
         "Creates, clones, updates, starts, stops, restarts, pauses, hibernates, converts to a template and removes QEMU VMs, with the options of community.proxmox.proxmox_kvm.",
         "Differences from community.proxmox: check mode predicts every state and path without writing (a create predicts its vmid and config, and later ferro.proxmox tasks of the same C(--check) run see the predicted VM); C(--diff) shows the VM config before and after; an existing VM is compared with the task semantically instead of being reported as already existing; O(update=true) is idempotent and changes NICs (keeping their MAC) and disks (keeping their volume) safely; a clone gets the task's other options and an existing clone target is returned, never the source; every task is waited for and a failed task fails with its exit status; V(paused) and V(hibernated) work; RV(mac) is returned on every path.",
-    ],
+    ], &[]),
     options: OPTIONS,
     option_groups: &[&CONNECTION],
     // (delete|revert, update) are checked in params.rs for update=true only: the action
@@ -209,7 +209,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     required_by: &[],
     check_mode: Support::Full,
     diff_mode: Support::Full,
-    notes: &[
+    notes: doc(&[
         "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it.",
         "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed); the message then says what was accepted and what failed.",
         "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too.",
@@ -217,8 +217,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Differences from community.proxmox that can fail a task that used to pass: V(absent) on a running VM without O(force), and a power action on a locked VM, fail instead of reporting success.",
         "Stricter defaults than community.proxmox: O(timeout) defaults to V(300) instead of V(30); O(validate_certs) defaults to V(true) (as in community.proxmox 2.x, unlike 1.x). O(update_unsafe) only warns. O(efidisk0.storage) is required (the EFI disk cannot be allocated without it).",
         "Return values keep community.proxmox's meaning: RV(status) is the status B(before) the task and RV(msg) uses its words (V(stopped) says C(VM 101 is shutting down), though the shutdown is waited for); RV(vmid) is returned on failure too once the VM is known. Added keys: RV(power_state) (the state after the task), RV(name), RV(node), RV(mac), RV(devices), RV(pending), RV(reboot_required), RV(drift).",
-    ],
-    examples: r#"
+    ], &[]),
+    examples: doc(r#"
 - name: Create web01 (automatic vmid), with a disk, a NIC and cloud-init
   ferro.proxmox.proxmox_kvm:
     node: "{{ proxmox_node }}"
@@ -278,8 +278,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     force: true
     purge: true
   delegate_to: localhost
-"#,
-    returns: r#"
+"#, ""),
+    returns: doc(r#"
 vmid:
   description:
     - The vmid of the VM (of the clone with O(clone), never of the source, as community.proxmox's successful clone). In check mode, for a create without O(vmid), the predicted one.
@@ -339,5 +339,5 @@ drift:
   returned: success
   type: dict
   sample: {"memory": {"before": "2048", "after": "4096"}}
-"#,
+"#, ""),
 };

@@ -1,7 +1,7 @@
 //! proxmox_nic's options and documentation: the source of plugins/modules/proxmox_nic.py.
 
 use module_utils::ansible::connection::CONNECTION;
-use module_utils::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
+use module_utils::ansible::spec::{doc, DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
 
 /// community.proxmox's model choices (PVE also knows `e1000e`, which upstream does not offer).
 const MODELS: &[&str] = &[
@@ -46,13 +46,13 @@ const OPTIONS: &[OptionSpec] = &[
 
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "proxmox_nic",
-    short_description: "Add, change and remove a NIC of a Proxmox VE VM, keeping its MAC",
-    description: &[
+    short_description: doc("Add, change and remove a NIC of a Proxmox VE VM, keeping its MAC", ""),
+    description: doc(&[
         "Makes one C(netN) of a QEMU VM exactly what the task describes, or removes it.",
         "The same options as community.proxmox.proxmox_nic. Differences: NICs are compared semantically (MAC case, V(10) vs V(10.0), option order, defaults), so a second run reports no change; out-of-range values are rejected before any call; options of the NIC that this module does not manage (for example C(host-tunnel)) are kept; the NIC's MAC, the resulting C(netN) value and whether the change waits for a reboot are returned; C(--diff) shows the C(netN) line before and after.",
         "The task describes the whole NIC: an option not given takes its default (for example, O(firewall=false) turns the firewall of an existing NIC off) and an optional setting not given (O(tag), O(mtu), ...) is removed. The MAC is the exception: it is kept unless O(mac) is given.",
         "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link changes live; a new NIC, a removal and a change of model, MAC, queues or MTU need C(network) hotplug, and otherwise wait for the next start: the module then returns RV(pending) and RV(reboot_required) and warns.",
-    ],
+    ], &[]),
     options: OPTIONS,
     option_groups: &[&CONNECTION],
     mutually_exclusive: &[],
@@ -62,14 +62,14 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     required_by: &[],
     check_mode: Support::Full,
     diff_mode: Support::Full,
-    notes: &[
+    notes: doc(&[
         "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read back.",
         "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
         "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is reported as pending on every run, not as unchanged.",
         "Once Proxmox VE has accepted the write, the result is C(changed), also when a later step fails (a failed read back); the message then says what was accepted and what failed.",
         "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known.",
-    ],
-    examples: r#"
+    ], &[]),
+    examples: doc(r#"
 - name: The VM these examples work on (made by proxmox_kvm if it is missing)
   ferro.proxmox.proxmox_kvm:
     vmid: 101
@@ -112,8 +112,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     interface: net1
     state: absent
   delegate_to: localhost
-"#,
-    returns: r#"
+"#, ""),
+    returns: doc(r#"
 vmid:
   description: The id of the VM; on failure too once the VM is known (O(vmid), or the VM found by O(name)), as community.proxmox returns it.
   returned: always
@@ -147,5 +147,5 @@ msg:
   returned: always
   type: str
   sample: Nic net0 updated on VM with vmid 103
-"#,
+"#, ""),
 };

@@ -1,7 +1,7 @@
 //! proxmox_vm_info's options and documentation: the source of plugins/modules/proxmox_vm_info.py.
 
 use module_utils::ansible::connection::CONNECTION;
-use module_utils::ansible::spec::{DefaultValue, Kind, ModuleSpec, OptionSpec, Support};
+use module_utils::ansible::spec::{doc, DefaultValue, Kind, ModuleSpec, OptionSpec, Support};
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("node", Kind::Str, &["Only VMs on this cluster node. An unknown node is an error."]),
@@ -25,12 +25,12 @@ const OPTIONS: &[OptionSpec] = &[
 
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "proxmox_vm_info",
-    short_description: "Retrieve information about Proxmox VE virtual machines",
-    description: &[
+    short_description: doc("Retrieve information about Proxmox VE virtual machines", ""),
+    description: doc(&[
         "Lists QEMU VMs and LXC containers of a Proxmox VE cluster, optionally with their configuration, parsed NICs (with MAC addresses) and disks, and the guest agent's view of the network.",
         "A drop-in replacement for community.proxmox.proxmox_vm_info with the same options and return shape, plus RV(proxmox_vms[].nics) and RV(proxmox_vms[].disks).",
         "Makes one C(/cluster/resources) read, one VM list read per node with selected VMs, and one config read per selected VM when O(config) asks for it.",
-    ],
+    ], &[]),
     options: OPTIONS,
     option_groups: &[&CONNECTION],
     mutually_exclusive: &[],
@@ -40,8 +40,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     required_by: &[],
     check_mode: Support::Full,
     diff_mode: Support::None,
-    notes: &["Read-only: check mode returns the same information as a normal run."],
-    examples: r#"
+    notes: doc(&["Read-only: check mode returns the same information as a normal run."], &[]),
+    examples: doc(r#"
 - name: List every VM of the cluster
   ferro.proxmox.proxmox_vm_info:
   delegate_to: localhost
@@ -74,8 +74,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: web
     network: true
   delegate_to: localhost
-"#,
-    returns: r#"
+"#, ""),
+    returns: doc(r#"
 vmid:
   description: The O(vmid) the task named, on failure only (so that a failed task says which VM it was about); a successful result lists it in RV(proxmox_vms).
   returned: failure, when O(vmid) is set
@@ -157,5 +157,5 @@ proxmox_vms:
       description: Why the guest network could not be read (VM stopped, agent not running).
       returned: when network is true and the agent did not answer
       type: str
-"#,
+"#, ""),
 };
