@@ -26,8 +26,20 @@ struct AcceptedWrite {
     /// What its task could touch, read before the write (`Footprint::before`); none for a write
     /// that starts no VM task, or whose state could not be read.
     footprint: Option<Footprint>,
-    /// The write's task ended without changing anything (`changed_nothing`, `settle`).
-    void: bool,
+    effect: Effect,
+}
+
+/// What an accepted write left behind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Effect {
+    /// It changed, or may have changed, the VM: a change of the run (`lines`).
+    Changed,
+    /// Its task ended without changing anything: PVE refused it before its effect
+    /// (`changed_nothing`, `settle`; `refused_lines`).
+    Refused,
+    /// It did change something, which this run then undid: a VM made and removed again for a
+    /// name another run's VM holds (`made_nothing_since`). Neither a change nor a refusal.
+    Undone,
 }
 
 impl WriteJournal {
@@ -53,7 +65,7 @@ impl WriteJournal {
         };
         let upid = answer.as_str().filter(|s| s.starts_with("UPID:")).map(str::to_string);
         let footprint = footprint.filter(|_| upid.is_some());
-        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, footprint, void: false }));
+        self.with(|writes| writes.push(AcceptedWrite { call, upid, ended: None, footprint, effect: Effect::Changed }));
     }
 
     /// The task `upid` ended with `exitstatus`.
@@ -70,7 +82,7 @@ impl WriteJournal {
     pub fn changed_nothing(&self, upid: &str) {
         self.with(|writes| {
             for w in writes.iter_mut().filter(|w| w.upid.as_deref() == Some(upid)) {
-                w.void = true;
+                w.effect = Effect::Refused;
             }
         });
     }
@@ -81,9 +93,10 @@ impl WriteJournal {
     }
 
     /// The writes accepted since `mark` left nothing behind: a VM this run made and removed
-    /// again, because an overlapping run's VM holds its name (docs/pve-semantics.md §30).
+    /// again, because an overlapping run's VM holds its name (docs/pve-semantics.md §30). They
+    /// are no change of the run, and no refusal either (`refused_lines` does not list them).
     pub fn made_nothing_since(&self, mark: usize) {
-        self.with(|writes| writes.iter_mut().skip(mark).for_each(|w| w.void = true));
+        self.with(|writes| writes.iter_mut().skip(mark).for_each(|w| w.effect = Effect::Undone));
     }
 
     /// The task `upid` failed: read again what it could touch, and if that reads as before the
@@ -100,31 +113,33 @@ impl WriteJournal {
 
     /// Whether Proxmox accepted at least one write that may have changed something.
     pub fn changed(&self) -> bool {
-        self.with(|writes| writes.iter().any(|w| !w.void))
+        self.with(|writes| writes.iter().any(|w| w.effect == Effect::Changed))
     }
 
     /// The writes that changed or may have changed something, one line each:
     /// `POST /nodes/pve1/qemu/100/status/stop (task UPID:... ended OK)`.
     pub fn lines(&self) -> Vec<String> {
-        self.lines_where(false)
+        self.lines_where(Effect::Changed)
     }
 
     /// The writes whose task PVE refused before its effect, one line each, as `lines`.
     pub fn refused_lines(&self) -> Vec<String> {
-        self.lines_where(true)
+        self.lines_where(Effect::Refused)
     }
 
     /// Whether every write of `lines` is known to have ended (a write answered at once, or a task
     /// seen to stop): then they were applied; a task still running was only accepted.
     pub fn all_ended(&self) -> bool {
-        self.with(|writes| writes.iter().filter(|w| !w.void).all(|w| w.upid.is_none() || w.ended.is_some()))
+        self.with(|writes| {
+            writes.iter().filter(|w| w.effect == Effect::Changed).all(|w| w.upid.is_none() || w.ended.is_some())
+        })
     }
 
-    fn lines_where(&self, void: bool) -> Vec<String> {
+    fn lines_where(&self, effect: Effect) -> Vec<String> {
         self.with(|writes| {
             writes
                 .iter()
-                .filter(|w| w.void == void)
+                .filter(|w| w.effect == effect)
                 .map(|w| match (&w.upid, &w.ended) {
                     (None, _) => w.call.clone(),
                     (Some(u), None) => format!("{} (task {u} started)", w.call),
@@ -151,5 +166,31 @@ impl WriteJournal {
         // A poisoned lock only means a panic elsewhere; the list itself is still whole.
         let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut guard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_write_undone_by_the_run_is_neither_a_change_nor_a_refusal() {
+        let journal = WriteJournal::default();
+        let (clone, stop) = ("UPID:pve1:1:1:1:qmclone:9000:root@pam:", "UPID:pve1:2:2:2:qmstop:100:root@pam:");
+        journal.accepted("POST", "/nodes/pve1/qemu/100/status/stop", &[], &json!(stop));
+        journal.changed_nothing(stop);
+        let mark = journal.mark();
+        journal.accepted("POST", "/nodes/pve1/qemu/9000/clone", &["newid"], &json!(clone));
+        journal.accepted("DELETE", "/nodes/pve1/qemu/101", &[], &json!(null));
+        journal.made_nothing_since(mark);
+        assert!(!journal.changed());
+        assert_eq!(journal.lines(), Vec::<String>::new());
+        assert_eq!(journal.refused_lines(), [format!("POST /nodes/pve1/qemu/100/status/stop (task {stop} started)")]);
+        // a later write of the same run is a change again
+        journal.accepted("PUT", "/nodes/pve1/qemu/101/config", &["cores"], &json!(null));
+        assert!(journal.changed());
+        assert_eq!(journal.lines(), ["PUT /nodes/pve1/qemu/101/config (cores)"]);
     }
 }
