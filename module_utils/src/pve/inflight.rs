@@ -362,7 +362,12 @@ mod tests {
         let privileges = Privileges::new(&api, "root@pam");
         let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges)).without_polling();
         let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![locked("clone")])).unwrap_err().to_string();
-        assert!(e.starts_with("VM 101 is locked (clone) but no task holds the lock: no qmclone task making VM 101 runs on node pve1"), "{e}");
+        assert!(
+            e.starts_with(
+                "VM 101 is locked (clone) but no task holds the lock: no qmclone task making VM 101 runs on node pve1"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
