@@ -1,10 +1,12 @@
-//! VMs in flight: a VM whose create or clone task still runs, found by its lock, its task found on its node and waited for.
+//! VMs in flight: a VM whose create or clone task still runs, found by its lock, its task found on its node and waited for; a lock no running task holds, stale.
 //!
 //! While `create_vm` or `clone_vm` runs, the new VM's config holds only `lock: create` /
 //! `lock: clone` (qemu-server API2/Qemu.pm `create_and_lock_config`, `clone_vm`), so it is not "an
 //! existing VM that differs": it is half made, and its name is not known until the task ends
 //! (/cluster/resources shows `VM <vmid>`, what `vmstatus` gives a config without a name).
-//! docs/pve-semantics.md §30.
+//! docs/pve-semantics.md §30. When the task died (a killed worker, a node reboot) the lock stays
+//! and no task holds it; a user who sees every task of the node can tell, and fails at once
+//! rather than wait out the timeout (§38).
 
 use std::time::{Duration, Instant};
 
