@@ -54,9 +54,9 @@ impl<P: Task> Session<P> {
     }
 
     /// What the task reads PVE through: the run's predictions in check mode, its saved plan, and
-    /// the task's wait for a VM in flight.
+    /// the task's wait for a VM in flight (by this run's user).
     pub fn world(&self) -> World<'_> {
-        let world = World::new(&self.api, self.predictions.clone()).saving(self.saved.clone());
+        let world = World::new(&self.api, self.predictions.clone()).saving(self.saved.clone()).seen_by(&self.authid);
         match self.params.wait() {
             Some(wait) => world.waiting_up_to(wait),
             None => world,

@@ -451,7 +451,9 @@ options:
           timeout sent to Proxmox VE."
       - "Unlike community.proxmox (V(30)), the default is V(300): 30 seconds is known to be too short for full clones."
       - "Also how long to wait for a VM the task names that another task is still creating or cloning (C(lock: create)
-          or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID."
+          or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID. A
+          lock that no running task holds (its task died) is stale: with C(Sys.Audit) on the node, which shows every
+          task there, the task fails at once, naming C(qm unlock)."
     type: int
     default: 300
   tpmstate0:

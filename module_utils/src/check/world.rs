@@ -14,7 +14,8 @@ use crate::check::saved::SavedTask;
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::config::VmConfig;
-use crate::pve::inflight;
+use crate::pve::inflight::InFlight;
+use crate::pve::permissions::Privileges;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
 
@@ -32,12 +33,15 @@ pub struct World<'a> {
     wait: Duration,
     /// `Some` when the run saves a plan (check mode) or applies one (`check::saved`).
     saved: Option<SavedTask>,
+    /// The privileges of the user the run authenticates as, when known (`seen_by`): whether it
+    /// sees every task of a node tells a stale lock from another user's create (§38).
+    privileges: Option<Privileges<'a>>,
 }
 
 impl<'a> World<'a> {
     /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
     pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
-        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT, saved: None }
+        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT, saved: None, privileges: None }
     }
 
     /// The same world, waiting at most `wait` for a VM in flight (the task's `timeout` option).
@@ -45,14 +49,26 @@ impl<'a> World<'a> {
         World { wait, ..self }
     }
 
+    /// The same world, for the user `authid` (whose privileges a wait for a VM in flight reads
+    /// when no running task of it is visible).
+    pub fn seen_by(self, authid: &str) -> World<'a> {
+        let privileges = Some(Privileges::new(self.api, authid));
+        World { privileges, ..self }
+    }
+
+    /// The wait for VMs in flight of this world: at most its `wait`, by its user.
+    pub fn in_flight(&self) -> InFlight<'_> {
+        InFlight::new(self.api, self.wait).seen_by(self.privileges.as_ref())
+    }
+
     /// The cluster's VMs (as predicted) once no VM that `addressed` selects is being created or
     /// cloned: such a VM is half made (its config holds only `lock: create` / `lock: clone`), so
     /// its task is waited for, at most the world's `wait`, and the VMs read again; a task that
-    /// does not end in time is an error naming it, before any write. Check mode waits too: a
-    /// wait writes nothing, and the check run then predicts what the real run will find
-    /// (docs/pve-semantics.md §30).
+    /// does not end in time is an error naming it, before any write, and so is a stale lock (no
+    /// task holds it, §38). Check mode waits too: a wait writes nothing, and the check run then
+    /// predicts what the real run will find (docs/pve-semantics.md §30).
     pub fn vms_for(&self, addressed: &dyn Fn(&VmResource) -> bool) -> Result<Vec<VmResource>> {
-        inflight::settle(self.api, self.wait, true, addressed, &|| self.vms()).map_err(|e| match e {
+        self.in_flight().settle(addressed, &|| self.vms()).map_err(|e| match e {
             Error::Failed(m) => Error::failed(format!("{m}; nothing was changed")),
             other => other,
         })

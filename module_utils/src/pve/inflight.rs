@@ -1,10 +1,12 @@
-//! VMs in flight: a VM whose create or clone task still runs, found by its lock, its task found on its node and waited for.
+//! VMs in flight: a VM whose create or clone task still runs, found by its lock, its task found on its node and waited for; a lock no running task holds, stale.
 //!
 //! While `create_vm` or `clone_vm` runs, the new VM's config holds only `lock: create` /
 //! `lock: clone` (qemu-server API2/Qemu.pm `create_and_lock_config`, `clone_vm`), so it is not "an
 //! existing VM that differs": it is half made, and its name is not known until the task ends
 //! (/cluster/resources shows `VM <vmid>`, what `vmstatus` gives a config without a name).
-//! docs/pve-semantics.md §30.
+//! docs/pve-semantics.md §30. When the task died (a killed worker, a node reboot) the lock stays
+//! and no task holds it; a user who sees every task of the node can tell, and fails at once
+//! rather than wait out the timeout (§38).
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
+use crate::pve::permissions::Privileges;
 use crate::pve::request::{form, ApiPath};
 use crate::pve::resources::VmResource;
 use crate::pve::tasks::Waiter;
@@ -73,81 +76,145 @@ pub fn making_task(api: &dyn Api, vm: &VmResource) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// Wait, at most `timeout`, for the create or clone that makes `vm` to end: its task when it is
-/// visible (whatever its outcome: the caller reads what it left), else until `reread` no longer
-/// shows `vm` in flight. Fails naming the task (or the lock) when it does not end in time.
-pub fn wait_for(
-    api: &dyn Api,
-    vm: &VmResource,
+/// A wait for the VMs in flight that a task addresses: bounded by the task's `timeout`, and
+/// knowing what the user may see of a node's tasks, which tells a stale lock from another user's
+/// running task (docs/pve-semantics.md §30, §38).
+pub struct InFlight<'a> {
+    api: &'a dyn Api,
+    /// The privileges of the user the run authenticates as; `None`: not known, so a lock without
+    /// a visible task may be another user's.
+    privileges: Option<&'a Privileges<'a>>,
     timeout: Duration,
-    reread: &dyn Fn() -> Result<Vec<VmResource>>,
-) -> Result<()> {
-    wait_until(api, vm, Instant::now() + timeout, timeout, true, reread)
+    /// Whether a lock without a visible task is waited for (until it goes, at most `timeout`)
+    /// rather than an error at once.
+    poll: bool,
 }
 
-/// `wait_for` until `deadline`, a wait of `timeout` in all (what a failure names). Without a
-/// visible task, `poll` says whether to wait for the lock to go, or to fail at once: such a lock
-/// is another user's task or a stale lock (a task that died), which PVE never clears itself.
-fn wait_until(
-    api: &dyn Api,
-    vm: &VmResource,
-    deadline: Instant,
-    timeout: Duration,
-    poll: bool,
-    reread: &dyn Fn() -> Result<Vec<VmResource>>,
-) -> Result<()> {
-    let lock = vm.lock.clone().unwrap_or_default();
-    let what = if lock == "clone" { "cloned" } else { "created" };
-    if let Some(upid) = making_task(api, vm)? {
-        return match Waiter::new(deadline.saturating_duration_since(Instant::now())).wait(api, &upid) {
-            Ok(_) | Err(Error::TaskFailed { .. }) => Ok(()),
-            Err(Error::TaskTimeout { .. }) => Err(Error::failed(format!(
-                "VM {} is being {what} by task {upid} (lock: {lock}), which had not ended after {}s (timeout)",
-                vm.vmid,
-                timeout.as_secs()
-            ))),
-            Err(e) => Err(e),
-        };
+impl<'a> InFlight<'a> {
+    /// Waiting at most `timeout`, for a lock without a visible task too.
+    pub fn new(api: &'a dyn Api, timeout: Duration) -> InFlight<'a> {
+        InFlight { api, privileges: None, timeout, poll: true }
     }
-    let unseen = format!(
-        "VM {} is locked ({lock}) and no running task of it is visible to this user (another user's tasks need Sys.Audit on /nodes/{}; a lock left by a task that died stays until 'qm unlock')",
-        vm.vmid, vm.node
-    );
-    if !poll {
-        return Err(Error::failed(unseen));
+
+    /// The same wait, for the user whose privileges these are.
+    pub fn seen_by(self, privileges: Option<&'a Privileges<'a>>) -> InFlight<'a> {
+        InFlight { privileges, ..self }
     }
-    let mut pause = Duration::from_millis(100);
-    loop {
-        let still = reread()?.into_iter().any(|v| v.vmid == vm.vmid && is_in_flight(&v));
-        if !still {
-            return Ok(());
+
+    /// The same wait, at most `timeout`.
+    pub fn within(self, timeout: Duration) -> InFlight<'a> {
+        InFlight { timeout, ..self }
+    }
+
+    /// The same wait, failing at once on a lock without a visible task instead of waiting for it
+    /// to go.
+    pub fn without_polling(self) -> InFlight<'a> {
+        InFlight { poll: false, ..self }
+    }
+
+    /// Read the VMs with `read` until none that `addressed` selects is in flight, waiting for
+    /// each within the timeout overall, and return that read. A lock that no running task
+    /// holds, seen by a user who sees every task of its node, fails at once (stale).
+    pub fn settle(
+        &self,
+        addressed: &dyn Fn(&VmResource) -> bool,
+        read: &dyn Fn() -> Result<Vec<VmResource>>,
+    ) -> Result<Vec<VmResource>> {
+        let deadline = Instant::now() + self.timeout;
+        // tasks seen to end: still listed as running until pvestatd archives them (§38)
+        let mut ended = Vec::new();
+        loop {
+            let vms = read()?;
+            let Some(busy) = vms.iter().find(|v| is_in_flight(v) && addressed(v)).cloned() else {
+                return Ok(vms);
+            };
+            self.wait_until(&busy, deadline, &mut ended, read)?;
         }
-        if Instant::now() >= deadline {
-            return Err(Error::failed(format!("{unseen}; it was still locked after {}s (timeout)", timeout.as_secs())));
+    }
+
+    /// Wait until `deadline` for the create or clone that makes `vm` to end: its task when one
+    /// runs and is visible (whatever its outcome: the caller reads what it left), else, unless
+    /// the lock is stale, until `reread` no longer shows `vm` in flight. Fails naming the task
+    /// or the lock.
+    fn wait_until(
+        &self,
+        vm: &VmResource,
+        deadline: Instant,
+        ended: &mut Vec<String>,
+        reread: &dyn Fn() -> Result<Vec<VmResource>>,
+    ) -> Result<()> {
+        let lock = vm.lock.clone().unwrap_or_default();
+        let what = if lock == "clone" { "cloned" } else { "created" };
+        let secs = self.timeout.as_secs();
+        if let Some(upid) = making_task(self.api, vm)?.filter(|u| !ended.contains(u)) {
+            return match Waiter::new(deadline.saturating_duration_since(Instant::now())).wait(self.api, &upid) {
+                Ok(_) | Err(Error::TaskFailed { .. }) => {
+                    ended.push(upid);
+                    Ok(())
+                }
+                Err(Error::TaskTimeout { .. }) => Err(Error::failed(format!(
+                    "VM {} is being {what} by task {upid} (lock: {lock}), which had not ended after {secs}s (timeout)",
+                    vm.vmid
+                ))),
+                Err(e) => Err(e),
+            };
         }
-        std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
-        pause = (pause * 2).min(Duration::from_secs(2));
+        if self.sees_every_task(&vm.node)? {
+            return Err(Error::failed(stale_lock(vm, &lock)));
+        }
+        let unseen = format!(
+            "VM {} is locked ({lock}) and no running task of it is visible to this user: either another user's create or clone of it runs (another user's tasks need Sys.Audit on /nodes/{node} to be seen) or the lock is stale, left by a task that died ({unlock})",
+            vm.vmid,
+            node = vm.node,
+            unlock = unlock_advice(vm)
+        );
+        if !self.poll {
+            return Err(Error::failed(unseen));
+        }
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let still = reread()?.into_iter().any(|v| v.vmid == vm.vmid && is_in_flight(&v));
+            if !still {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::failed(format!("{unseen}; it was still locked after {secs}s (timeout)")));
+            }
+            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// Whether this user sees every task of `node`: Tasks.pm `node_tasks` lists another user's
+    /// tasks only to one holding Sys.Audit on `/nodes/<node>` (its `$auditor`), which
+    /// `/access/permissions` reports as PVE's `check` finds it.
+    fn sees_every_task(&self, node: &str) -> Result<bool> {
+        match self.privileges {
+            Some(p) => Ok(p.held(&format!("/nodes/{node}"))?.contains("Sys.Audit")),
+            None => Ok(false),
+        }
     }
 }
 
-/// Read the VMs with `read` until none that `addressed` selects is in flight, waiting for each
-/// (`wait_for`; `poll`: also for a lock without a visible task) within `timeout` overall, and
-/// return that read.
-pub fn settle(
-    api: &dyn Api,
-    timeout: Duration,
-    poll: bool,
-    addressed: &dyn Fn(&VmResource) -> bool,
-    read: &dyn Fn() -> Result<Vec<VmResource>>,
-) -> Result<Vec<VmResource>> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let vms = read()?;
-        let Some(busy) = vms.iter().find(|v| is_in_flight(v) && addressed(v)).cloned() else {
-            return Ok(vms);
-        };
-        wait_until(api, &busy, deadline, timeout, poll, read)?;
-    }
+/// What clears a stale lock, as PVE has it: `qm unlock` removes the lock without checking
+/// whether a task still uses it (qemu-server CLI/qm.pm `unlock`), so the check comes first.
+fn unlock_advice(vm: &VmResource) -> String {
+    format!(
+        "once no create or clone of VM {vmid} runs, 'qm unlock {vmid}' on node {node} removes it",
+        vmid = vm.vmid,
+        node = vm.node
+    )
+}
+
+/// The failure for a lock no running task holds, seen by a user who sees every task of the node.
+fn stale_lock(vm: &VmResource, lock: &str) -> String {
+    let kinds = if lock == "clone" { "qmclone" } else { "qmcreate or qmrestore" };
+    format!(
+        "VM {vmid} is locked ({lock}) but no task holds the lock: no {kinds} task making VM {vmid} runs on node {node}, and this user sees every task there (Sys.Audit on /nodes/{node}). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); {unlock}",
+        vmid = vm.vmid,
+        node = vm.node,
+        unlock = unlock_advice(vm)
+    )
 }
 
 /// The VM that holds `name` when several do: the lowest vmid among the QEMU VMs of that name
@@ -200,6 +267,109 @@ mod tests {
         let target = vm(json!({"vmid": 300, "name": "VM 300", "node": "pve1", "type": "qemu", "lock": "clone"}));
         assert_eq!(making_task(&api, &target).unwrap().as_deref(), Some(UPID));
         assert_eq!(api.calls.borrow()[0].2, form([("source", "active"), ("typefilter", "qmclone")]));
+    }
+
+    fn locked(lock: &str) -> VmResource {
+        vm(json!({"vmid": 101, "name": "VM 101", "node": "pve1", "type": "qemu", "lock": lock}))
+    }
+
+    fn privileges_on_node(api: &ScriptedApi, privs: Value) {
+        api.answer(Method::Get, "/access/permissions", Ok(json!({ "/nodes/pve1": privs })));
+    }
+
+    const STALE: &str = "VM 101 is locked (create) but no task holds the lock: no qmcreate or qmrestore task making VM 101 runs on node pve1, and this user sees every task there (Sys.Audit on /nodes/pve1). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); once no create or clone of VM 101 runs, 'qm unlock 101' on node pve1 removes it";
+
+    #[test]
+    fn a_lock_no_running_task_holds_is_stale_at_once_for_a_user_who_sees_every_task() {
+        let api = ScriptedApi::default();
+        // the task that took the lock died: listed no more among the running ones
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
+        privileges_on_node(&api, json!({"Sys.Audit": 1, "VM.Audit": 1}));
+        let privileges = Privileges::new(&api, "ansible@pve!automation");
+        let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges));
+        // a wait would read the VMs again
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            match reads.get() {
+                1 => Ok(vec![locked("create")]),
+                _ => Err(Error::failed("the VMs were read again: a wait")),
+            }
+        };
+        let e = wait.settle(&|v| v.vmid == 101, &read).unwrap_err().to_string();
+        assert_eq!(e, STALE);
+        assert_eq!(api.calls.borrow()[1].2, form([("path", "/nodes/pve1")]));
+    }
+
+    #[test]
+    fn without_sys_audit_a_lock_is_waited_for_and_its_timeout_names_a_stale_lock_as_a_cause() {
+        for privileges_known in [true, false] {
+            let api = ScriptedApi::default();
+            api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
+            privileges_on_node(&api, json!({"VM.Audit": 1}));
+            let privileges = Privileges::new(&api, "alice@pve");
+            let known = privileges_known.then_some(&privileges);
+            let wait = InFlight::new(&api, Duration::ZERO).seen_by(known);
+            let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![locked("clone")])).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "VM 101 is locked (clone) and no running task of it is visible to this user: either another user's create or clone of it runs (another user's tasks need Sys.Audit on /nodes/pve1 to be seen) or the lock is stale, left by a task that died (once no create or clone of VM 101 runs, 'qm unlock 101' on node pve1 removes it); it was still locked after 0s (timeout)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lock_that_goes_while_waited_for_without_a_visible_task_ends_the_wait() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Ok(if reads.get() < 3 { vec![locked("create")] } else { vec![] })
+        };
+        let wait = InFlight::new(&api, Duration::from_secs(30));
+        assert!(wait.settle(&|v| v.vmid == 101, &read).unwrap().is_empty());
+        assert!(!api.calls.borrow().iter().any(|c| c.1 == "/access/permissions"));
+    }
+
+    #[test]
+    fn a_task_that_ended_and_left_its_lock_is_not_waited_for_again() {
+        let create = "UPID:pve1:00001234:00005678:65000000:qmcreate:101:root@pam:";
+        let api = ScriptedApi::default();
+        let status = ApiPath::new(["nodes", "pve1", "tasks", create, "status"]).encoded();
+        // the task list still shows the task running (pvestatd archives a dead worker later),
+        // its status says it ended
+        api.answer(Method::Get, &status, Ok(json!({"status": "stopped", "exitstatus": "unexpected status"})));
+        api.answer(Method::Get, &ApiPath::new(["nodes", "pve1", "tasks", create, "log"]).encoded(), Ok(json!([])));
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": create, "status": "RUNNING"}])));
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": create, "status": "RUNNING"}])));
+        privileges_on_node(&api, json!({"Sys.Audit": 1}));
+        let privileges = Privileges::new(&api, "root@pam");
+        let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges));
+        let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![locked("create")])).unwrap_err().to_string();
+        assert_eq!(e, STALE);
+        assert_eq!(api.calls.borrow().iter().filter(|c| c.1 == status).count(), 1);
+    }
+
+    #[test]
+    fn a_clone_lock_with_only_other_clones_running_is_stale() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": UPID, "status": "RUNNING"}])));
+        api.answer(
+            Method::Get,
+            &ApiPath::new(["nodes", "pve1", "tasks", UPID, "log"]).encoded(),
+            Ok(json!([{"n": 1, "t": "creating a clone of VM 9000 with ID 300"}])),
+        );
+        privileges_on_node(&api, json!({"Sys.Audit": 1}));
+        let privileges = Privileges::new(&api, "root@pam");
+        let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges)).without_polling();
+        let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![locked("clone")])).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "VM 101 is locked (clone) but no task holds the lock: no qmclone task making VM 101 runs on node pve1"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -89,7 +89,7 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("bwlimit", Kind::Int, &["With O(state=moved): I/O bandwidth limit in KiB/s."]),
     OptionSpec::new("timeout", Kind::Int, &[
         "Seconds to wait for each Proxmox VE task (create, import, resize, move) to end.",
-        "Also how long to wait for the VM when another task is still creating or cloning it (C(lock: create) or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID.",
+        "Also how long to wait for the VM when another task is still creating or cloning it (C(lock: create) or C(lock: clone)), in check mode too; past it the task fails before any write, naming that task's UPID. A lock that no running task holds (its task died) is stale: with C(Sys.Audit) on the node, which shows every task there, the task fails at once, naming C(qm unlock).",
     ])
         .default(DefaultValue::Int(600)),
     drive("aio", Kind::Str, &["AIO type."]).choices(&["native", "threads", "io_uring"]),

@@ -7,6 +7,7 @@
     POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret | {secret, privsep, acl}}, "acl"?, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
     GET    /_sim/state        a summary (vmids, time scale) for debugging
+    POST   /_sim/stale-lock   {"vmid", "lock": "create" | "clone", ...}: a lock its dead task left (stale_lock.py)
 """
 
 import asyncio
@@ -471,6 +472,8 @@ class AdminMixin(object):
                 return answer({'data': {'scale': scale}})
             if method == 'GET':
                 return answer({'data': {'scale': self.time_scale}})
+        if route == 'stale-lock' and method == 'POST':
+            return answer({'data': self.leave_stale_lock(body)})
         if route == 'state' and method == 'GET':
             return answer({'data': {'seed': self.seed_file, 'time_scale': self.time_scale,
                                     'vms': sorted(vm.vmid for vm in self.vms), 'faults': len(self.faults),

@@ -23,6 +23,7 @@ from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .qemu_formats import register as register_qemu_formats
+from .stale_lock import StaleLockMixin
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
@@ -34,7 +35,7 @@ register_qemu_formats()  # the named formats qemu-server checks in code (qemu_fo
 
 class Pvesim(TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
-             ValidationMixin, EmptyValuesMixin, TfaMixin, AdminMixin, PermissionsMixin, FakePve):
+             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

@@ -34,7 +34,7 @@ impl Apply<'_> {
         let timeout = Duration::from_secs(self.p.timeout);
         // a lock without a visible task is not waited for here: it may be stale, and every
         // create by name would then wait out its timeout
-        let vms = match inflight::settle(self.api, timeout, false, &lower, &|| world.vms()) {
+        let vms = match world.in_flight().within(timeout).without_polling().settle(&lower, &|| world.vms()) {
             Ok(vms) => vms,
             Err(e) => {
                 self.ctx.warn(format!(
