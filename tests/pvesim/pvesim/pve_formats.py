@@ -1,11 +1,15 @@
-"""PVE's named formats for the request check (validation.py): the code formats of pve-common, pve-storage
-and qemu-server as functions that raise FormatError with PVE's words, and qemu-server's property-string
-formats (pve-vm-cpu-conf, pve-qm-hostpci, pve-qm-boot, ...) as key schemas with their validators.
+"""PVE's named formats, one definition each: the code formats of pve-common, pve-storage and qemu-server as
+functions that raise FormatError with PVE's words (CODE), and the property-string formats (pve-vm-cpu-conf,
+pve-qm-hostpci, pve-qm-boot, ...) as key schemas with their validators (HASH). The request check
+(validation.py) reads them; validation.register_formats puts those fakepve 0.5.0 lacks into fakepve's own
+tables, so that fakepve's check says the same (docs/pve-semantics.md §32, §34, §39).
 
 Written from PVE's sources (pve-common 9.x src/PVE/JSONSchema.pm, CpuSet.pm, ParseUtils.pm; pve-storage
-src/PVE/Storage/Plugin.pm; qemu-server src/PVE/QemuServer.pm, QemuServer/Drive.pm, CPUConfig.pm,
-CPUFlags.pm, PCI.pm), independently of module_utils' checks (docs/pve-semantics.md §32). A named format
-pvesim does not know is not checked; §32 lists them.
+src/PVE/Storage/Plugin.pm; qemu-server 9.2.6 src/PVE/QemuServer.pm (`verify_bootdev`, `$smbios1_fmt`,
+`$cicustom_fmt`, `pve_verify_cpuset`), QemuServer/Drive.pm (`verify_bootdisk`, `is_valid_drivename`),
+CPUConfig.pm (`$cpu_fmt`, `validate_vm_cpu_conf`, `parse_phys_bits`, `$sev_fmt`, `$tdx_fmt`), CPUFlags.pm,
+PCI.pm (`$PCIRE`, `$hostpci_fmt`)), independently of module_utils' checks. A named format pvesim does not
+know is not checked; §32 lists them.
 """
 
 import re

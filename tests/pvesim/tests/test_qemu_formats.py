@@ -1,5 +1,5 @@
 """The named formats qemu-server checks in code are refused as PVE refuses them, with its words, and nothing is
-written (issue 24; docs/pve-semantics.md §34; pvesim/qemu_formats.py)."""
+written (issue 24; docs/pve-semantics.md §34; pvesim/pve_formats.py)."""
 
 import pytest
 
