@@ -1,6 +1,6 @@
 """pvesim's named formats are read from one table (pvesim/pve_formats.py) by both of its checks: its request
 check (validation.py) and fakepve's own, which is the only one on the endpoints outside schema_data.json
-(issue 39; docs/pve-semantics.md §39)."""
+(docs/pve-semantics.md §39)."""
 
 import pytest
 from fakepve import formats, schema
