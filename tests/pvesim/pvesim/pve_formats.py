@@ -212,7 +212,7 @@ CPU_FLAG_ANY = r'[+-][a-zA-Z0-9\-_.]+'
 def _validate_vm_cpu(res):
     """CPUConfig.pm validate_vm_cpu_conf."""
     cputype = res.get('cputype')
-    if not cputype:
+    if not cputype or cputype == '0':  # validate_cpu_conf `!$cpu->{cputype}`: Perl's false is '' or '0'
         raise FormatError('CPU is missing cputype\n')
     if cputype.startswith('custom-'):
         # get_custom_model: pvesim's cluster defines no custom models.
@@ -235,7 +235,8 @@ PCI_ID = {'type': 'string', 'optional': 1, 'pattern': r'^0x[0-9a-fA-F]{4}$'}
 HASH = {
     'pve-vm-cpu-conf': ({
         'cputype': {'type': 'string', 'default_key': 1, 'optional': 1},
-        'reported-model': {'type': 'string', 'optional': 1, 'enum': sorted(CPU_MODELS - {'host'}, key=str.lower)},
+        # $cpu_fmt: every model of get_all_cpu_models, which initialize_cpu_models ends with `host`
+        'reported-model': {'type': 'string', 'optional': 1, 'enum': sorted(CPU_MODELS, key=str.lower)},
         'hidden': OPT_BOOL,
         'hv-vendor-id': {'type': 'string', 'optional': 1, 'pattern': r'[a-zA-Z0-9]{1,12}'},
         'flags': {'type': 'string', 'optional': 1, 'pattern': CPU_FLAG_ANY + '(;' + CPU_FLAG_ANY + ')*'},

@@ -62,3 +62,16 @@ def test_phys_bits_outside_the_request_check_follow_parse_phys_bits(sim):
     for taken in ('host', 'host\n', '8'):
         err = error_of(sim.api, 'POST', path, dict(body, **{'phys-bits': taken}))
         assert 'phys-bits' not in err.errors, (taken, err.status, err.message, err.errors)
+
+
+@pytest.mark.parametrize('cpu,words', [
+    # qemu-server CPUConfig.pm validate_cpu_conf: `die "CPU is missing cputype\n" if !$cpu->{cputype}` ('0' is false)
+    ('0', 'CPU is missing cputype'),
+    ('cputype=0,flags=+aes', 'CPU is missing cputype'),
+    # $cpu_fmt's reported-model enum is get_all_cpu_models, host included (initialize_cpu_models), so
+    # validate_vm_cpu_conf's own refusal is the one a VM's `cpu` meets
+    ('host,reported-model=host', "Property 'reported-model' not allowed in VM-specific CPU config."),
+])
+def test_cpu_is_refused_as_cpuconfig_refuses_it(sim, cpu, words):
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'cpu': cpu})
+    assert (err.status, err.errors) == (400, {'cpu': 'invalid format - ' + words + '\n'})
