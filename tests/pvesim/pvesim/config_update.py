@@ -115,15 +115,13 @@ class ConfigUpdateMixin:
             if balloon and int(balloon) > maxmem:
                 raise die('balloon value too large (must be smaller than assigned memory)')
 
-    def _update_check_boot(self, vm, plan):
-        """Qemu.pm update_vm_api, while it writes `boot` (in `$updatefn`, so in the task of a POST): each device
-        of the order is in the config, pending or the request, and not deleted by it, else it dies
-        (docs/pve-semantics.md §34.3). PVE has by then written the keys its loop met first; pvesim checks
-        before writing any, which no client of ours can tell apart: they refuse such a write before sending it."""
-        p = plan['p']
+    def _update_check_boot(self, vm, value, deletes, p):
+        """Qemu.pm update_vm_api `$updatefn`, when its loop over the request's keys reaches `boot` with an order:
+        each device is in the config (as written so far), pending or the request, and not deleted by it, else it
+        dies (docs/pve-semantics.md §34.3, §39.2). By then the deletes and the keys met first are written."""
         known = set(vm.devices({**vm.config, **{k: x for k, x in vm.pending.items() if x is not None}, **p}))
-        for dev in o.boot_order(p.get('boot')):
-            if dev not in known or dev in plan['deletes']:
+        for dev in o.boot_order(value):
+            if dev not in known or dev in deletes:
                 raise die("invalid bootorder: device '{0}' does not exist'".format(dev))
 
     def _update_apply(self, vm, plan):
@@ -212,6 +210,7 @@ class ConfigUpdateMixin:
                     if pend.get(opt, 0) is None:
                         del pend[opt]
                 elif opt == 'boot' and o.boot_order(value):
+                    self._update_check_boot(vm, value, deletes, p)
                     # a new boot order drops the legacy bootdisk (Qemu.pm update_vm_api)
                     pend[opt] = o.print_bootorder(o.boot_order(value))
                     if conf.get('bootdisk') is not None:
@@ -253,7 +252,6 @@ class ConfigUpdateMixin:
         await self._lock_config(vm)
         try:
             self._update_check_state(vm, plan)
-            self._update_check_boot(vm, plan)
             self._update_apply(vm, plan)
         finally:
             self.release(vm, 'config')
@@ -278,7 +276,6 @@ class ConfigUpdateMixin:
         async def body():
             try:
                 self._update_check_state(vm, plan)
-                self._update_check_boot(vm, plan)
                 self._update_apply(vm, plan)
             except PveError as e:
                 text = '{0}'.format(e.message)

@@ -1,11 +1,15 @@
-"""PVE's named formats for the request check (validation.py): the code formats of pve-common, pve-storage
-and qemu-server as functions that raise FormatError with PVE's words, and qemu-server's property-string
-formats (pve-vm-cpu-conf, pve-qm-hostpci, pve-qm-boot, ...) as key schemas with their validators.
+"""PVE's named formats, one definition each: the code formats of pve-common, pve-storage and qemu-server as
+functions that raise FormatError with PVE's words (CODE), and the property-string formats (pve-vm-cpu-conf,
+pve-qm-hostpci, pve-qm-boot, ...) as key schemas with their validators (HASH). The request check
+(validation.py) reads them; validation.register_formats puts those fakepve 0.5.0 lacks into fakepve's own
+tables, so that fakepve's check says the same (docs/pve-semantics.md §32, §34, §39).
 
 Written from PVE's sources (pve-common 9.x src/PVE/JSONSchema.pm, CpuSet.pm, ParseUtils.pm; pve-storage
-src/PVE/Storage/Plugin.pm; qemu-server src/PVE/QemuServer.pm, QemuServer/Drive.pm, CPUConfig.pm,
-CPUFlags.pm, PCI.pm), independently of module_utils' checks (docs/pve-semantics.md §32). A named format
-pvesim does not know is not checked; §32 lists them.
+src/PVE/Storage/Plugin.pm; qemu-server 9.2.6 src/PVE/QemuServer.pm (`verify_bootdev`, `$smbios1_fmt`,
+`$cicustom_fmt`, `pve_verify_cpuset`), QemuServer/Drive.pm (`verify_bootdisk`, `is_valid_drivename`),
+CPUConfig.pm (`$cpu_fmt`, `validate_vm_cpu_conf`, `parse_phys_bits`, `$sev_fmt`, `$tdx_fmt`), CPUFlags.pm,
+PCI.pm (`$PCIRE`, `$hostpci_fmt`)), independently of module_utils' checks. A named format pvesim does not
+know is not checked; §32 lists them.
 """
 
 import re
@@ -208,7 +212,7 @@ CPU_FLAG_ANY = r'[+-][a-zA-Z0-9\-_.]+'
 def _validate_vm_cpu(res):
     """CPUConfig.pm validate_vm_cpu_conf."""
     cputype = res.get('cputype')
-    if not cputype:
+    if not cputype or cputype == '0':  # validate_cpu_conf `!$cpu->{cputype}`: Perl's false is '' or '0'
         raise FormatError('CPU is missing cputype\n')
     if cputype.startswith('custom-'):
         # get_custom_model: pvesim's cluster defines no custom models.
@@ -231,7 +235,8 @@ PCI_ID = {'type': 'string', 'optional': 1, 'pattern': r'^0x[0-9a-fA-F]{4}$'}
 HASH = {
     'pve-vm-cpu-conf': ({
         'cputype': {'type': 'string', 'default_key': 1, 'optional': 1},
-        'reported-model': {'type': 'string', 'optional': 1, 'enum': sorted(CPU_MODELS - {'host'}, key=str.lower)},
+        # $cpu_fmt: every model of get_all_cpu_models, which initialize_cpu_models ends with `host`
+        'reported-model': {'type': 'string', 'optional': 1, 'enum': sorted(CPU_MODELS, key=str.lower)},
         'hidden': OPT_BOOL,
         'hv-vendor-id': {'type': 'string', 'optional': 1, 'pattern': r'[a-zA-Z0-9]{1,12}'},
         'flags': {'type': 'string', 'optional': 1, 'pattern': CPU_FLAG_ANY + '(;' + CPU_FLAG_ANY + ')*'},

@@ -22,15 +22,14 @@ from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
-from .qemu_formats import register as register_qemu_formats
 from .stale_lock import StaleLockMixin
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
-from .validation import ValidationMixin
+from .validation import ValidationMixin, register_formats
 from .volumes import VolumesMixin
 
-register_qemu_formats()  # the named formats qemu-server checks in code (qemu_formats.py)
+register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
 class Pvesim(TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,

@@ -18,6 +18,8 @@ import os
 import re
 import urllib.parse
 
+from fakepve import formats as fakepve_formats
+from fakepve import schema as fakepve_schema
 from fakepve.model import PveError
 from fakepve.server import USER, error
 
@@ -163,6 +165,43 @@ def check_format(fmt, text, path):
     else:
         check(text)
     return None
+
+
+# The parameter a validated property-string format belongs to: fakepve's named checks are given no path, and
+# PVE names a key's error under it (qemu-server QemuServer.pm $confdesc: `cpu` is the one pve-vm-cpu-conf).
+FORMAT_PARAMETER = {'pve-vm-cpu-conf': 'cpu'}
+
+
+def _fakepve_check(check):
+    """A check that raises FormatError as fakepve's named checks answer: the message without the newline
+    fakepve's schema adds back."""
+    def named(text):
+        try:
+            check(text)
+        except FormatError as exc:
+            why = str(exc)
+            return why[:-1] if why.endswith('\n') else why
+        return None
+    return named
+
+
+def register_formats():
+    """Put the formats of pve_formats.py that fakepve 0.5.0 does not define into fakepve's tables (idempotent;
+    before fakepve first looks one up), so that fakepve's own check of a request (the endpoints outside
+    schema_data.json, and again after this module's) reads them from the same definitions. A key schema
+    without a validator goes in as one (fakepve parses it and makes its sample values from it); a validated
+    one and a code format as a named check."""
+    for name, (keys, validator) in pve_formats.HASH.items():
+        if name in fakepve_formats.REGISTERED or name in fakepve_formats.NAMED:
+            continue
+        if validator is None:
+            fakepve_formats.REGISTERED[name] = keys
+        else:
+            fakepve_formats.NAMED[name] = _fakepve_check(functools.partial(
+                parse_property_string, keys, validator, path=FORMAT_PARAMETER.get(name, '')))
+    for name, check in pve_formats.CODE.items():
+        fakepve_formats.NAMED.setdefault(name, _fakepve_check(check))
+    fakepve_schema.registered.cache_clear()
 
 
 def parse_boolean(text):
