@@ -21,7 +21,7 @@ from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, nic, one, run_batc
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 172-177 for the power rows, 178 the clone source, 179-180 for the space rows.
+# Rows' VMs: 172-177 and 181-183 for the power rows, 178 the clone source, 179-180 for the space rows.
 VMS = [
     _vm(172, 'row-172', status='running'),
     _vm(173, 'row-173', status='running'),
@@ -33,6 +33,8 @@ VMS = [
     _vm(179, 'row-179'),
     _vm(180, 'row-180'),
     _vm(181, 'row-181', status='running'),
+    _vm(182, 'row-182', status='running'),
+    _vm(183, 'row-183', status='running'),
 ]
 
 # Two thick LVM volume groups of 10 GiB each (empty): a 6 GiB volume fits alone, two do not.
@@ -60,6 +62,11 @@ POWER = [
            real_changed=True),
     _power('predicted stopped: paused', 175, 'stopped', kvm(node='pve1', vmid=175, state='paused', force=True),
            real_failure='is not running, so it cannot be paused'),
+    _power('predicted hibernated: hibernated', 182, 'hibernated', kvm(node='pve1', vmid=182, state='hibernated'),
+           real_changed=False),
+    # a hibernated VM's config is locked (RunState.pm vm_suspend writes `lock: suspended`)
+    _power('predicted hibernated: update', 183, 'hibernated', kvm(node='pve1', vmid=183, update=True, cores=2),
+           real_failure='locked'),
     _power('predicted paused: current', 181, 'paused', kvm(node='pve1', vmid=181, state='current'),
            real_changed=False),
     # a NIC added to a VM an earlier task stops: written to the config, not pending

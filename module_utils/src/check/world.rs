@@ -7,7 +7,10 @@
 //! predicts is decided once, when the world is made: `Context::predictions` is set only in
 //! check mode (`protocol.rs`), so a module never asks again.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::check::predictions::{self, PredictedVm, Predictions};
 use crate::check::saved::SavedTask;
@@ -117,6 +120,43 @@ impl<'a> World<'a> {
             saved.read(vm, &config, self.is_predicted(vm))?;
         }
         Ok(config)
+    }
+
+    /// A VM's power state as `GET .../status/current` answers it: as an earlier task of this
+    /// check run predicted it (paused, hibernated, stopped, running) if one did, else PVE's.
+    pub fn status(&self, vm: &VmResource) -> Result<Value> {
+        let read = || self.api.get(&vm.path().join(["status", "current"]), &Vec::new());
+        match self.prediction(vm.vmid) {
+            // No earlier task predicted a power change of a VM PVE has: PVE's answer (it tells a
+            // paused VM from a running one), as long as it agrees with the predicted status.
+            Some(p) if p.power.is_none() && p.exists => {
+                let pve = read()?;
+                Ok(if pve.get("status").and_then(Value::as_str) == Some(p.status.as_str()) {
+                    pve
+                } else {
+                    p.status_current()
+                })
+            }
+            Some(p) => Ok(p.status_current()),
+            None if predictions::is_predicted(vm) => {
+                Err(Error::Internal(format!("VM {} is predicted but its plan entry is gone", vm.vmid)))
+            }
+            None => read(),
+        }
+    }
+
+    /// The space this check run's earlier predictions take on each storage that reserves it
+    /// (`pve::preflight::Preflight::reserving`); nothing outside check mode.
+    pub fn reserved(&self) -> BTreeMap<String, u64> {
+        self.predictions.as_ref().map(Predictions::reserved).unwrap_or_default()
+    }
+
+    /// Record, in check mode, the space a task's new volumes take (`Preflight::reserved_here`)
+    /// with the prediction of `vmid` the task recorded; outside check mode nothing.
+    pub fn reserve(&self, vmid: u64, reserved: &[(String, u64)]) {
+        if let Some(p) = &self.predictions {
+            p.reserve(vmid, reserved);
+        }
     }
 
     /// The config an earlier task of this check run predicted for `vmid`, if any.

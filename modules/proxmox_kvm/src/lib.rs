@@ -173,13 +173,11 @@ impl Run<'_> {
         self.world.config(vm)
     }
 
-    /// The power state: from the check-mode predictions when an earlier task predicted it, else
-    /// from `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
+    /// The power state from `status/current` (`/cluster/resources` can lag behind; upstream
+    /// reads it for the same reason), as an earlier task of a check run predicted it if one did
+    /// (`World::status`: paused and hibernated included).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if self.world.is_predicted(vm) {
-            return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
-        }
-        let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
+        let s = self.world.status(vm)?;
         Ok(Power::from_status(
             s.get("status").and_then(Value::as_str).unwrap_or("stopped"),
             s.get("qmpstatus").and_then(Value::as_str),
