@@ -145,10 +145,10 @@ impl<'a> World<'a> {
         }
     }
 
-    /// The space this check run's earlier predictions take on each storage that reserves it
-    /// (`pve::preflight::Preflight::reserving`); nothing outside check mode.
-    pub fn reserved(&self) -> BTreeMap<String, u64> {
-        self.predictions.as_ref().map(Predictions::reserved).unwrap_or_default()
+    /// The space this check run's earlier predictions take on each storage that reserves it, for
+    /// `pve::preflight::Preflight::reserving`; `None` outside check mode.
+    pub fn reserved(&self) -> Option<BTreeMap<String, u64>> {
+        self.predictions.as_ref().map(Predictions::reserved)
     }
 
     /// Record, in check mode, the space a task's new volumes take (`Preflight::reserved_here`)

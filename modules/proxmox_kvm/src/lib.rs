@@ -49,7 +49,7 @@ use result::{diff, outcome, resolved, with_pool};
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, Params::from_spec)?;
     let world = session.world();
-    let checks = Checks::new(&session.api, session.privileges());
+    let checks = Checks::new(&session.api, session.privileges(), world.reserved());
     let mut run = Run { ctx, api: &session.api, world: &world, checks: &checks, p: &session.params };
     run.dispatch()
 }
@@ -108,6 +108,7 @@ impl Run<'_> {
         self.world.writes(checks::requests(&plan.write, vmid).iter().map(|(m, path, form, _)| (*m, path, form)))?;
         if self.ctx.check_mode {
             self.world.record(plan.prediction.clone())?;
+            self.world.reserve(vmid, &self.checks.reserved_here());
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }
         let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid }.run(&plan.write)?;
