@@ -368,4 +368,54 @@ mod tests {
         assert!(Predictions::from_json(&json!("junk")).load().is_empty());
         assert!(Predictions::default().get(1).is_none());
     }
+
+    #[test]
+    fn a_predicted_power_state_reads_as_status_current_and_outlives_later_config_changes() {
+        let plan = Predictions::default();
+        let mut paused = predicted(105);
+        paused.status = "running".into();
+        paused.power = Some("paused".into());
+        plan.record(&paused);
+        assert_eq!(plan.get(105).unwrap().status_current(), json!({"status": "running", "qmpstatus": "paused"}));
+        // a later task changes the config of the VM listed as running: it stays paused
+        let mut changed = predicted(105);
+        changed.status = "running".into();
+        changed.current.insert("cores".into(), "4".into());
+        plan.record(&changed);
+        assert_eq!(plan.get(105).unwrap().power.as_deref(), Some("paused"));
+        // a prediction whose listed status differs does not inherit it
+        plan.record(&predicted(105));
+        assert_eq!(plan.get(105).unwrap().status_current(), json!({"status": "stopped", "qmpstatus": "stopped"}));
+        // hibernated: stopped, with the lock vm_suspend writes
+        let mut hibernated = predicted(106);
+        hibernated.power = Some("hibernated".into());
+        assert_eq!(
+            hibernated.status_current(),
+            json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"})
+        );
+        let mut running = predicted(107);
+        running.status = "running".into();
+        assert_eq!(running.status_current(), json!({"status": "running", "qmpstatus": "running"}));
+    }
+
+    #[test]
+    fn the_space_a_prediction_reserves_is_summed_kept_and_freed_with_the_vm() {
+        let plan = Predictions::default();
+        plan.record(&predicted(105));
+        plan.reserve(105, &[("pve1/san".into(), 6), ("shared".into(), 1)]);
+        plan.record(&predicted(106));
+        plan.reserve(106, &[("pve1/san".into(), 3)]);
+        plan.reserve(999, &[("pve1/san".into(), 100)]); // no prediction: nothing
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), 9), ("shared".to_string(), 1)].into());
+        // a later record of the VM keeps what it reserved; the action plugin hands it on
+        plan.record(&predicted(105));
+        assert_eq!(plan.reserved().get("pve1/san"), Some(&9));
+        let handed = Predictions::from_json(&serde_json::to_value(plan.recorded()).unwrap());
+        assert_eq!(handed.reserved(), plan.reserved());
+        // a VM predicted removed reserves nothing
+        let mut gone = predicted(105);
+        gone.removed = true;
+        plan.record(&gone);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), 3)].into());
+    }
 }

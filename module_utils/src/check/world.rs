@@ -361,4 +361,34 @@ mod tests {
         assert_eq!(world.vms_for_task(None, Some("db-01")).unwrap().len(), 1);
         assert!(!api.calls.borrow().iter().any(|c| c.1.contains("/tasks")));
     }
+
+    #[test]
+    fn status_current_is_the_predicted_power_state_else_pves() {
+        let api = ScriptedApi::default();
+        cluster(&api);
+        let status = ApiPath::new(["nodes", "pve1", "qemu", "100", "status", "current"]).encoded();
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "paused"})));
+        let plan = Predictions::default();
+        let world = World::new(&api, Some(plan.clone()));
+        let vms = world.vms().unwrap();
+        let vm = world.qemu_vm(&vms, Some(100), None).unwrap();
+        // no prediction: PVE's answer
+        assert_eq!(world.status(vm).unwrap()["qmpstatus"], "paused");
+        // an earlier task changed the config only (listed running, as PVE says): PVE's answer
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "paused"})));
+        world.record_config(vm, &VmConfig::default()).unwrap();
+        assert_eq!(world.status(vm).unwrap()["qmpstatus"], "paused");
+        // an earlier task hibernated it: the prediction, PVE not asked
+        let mut hibernated = world.prediction(100).unwrap();
+        hibernated.status = "stopped".into();
+        hibernated.power = Some("hibernated".into());
+        world.record(hibernated).unwrap();
+        let reads = api.calls.borrow().len();
+        assert_eq!(world.status(vm).unwrap(), json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"}));
+        assert_eq!(api.calls.borrow().len(), reads);
+        // outside check mode: PVE's
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "running"})));
+        assert_eq!(World::new(&api, None).status(vm).unwrap()["status"], "running");
+        assert!(World::new(&api, None).reserved().is_none());
+    }
 }

@@ -424,7 +424,7 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
 /// against the devices the clone will have: the source's applied config, which `clone_vm`
 /// copies (not its pending part), and what the write sets (§37.2); PVE would refuse it only once
 /// the clone exists.
-fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
+pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
     let (body, context, pending) = match write {
         Write::Config { body, context, .. } => (body, context.clone(), true),
         Write::Clone { source, configure, .. } => (configure, clone_unconfigurable(source), false),

@@ -311,7 +311,7 @@ fn power_prediction(vm: &VmResource, config: &VmConfig, power: Power, template: 
     if power == Power::Hibernated {
         p.current.insert("lock".into(), "suspended".into());
     } else if p.current.get("lock").is_some_and(|l| l == "suspended") {
-        for key in ["lock", "vmstate", "runningmachine", "runningcpu"] {
+        for key in ["lock", "vmstate", "runningmachine", "runningcpu", "running-nets-host-mtu"] {
             p.current.remove(key);
         }
     }
