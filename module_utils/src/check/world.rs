@@ -384,7 +384,10 @@ mod tests {
         hibernated.power = Some("hibernated".into());
         world.record(hibernated).unwrap();
         let reads = api.calls.borrow().len();
-        assert_eq!(world.status(vm).unwrap(), json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"}));
+        assert_eq!(
+            world.status(vm).unwrap(),
+            json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"})
+        );
         assert_eq!(api.calls.borrow().len(), reads);
         // outside check mode: PVE's
         api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "running"})));

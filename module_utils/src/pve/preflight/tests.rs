@@ -362,7 +362,7 @@ fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take()
         option: "scsi.scsi0".into(),
         during: String::new(),
     };
-    assert!(check.allocations("pve1", &[vol.clone()]).is_ok());
+    assert!(check.allocations("pve1", std::slice::from_ref(&vol)).is_ok());
     assert!(check.allocation("pve1", "thin", 1 << 40, "storage", "", &name).is_ok());
     // what this task takes, once: the thick volume only (a thin pool reserves nothing)
     assert_eq!(check.reserved_here(), vec![("pve1/san".to_string(), 2u64 << 30)]);
