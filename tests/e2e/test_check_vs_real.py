@@ -441,6 +441,10 @@ STATE_AND_COMPOSITE = [
         real_failure="storage 'nosuch' does not exist"),
     one('paused: state stopped', kvm(node='pve1', vmid=154, state='stopped'),
         real_failure='VM is paused - cannot shutdown'),
+    # issue 28: refused before the clone, so no clone is left behind (docs/pve-semantics.md §37.2)
+    one('clone + boot order naming a missing device',
+        kvm(node='pve1', clone='row-124', newid=246, name='row-clone-boot', boot='order=scsi0;virtio5'),
+        real_failure="invalid bootorder: device 'virtio5' does not exist"),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py: every row marked
@@ -498,6 +502,7 @@ CENSUS = {
     'skiplock without root': ('R-any-05',),
     'storage missing (create)': ('R-create-04',),
     'paused: state stopped': ('R-power-06',),
+    'clone + boot order naming a missing device': ('R-config-16',),
 }
 
 

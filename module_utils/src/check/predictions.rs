@@ -41,6 +41,17 @@ pub struct PredictedVm {
     pub current: BTreeMap<String, String>,
     pub pending: BTreeMap<String, String>,
     pub pending_delete: BTreeMap<String, bool>,
+    /// The power state `status/current` would report after the predicted tasks (`running`,
+    /// `stopped`, `paused`, `hibernated`), where `status` alone cannot say it: a paused VM is
+    /// listed as running, a hibernated one as stopped (docs/pve-semantics.md §37.1). `None`: as
+    /// `status` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<String>,
+    /// The space the run's predicted tasks allocate for this VM where the storage reserves it
+    /// (`pve::preflight::Reserved::key` -> bytes), which a later task's space check subtracts
+    /// from what PVE reports free (docs/pve-semantics.md §37.3).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reserved: BTreeMap<String, u64>,
 }
 
 impl PredictedVm {
@@ -51,6 +62,26 @@ impl PredictedVm {
             pending_delete: self.pending_delete.clone(),
             digest: None,
         }
+    }
+
+    /// The power state as `GET .../status/current` would answer it (`status`, `qmpstatus` and
+    /// the config's `lock`; a hibernated VM is stopped with `lock: suspended`, qemu-server
+    /// RunState.pm `vm_suspend`), for the tasks that read it.
+    pub fn status_current(&self) -> Value {
+        let power = self.power.as_deref().unwrap_or(&self.status);
+        let (status, qmpstatus) = match power {
+            "running" => ("running", "running"),
+            "paused" => ("running", "paused"),
+            _ => ("stopped", "stopped"),
+        };
+        let mut out = Map::new();
+        out.insert("status".into(), Value::from(status));
+        out.insert("qmpstatus".into(), Value::from(qmpstatus));
+        let lock = self.current.get("lock").map(String::as_str).or((power == "hibernated").then_some("suspended"));
+        if let Some(lock) = lock {
+            out.insert("lock".into(), Value::from(lock));
+        }
+        Value::Object(out)
     }
 
     /// The VM as `/cluster/resources` would list it.
@@ -72,7 +103,7 @@ impl PredictedVm {
             kind: "qemu".into(),
             status: self.status.clone(),
             template: self.template,
-            lock: None,
+            lock: self.current.get("lock").cloned(),
             raw,
         }
     }
@@ -91,6 +122,8 @@ impl PredictedVm {
             current: config.current.clone(),
             pending: BTreeMap::new(),
             pending_delete: BTreeMap::new(),
+            power: None,
+            reserved: BTreeMap::new(),
         }
     }
 
@@ -107,6 +140,8 @@ impl PredictedVm {
             current: config.current.clone(),
             pending: config.pending.clone(),
             pending_delete: config.pending_delete.clone(),
+            power: None,
+            reserved: BTreeMap::new(),
         }
     }
 }
@@ -142,11 +177,45 @@ impl Predictions {
         Predictions { store: Rc::new(RefCell::new(Store { vms, recorded: BTreeSet::new() })) }
     }
 
-    /// Record a prediction (replacing an earlier one for the same VM), for the later tasks.
+    /// Record a prediction (replacing an earlier one for the same VM), for the later tasks. What
+    /// the new one does not say it keeps from the earlier one: the power state, while the listed
+    /// status agrees (a config change leaves a paused VM paused), and the space reserved for the
+    /// VM, unless it is predicted removed.
     pub fn record(&self, vm: &PredictedVm) {
         let mut store = self.store.borrow_mut();
+        let mut vm = vm.clone();
+        if let Some(earlier) = store.vms.get(&vm.vmid).filter(|_| !vm.removed) {
+            if vm.power.is_none() && earlier.status == vm.status {
+                vm.power = earlier.power.clone();
+            }
+            if vm.reserved.is_empty() {
+                vm.reserved = earlier.reserved.clone();
+            }
+        }
         store.recorded.insert(vm.vmid);
-        store.vms.insert(vm.vmid, vm.clone());
+        store.vms.insert(vm.vmid, vm);
+    }
+
+    /// Add `reserved` (storage key, bytes: what a task's new volumes take where the storage
+    /// reserves their size) to the prediction of `vmid`, recorded by the same task before.
+    pub fn reserve(&self, vmid: u64, reserved: &[(String, u64)]) {
+        let mut store = self.store.borrow_mut();
+        let Some(vm) = store.vms.get_mut(&vmid) else { return };
+        for (key, bytes) in reserved {
+            *vm.reserved.entry(key.clone()).or_default() += bytes;
+        }
+        store.recorded.insert(vmid);
+    }
+
+    /// The space the run's predicted VMs (not those predicted removed) reserve, by storage key.
+    pub fn reserved(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for vm in self.store.borrow().vms.values().filter(|v| !v.removed) {
+            for (key, bytes) in &vm.reserved {
+                *out.entry(key.clone()).or_default() += bytes;
+            }
+        }
+        out
     }
 
     /// What this task recorded, for the action plugin to keep for the later tasks of the run.
@@ -178,6 +247,7 @@ impl Predictions {
             .map(|mut v| {
                 if let Some(p) = plan.get(&v.vmid) {
                     v.status = p.status.clone();
+                    v.lock = p.current.get("lock").cloned();
                     v.name = p.name.clone().or(v.name);
                     v.template = p.template;
                 }
@@ -259,6 +329,8 @@ mod tests {
             current: [("cores".to_string(), "2".to_string())].into_iter().collect(),
             pending: BTreeMap::new(),
             pending_delete: BTreeMap::new(),
+            power: None,
+            reserved: BTreeMap::new(),
         }
     }
 
@@ -295,5 +367,55 @@ mod tests {
         assert_eq!(plan.get(106), Some(changed));
         assert!(Predictions::from_json(&json!("junk")).load().is_empty());
         assert!(Predictions::default().get(1).is_none());
+    }
+
+    #[test]
+    fn a_predicted_power_state_reads_as_status_current_and_outlives_later_config_changes() {
+        let plan = Predictions::default();
+        let mut paused = predicted(105);
+        paused.status = "running".into();
+        paused.power = Some("paused".into());
+        plan.record(&paused);
+        assert_eq!(plan.get(105).unwrap().status_current(), json!({"status": "running", "qmpstatus": "paused"}));
+        // a later task changes the config of the VM listed as running: it stays paused
+        let mut changed = predicted(105);
+        changed.status = "running".into();
+        changed.current.insert("cores".into(), "4".into());
+        plan.record(&changed);
+        assert_eq!(plan.get(105).unwrap().power.as_deref(), Some("paused"));
+        // a prediction whose listed status differs does not inherit it
+        plan.record(&predicted(105));
+        assert_eq!(plan.get(105).unwrap().status_current(), json!({"status": "stopped", "qmpstatus": "stopped"}));
+        // hibernated: stopped, with the lock vm_suspend writes
+        let mut hibernated = predicted(106);
+        hibernated.power = Some("hibernated".into());
+        assert_eq!(
+            hibernated.status_current(),
+            json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"})
+        );
+        let mut running = predicted(107);
+        running.status = "running".into();
+        assert_eq!(running.status_current(), json!({"status": "running", "qmpstatus": "running"}));
+    }
+
+    #[test]
+    fn the_space_a_prediction_reserves_is_summed_kept_and_freed_with_the_vm() {
+        let plan = Predictions::default();
+        plan.record(&predicted(105));
+        plan.reserve(105, &[("pve1/san".into(), 6), ("shared".into(), 1)]);
+        plan.record(&predicted(106));
+        plan.reserve(106, &[("pve1/san".into(), 3)]);
+        plan.reserve(999, &[("pve1/san".into(), 100)]); // no prediction: nothing
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), 9), ("shared".to_string(), 1)].into());
+        // a later record of the VM keeps what it reserved; the action plugin hands it on
+        plan.record(&predicted(105));
+        assert_eq!(plan.reserved().get("pve1/san"), Some(&9));
+        let handed = Predictions::from_json(&serde_json::to_value(plan.recorded()).unwrap());
+        assert_eq!(handed.reserved(), plan.reserved());
+        // a VM predicted removed reserves nothing
+        let mut gone = predicted(105);
+        gone.removed = true;
+        plan.record(&gone);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), 3)].into());
     }
 }

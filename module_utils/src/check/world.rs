@@ -7,7 +7,10 @@
 //! predicts is decided once, when the world is made: `Context::predictions` is set only in
 //! check mode (`protocol.rs`), so a module never asks again.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::check::predictions::{self, PredictedVm, Predictions};
 use crate::check::saved::SavedTask;
@@ -133,6 +136,43 @@ impl<'a> World<'a> {
             saved.read(vm, &config, self.is_predicted(vm))?;
         }
         Ok(config)
+    }
+
+    /// A VM's power state as `GET .../status/current` answers it: as an earlier task of this
+    /// check run predicted it (paused, hibernated, stopped, running) if one did, else PVE's.
+    pub fn status(&self, vm: &VmResource) -> Result<Value> {
+        let read = || self.api.get(&vm.path().join(["status", "current"]), &Vec::new());
+        match self.prediction(vm.vmid) {
+            // No earlier task predicted a power change of a VM PVE has: PVE's answer (it tells a
+            // paused VM from a running one), as long as it agrees with the predicted status.
+            Some(p) if p.power.is_none() && p.exists => {
+                let pve = read()?;
+                Ok(if pve.get("status").and_then(Value::as_str) == Some(p.status.as_str()) {
+                    pve
+                } else {
+                    p.status_current()
+                })
+            }
+            Some(p) => Ok(p.status_current()),
+            None if predictions::is_predicted(vm) => {
+                Err(Error::Internal(format!("VM {} is predicted but its plan entry is gone", vm.vmid)))
+            }
+            None => read(),
+        }
+    }
+
+    /// The space this check run's earlier predictions take on each storage that reserves it, for
+    /// `pve::preflight::Preflight::reserving`; `None` outside check mode.
+    pub fn reserved(&self) -> Option<BTreeMap<String, u64>> {
+        self.predictions.as_ref().map(Predictions::reserved)
+    }
+
+    /// Record, in check mode, the space a task's new volumes take (`Preflight::reserved_here`)
+    /// with the prediction of `vmid` the task recorded; outside check mode nothing.
+    pub fn reserve(&self, vmid: u64, reserved: &[(String, u64)]) {
+        if let Some(p) = &self.predictions {
+            p.reserve(vmid, reserved);
+        }
     }
 
     /// The config an earlier task of this check run predicted for `vmid`, if any.
@@ -336,5 +376,38 @@ mod tests {
         creating(&api, json!({"status": "running"}));
         assert_eq!(world.vms_for_task(None, Some("db-01")).unwrap().len(), 1);
         assert!(!api.calls.borrow().iter().any(|c| c.1.contains("/tasks")));
+    }
+
+    #[test]
+    fn status_current_is_the_predicted_power_state_else_pves() {
+        let api = ScriptedApi::default();
+        cluster(&api);
+        let status = ApiPath::new(["nodes", "pve1", "qemu", "100", "status", "current"]).encoded();
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "paused"})));
+        let plan = Predictions::default();
+        let world = World::new(&api, Some(plan.clone()));
+        let vms = world.vms().unwrap();
+        let vm = world.qemu_vm(&vms, Some(100), None).unwrap();
+        // no prediction: PVE's answer
+        assert_eq!(world.status(vm).unwrap()["qmpstatus"], "paused");
+        // an earlier task changed the config only (listed running, as PVE says): PVE's answer
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "paused"})));
+        world.record_config(vm, &VmConfig::default()).unwrap();
+        assert_eq!(world.status(vm).unwrap()["qmpstatus"], "paused");
+        // an earlier task hibernated it: the prediction, PVE not asked
+        let mut hibernated = world.prediction(100).unwrap();
+        hibernated.status = "stopped".into();
+        hibernated.power = Some("hibernated".into());
+        world.record(hibernated).unwrap();
+        let reads = api.calls.borrow().len();
+        assert_eq!(
+            world.status(vm).unwrap(),
+            json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"})
+        );
+        assert_eq!(api.calls.borrow().len(), reads);
+        // outside check mode: PVE's
+        api.answer(Method::Get, &status, Ok(json!({"status": "running", "qmpstatus": "running"})));
+        assert_eq!(World::new(&api, None).status(vm).unwrap()["status"], "running");
+        assert!(World::new(&api, None).reserved().is_none());
     }
 }

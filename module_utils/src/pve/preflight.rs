@@ -77,6 +77,22 @@ pub struct Preflight<'a> {
     storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
     /// (node, storage) -> the volume ids listed there.
     volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
+    /// In a check run (`reserving`): the space earlier tasks of the run are predicted to take,
+    /// by `space_key`, which `avail` subtracts from what PVE reports free; `None` in a real run.
+    reserved: Option<BTreeMap<String, u64>>,
+    /// In a check run: the space the allocations checked here take (`space_key`, bytes), for the
+    /// caller to record with its prediction (`reserved_here`).
+    reserved_here: RefCell<Vec<(String, u64)>>,
+}
+
+/// The key of a storage's free space: the storage itself where it is shared (every node sees
+/// the same space), else `<node>/<storage>`.
+pub fn space_key(scfg: &StorageConfig, node: &str) -> String {
+    if scfg.shared {
+        scfg.storage.clone()
+    } else {
+        format!("{node}/{}", scfg.storage)
+    }
 }
 
 /// `storage`'s config where allocating there reserves the size (`StorageConfig::reserves_space`).
@@ -105,7 +121,23 @@ impl<'a> Preflight<'a> {
             nodes: RefCell::new(None),
             storages: RefCell::new(None),
             volumes: RefCell::new(BTreeMap::new()),
+            reserved: None,
+            reserved_here: RefCell::new(Vec::new()),
         }
+    }
+
+    /// These checks in a check run: `reserved` is the space earlier tasks of the run are
+    /// predicted to take (by `space_key`), which PVE does not know yet, so the space checks count
+    /// it as taken, and what the allocations checked here take is kept (`reserved_here`).
+    /// `None`: a real run, PVE's free space as it is (docs/pve-semantics.md §37.3).
+    pub fn reserving(self, reserved: Option<BTreeMap<String, u64>>) -> Preflight<'a> {
+        Preflight { reserved, ..self }
+    }
+
+    /// In a check run, the space the allocations checked so far take (`space_key`, bytes), taken
+    /// out: what the task records with its prediction for the later tasks of the run.
+    pub fn reserved_here(&self) -> Vec<(String, u64)> {
+        self.reserved_here.take()
     }
 
     /// The cluster's nodes, read once (`GET /nodes`).
@@ -253,10 +285,13 @@ impl<'a> Preflight<'a> {
         let Some(scfg) = reserving(&storages, storage) else {
             return Ok(());
         };
-        let Some(avail) = self.avail(node, storage)? else {
+        let Some(avail) = self.avail(node, scfg)? else {
             return Ok(());
         };
         if scfg.refuses_allocation("", bytes, avail).is_none() {
+            if self.reserved.is_some() {
+                self.reserved_here.borrow_mut().push((space_key(scfg, node), scfg.reserved_by(&volname()?, bytes)));
+            }
             return Ok(());
         }
         fits(scfg, &volname()?, bytes, avail, option, during)
@@ -278,7 +313,7 @@ impl<'a> Preflight<'a> {
             };
             let avail = match free.get(v.storage.as_str()) {
                 Some(known) => *known,
-                None => self.avail(node, &v.storage)?,
+                None => self.avail(node, scfg)?,
             };
             let Some(avail) = avail else {
                 free.insert(&v.storage, None);
@@ -286,18 +321,25 @@ impl<'a> Preflight<'a> {
             };
             fits(scfg, &v.volid, v.bytes, avail, &v.option, &v.during)?;
             let volname = Volume::parse(&v.volid).map_or(v.volid.as_str(), |x| x.volname);
-            free.insert(&v.storage, Some(avail.saturating_sub(scfg.reserved_by(volname, v.bytes))));
+            let taken = scfg.reserved_by(volname, v.bytes);
+            free.insert(&v.storage, Some(avail.saturating_sub(taken)));
+            if self.reserved.is_some() {
+                self.reserved_here.borrow_mut().push((space_key(scfg, node), taken));
+            }
         }
         Ok(())
     }
 
-    /// A storage's free bytes on `node` (`avail` of its status); `None` when PVE does not say.
-    fn avail(&self, node: &str, storage: &str) -> Result<Option<u64>> {
+    /// A storage's free bytes on `node` (`avail` of its status), less what earlier tasks of a
+    /// check run are predicted to take there (`reserving`); `None` when PVE does not say.
+    fn avail(&self, node: &str, scfg: &StorageConfig) -> Result<Option<u64>> {
+        let storage = scfg.storage.as_str();
         let status = self
             .api
             .get(&ApiPath::new(["nodes", node, "storage", storage, "status"]), &Vec::new())
             .map_err(|e| e.context(&format!("reading the status of storage '{storage}' on node {node}")))?;
-        Ok(lenient_u64(status.get("avail")))
+        let taken = self.reserved.as_ref().and_then(|r| r.get(&space_key(scfg, node))).copied().unwrap_or(0);
+        Ok(lenient_u64(status.get("avail")).map(|avail| avail.saturating_sub(taken)))
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as

@@ -35,8 +35,9 @@ pub use spec::SPEC;
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, |args, _| Params::from_spec(args))?;
     let (params, api) = (&session.params, &session.api);
-    let checks = Checks { api, privileges: session.privileges(), preflight: Preflight::new(api) };
     let world = session.world();
+    let preflight = Preflight::new(api).reserving(world.reserved());
+    let checks = Checks { api, privileges: session.privileges(), preflight };
     let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
@@ -102,6 +103,7 @@ fn converge(
     let done = if ctx.check_mode {
         if changed {
             world.record_config(vm, &plan.after)?;
+            world.reserve(vm.vmid, &checks.preflight.reserved_here());
             if let (Some((tvm, _)), Some(t_after)) = (&target, &plan.target_after) {
                 world.record_config(tvm, t_after)?;
             }

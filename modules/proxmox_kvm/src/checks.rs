@@ -10,6 +10,9 @@
 
 use std::collections::BTreeMap;
 
+/// Space by storage key (`pve::preflight::space_key`) -> bytes.
+type Reserved = BTreeMap<String, u64>;
+
 use module_utils::pve::client::Api;
 
 use module_utils::pve::config::VmConfig;
@@ -70,9 +73,15 @@ pub(crate) struct Checks<'a> {
 }
 
 impl<'a> Checks<'a> {
-    /// `privileges`: those of the user the run authenticates as (`Session::privileges`).
-    pub(crate) fn new(api: &'a dyn Api, privileges: Privileges<'a>) -> Checks<'a> {
-        Checks { api, preflight: Preflight::new(api), privileges }
+    /// `privileges`: those of the user the run authenticates as (`Session::privileges`);
+    /// `reserved`: in a check run, the space earlier tasks take (`World::reserved`).
+    pub(crate) fn new(api: &'a dyn Api, privileges: Privileges<'a>, reserved: Option<Reserved>) -> Checks<'a> {
+        Checks { api, preflight: Preflight::new(api).reserving(reserved), privileges }
+    }
+
+    /// In a check run, the space the allocations checked so far take, for the prediction.
+    pub(crate) fn reserved_here(&self) -> Vec<(String, u64)> {
+        self.preflight.reserved_here()
     }
 
     /// storage.cfg as this user sees it (read once per task): what volume names depend on.
@@ -411,11 +420,18 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
 
 /// What PVE's handler refuses while it writes a config, after its privilege checks: a boot
 /// order naming a device the VM will not have (`before`: the config the write was planned
-/// from; docs/pve-semantics.md §34.3).
-fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
-    let Write::Config { body, context, .. } = write else { return Ok(()) };
-    let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || c.pending.contains_key(k));
-    boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(context))
+/// from; docs/pve-semantics.md §34.3). A clone's configuring write is checked before the clone,
+/// against the devices the clone will have: the source's applied config, which `clone_vm`
+/// copies (not its pending part), and what the write sets (§37.2); PVE would refuse it only once
+/// the clone exists.
+pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
+    let (body, context, pending) = match write {
+        Write::Config { body, context, .. } => (body, context.clone(), true),
+        Write::Clone { source, configure, .. } => (configure, clone_unconfigurable(source), false),
+        _ => return Ok(()),
+    };
+    let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
+    boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(&context))
 }
 
 /// The value of `key` in a request body.

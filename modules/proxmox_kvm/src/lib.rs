@@ -49,7 +49,7 @@ use result::{diff, outcome, resolved, with_pool};
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, Params::from_spec)?;
     let world = session.world();
-    let checks = Checks::new(&session.api, session.privileges());
+    let checks = Checks::new(&session.api, session.privileges(), world.reserved());
     let mut run = Run { ctx, api: &session.api, world: &world, checks: &checks, p: &session.params };
     run.dispatch()
 }
@@ -108,6 +108,7 @@ impl Run<'_> {
         self.world.writes(checks::requests(&plan.write, vmid).iter().map(|(m, path, form, _)| (*m, path, form)))?;
         if self.ctx.check_mode {
             self.world.record(plan.prediction.clone())?;
+            self.world.reserve(vmid, &self.checks.reserved_here());
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }
         let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid }.run(&plan.write)?;
@@ -173,13 +174,11 @@ impl Run<'_> {
         self.world.config(vm)
     }
 
-    /// The power state: from the check-mode predictions when an earlier task predicted it, else
-    /// from `status/current` (`/cluster/resources` can lag behind; upstream reads it for the same reason).
+    /// The power state from `status/current` (`/cluster/resources` can lag behind; upstream
+    /// reads it for the same reason), as an earlier task of a check run predicted it if one did
+    /// (`World::status`: paused and hibernated included).
     fn power(&self, vm: &VmResource) -> Result<Power> {
-        if self.world.is_predicted(vm) {
-            return Ok(if vm.status == "running" { Power::Running } else { Power::Stopped });
-        }
-        let s = self.api.get(&vm.path().join(["status", "current"]), &Vec::new())?;
+        let s = self.world.status(vm)?;
         Ok(Power::from_status(
             s.get("status").and_then(Value::as_str).unwrap_or("stopped"),
             s.get("qmpstatus").and_then(Value::as_str),

@@ -294,14 +294,26 @@ pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig
 
 /// The prediction after a power change: pending changes apply at a start or a stop
 /// (docs/pve-semantics.md §6).
+/// The power state itself is recorded for the later tasks of the run, which read it as
+/// `status/current` would answer (a paused VM is listed as running, §37.1). A hibernation locks the
+/// config (`lock: suspended`, RunState.pm `vm_suspend`), and the start of a hibernated VM removes
+/// the lock with the saved state's keys (QemuServer.pm `vm_start_nolock`).
 fn power_prediction(vm: &VmResource, config: &VmConfig, power: Power, template: bool) -> PredictedVm {
     let mut p = PredictedVm::of(vm, config);
     p.status = power.resource_status().to_string();
+    p.power = Some(power.as_str().to_string());
     p.template = template;
     if power == Power::Stopped || power == Power::Running {
         p.current = config.effective();
         p.pending.clear();
         p.pending_delete.clear();
+    }
+    if power == Power::Hibernated {
+        p.current.insert("lock".into(), "suspended".into());
+    } else if p.current.get("lock").is_some_and(|l| l == "suspended") {
+        for key in ["lock", "vmstate", "runningmachine", "runningcpu", "running-nets-host-mtu"] {
+            p.current.remove(key);
+        }
     }
     masked(p)
 }

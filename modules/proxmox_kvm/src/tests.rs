@@ -854,8 +854,16 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     let mut hibernated = settled.clone();
     hibernated.current.insert("lock".into(), "suspended".into());
     hibernated.current.insert("vmstate".into(), "local-lvm:vm-100-state-suspend-2026-12-03".into());
+    // ... and a check run's later tasks read the hibernation, its lock included (§37.1)
+    assert_eq!(plan.prediction.power.as_deref(), Some("hibernated"));
+    assert_eq!(plan.prediction.status_current()["lock"], "suspended");
+    assert_eq!(plan.prediction.current.get("lock").map(String::as_str), Some("suspended"));
     let plan = plan::power(&vm, &hibernated, PowerCall::Start, Power::Running, &p);
     assert!(matches!(plan.write, Write::Power { read_back: true, .. }), "{:?}", plan.write);
+    assert_eq!(plan.prediction.power.as_deref(), Some("running"));
+    assert!(!plan.prediction.current.contains_key("lock") && !plan.prediction.current.contains_key("vmstate"));
+    let plan = plan::power(&vm, &settled, PowerCall::Pause, Power::Paused, &p);
+    assert_eq!(plan.prediction.status_current(), json!({"status": "running", "qmpstatus": "paused"}));
     // A resume keeps the pending change.
     let plan = plan::power(&vm, &cfg, PowerCall::Resume, Power::Running, &p);
     assert_eq!(plan.after, cfg);
@@ -898,6 +906,32 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
     assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
     assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
+}
+
+/// A clone's configuring write with a boot order is checked before the clone against the
+/// devices the clone will have: the source's applied config (`clone_vm` copies no pending part)
+/// and what the write sets (Qemu.pm `update_vm_api`, docs/pve-semantics.md §34.3, §37.2).
+#[test]
+fn a_clones_boot_order_names_only_devices_the_clone_will_have() {
+    use plan::Write;
+    let mut source = config(&[("scsi0", "local-lvm:vm-178-disk-0,size=4G"), ("net0", "virtio=BC:24:11:00:00:01")]);
+    source.pending.insert("scsi1".into(), "local-lvm:vm-178-disk-1,size=1G".into());
+    let clone = |boot: &str| Write::Clone {
+        source: plan::resource(178, Some("src"), "pve1", "stopped"),
+        newid: Some(252),
+        name: "c".into(),
+        node: "pve1".into(),
+        body: Vec::new(),
+        configure: vec![("boot".into(), boot.into()), ("ide2".into(), "none,media=cdrom".into())],
+    };
+    let ok = |boot: &str| checks::while_writing(&clone(boot), Some(&source));
+    assert!(ok("order=scsi0;net0;ide2").is_ok());
+    assert_eq!(
+        ok("order=scsi0;virtio5").unwrap_err().to_string(),
+        "the clone of VM 178 cannot be configured as the task asks (nothing was cloned): boot: invalid bootorder: device 'virtio5' does not exist'"
+    );
+    // the source's pending disk is not copied
+    assert!(ok("order=scsi1").unwrap_err().to_string().contains("device 'scsi1' does not exist"));
 }
 
 /// An empty value removes the key (docs/pve-semantics.md §34.4): PVE reads `key=` as no value,

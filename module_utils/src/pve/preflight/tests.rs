@@ -329,3 +329,46 @@ fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
     let reads = calls(&api).iter().filter(|c| c.contains("/status")).count();
     assert_eq!(reads, 1 + 2, "one read per allocations call that reaches the thick pool");
 }
+
+#[test]
+fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take() {
+    // Two volumes that fit alone but not together on thick LVM: the real run's second
+    // lvcreate fails (LVMPlugin.pm alloc_lvm_image), so a check run counts the first task's
+    // predicted volume as taken (docs/pve-semantics.md §37.3).
+    let api = ScriptedApi::default();
+    for _ in 0..4 {
+        api.answer(Method::Get, "/nodes/pve1/storage/san/status", Ok(json!({"avail": 2560u64 << 22})));
+    }
+    // storage.cfg, read once by each of the three preflights below
+    for _ in 0..3 {
+        answer_thick_and_thin_storages(&api);
+    }
+    let name = || Ok("san:vm-121-disk-1".to_string());
+    // a real run: PVE's free space as it is, nothing kept
+    let real = Preflight::new(&api).reserving(None);
+    assert!(real.allocation("pve1", "san", 6 << 30, "storage", "", &name).is_ok());
+    assert!(real.reserved_here().is_empty());
+    // a check run: an earlier task took 6 GiB of the 10 free on this node's `san`
+    let earlier: BTreeMap<String, u64> = [("pve1/san".to_string(), 6u64 << 30)].into();
+    let check = Preflight::new(&api).reserving(Some(earlier));
+    assert_eq!(
+        text(check.allocation("pve1", "san", 6 << 30, "storage", "", &name)),
+        "storage: lvcreate 'san/vm-121-disk-1' error:   Volume group \"san\" has insufficient free space (1024 extents): 1536 required."
+    );
+    let vol = NewVolume {
+        storage: "san".into(),
+        volid: "san:vm-230-disk-0".into(),
+        bytes: 2 << 30,
+        option: "scsi.scsi0".into(),
+        during: String::new(),
+    };
+    assert!(check.allocations("pve1", std::slice::from_ref(&vol)).is_ok());
+    assert!(check.allocation("pve1", "thin", 1 << 40, "storage", "", &name).is_ok());
+    // what this task takes, once: the thick volume only (a thin pool reserves nothing)
+    assert_eq!(check.reserved_here(), vec![("pve1/san".to_string(), 2u64 << 30)]);
+    assert!(check.reserved_here().is_empty());
+    // another node's `san` (not shared) is not the same space
+    let elsewhere: BTreeMap<String, u64> = [("pve2/san".to_string(), 6u64 << 30)].into();
+    let other = Preflight::new(&api).reserving(Some(elsewhere));
+    assert!(other.allocation("pve1", "san", 6 << 30, "storage", "", &name).is_ok());
+}
