@@ -85,15 +85,16 @@ upstream-venv:
 	bench/venv.sh build/bench >/dev/null
 
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e), the
-## test files spread over TEST_WORKERS pytest-xdist workers (one pvesim each), then the whole-suite
-## endpoint audit alone, over the request logs the workers left in build/e2e-requests
+## tests spread over TEST_WORKERS pytest-xdist workers (one pvesim each; conftest.py keeps a few files
+## on one worker), then the whole-suite endpoint audit alone, over the request logs the workers
+## left in build/e2e-requests
 E2E_REQUEST_LOG := build/e2e-requests
 E2E_AUDIT_NAME := test_whole_suite_calls_only_documented_endpoints
 E2E_AUDIT := tests/e2e/test_hostile_paths.py::$(E2E_AUDIT_NAME)
 test-e2e: install upstream-venv
 	rm -rf $(E2E_REQUEST_LOG)
 	FERRO_TARBALL=$(DEV_TARBALL) FERRO_E2E_REQUEST_LOG=$(abspath $(E2E_REQUEST_LOG)) \
-	  $(PYTEST) -q -n $(TEST_WORKERS) --dist loadfile -k "not $(E2E_AUDIT_NAME)" tests/e2e
+	  $(PYTEST) -q -n $(TEST_WORKERS) -k "not $(E2E_AUDIT_NAME)" tests/e2e
 	FERRO_E2E_REQUEST_LOG=$(abspath $(E2E_REQUEST_LOG)) $(PYTEST) -q $(E2E_AUDIT)
 
 ## test-collection: the collection as Galaxy and tools see it (tests/collection): metadata,
