@@ -12,11 +12,12 @@ privilege the task cannot tell the lock from another user's running create: it w
 from harness import CANARY_PRIVILEGES
 
 STALE_CREATE = (
-    "VM 150 is locked (create) but no task holds the lock: no qmcreate or qmrestore task making VM 150 runs "
-    "on node pve1, and this user sees every task there (Sys.Audit on /nodes/pve1). The lock is stale: the "
-    "task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never "
-    "clears it itself); once no create or clone of VM 150 runs, 'qm unlock 150' on node pve1 removes it; "
-    "nothing was changed")
+    "VM 150 is locked (create) but no task holds the lock: no qmcreate, qmrestore or qmtunnel task making VM "
+    "150 runs on node pve1 (looked twice, a second apart), and this user sees every task there (Sys.Audit on "
+    "/nodes/pve1). The lock is stale: the task that took it ended without removing it (a killed worker or a "
+    "node reboot leaves it, and PVE never clears it itself); once no create, clone, restore, incoming "
+    "migration or 'qm importovf' of VM 150 runs (an import holds the lock without a task), 'qm unlock 150' on "
+    "node pve1 removes it; nothing was changed")
 
 # a user like the canary but without Sys.Audit: it sees only its own tasks
 BLIND_USER, BLIND_TOKEN, BLIND_SECRET = 'blind@pve', 'ops', '6a0d5c2e-1f3b-4e7a-9c8d-2b4f6e8a0c1d'
@@ -94,5 +95,6 @@ def test_without_sys_audit_a_lock_is_waited_for_and_the_timeout_names_a_stale_lo
     assert msgs[0] == (
         "VM 150 is locked (create) and no running task of it is visible to this user: either another user's "
         "create or clone of it runs (another user's tasks need Sys.Audit on /nodes/pve1 to be seen) or the lock "
-        "is stale, left by a task that died (once no create or clone of VM 150 runs, 'qm unlock 150' on node "
+        "is stale, left by a task that died (once no create, clone, restore, incoming migration or "
+        "'qm importovf' of VM 150 runs (an import holds the lock without a task), 'qm unlock 150' on node "
         "pve1 removes it); it was still locked after 2s (timeout); nothing was changed")

@@ -22,6 +22,9 @@ use crate::pve::tasks::Waiter;
 /// The config locks of a VM that a running create or clone task holds.
 pub const IN_FLIGHT_LOCKS: [&str; 2] = ["create", "clone"];
 
+/// How long apart the two looks are that find a lock without a task before it is called stale.
+const STALE_CONFIRM: Duration = Duration::from_secs(1);
+
 /// Whether `vm` is being created or cloned (its config holds `lock: create` or `lock: clone`).
 pub fn is_in_flight(vm: &VmResource) -> bool {
     vm.lock.as_deref().is_some_and(|l| IN_FLIGHT_LOCKS.contains(&l))
@@ -38,14 +41,17 @@ pub fn may_be_named(vm: &VmResource, name: &str) -> bool {
 
 /// The running task that makes `vm`, from its node's active tasks (`GET /nodes/{node}/tasks
 /// ?source=active`, pve-manager Tasks.pm `node_tasks`): for `lock: create` a `qmcreate` (or a
-/// `qmrestore`, which holds the same lock) with the vmid as its id; a `qmclone`'s id is its
+/// `qmrestore`, or the `qmtunnel` of an incoming remote migration, Qemu.pm `mtunnel`, which hold
+/// the same lock) with the vmid as its id; a `qmclone`'s id is its
 /// source, so the clone's log names the target (`creating a clone of VM <src> with ID <newid>`,
 /// Qemu.pm `clone_vm`). `None` when no such task is visible: another user's tasks need
 /// Sys.Audit on the node, and a lock left by a task that died has none.
 pub fn making_task(api: &dyn Api, vm: &VmResource) -> Result<Option<String>> {
     let vmid = vm.vmid.to_string();
     let (query, kinds): (_, &[&str]) = match vm.lock.as_deref() {
-        Some("create") => (form([("source", "active"), ("vmid", vmid.as_str())]), &["qmcreate", "qmrestore"]),
+        Some("create") => {
+            (form([("source", "active"), ("vmid", vmid.as_str())]), &["qmcreate", "qmrestore", "qmtunnel"])
+        }
         Some("clone") => (form([("source", "active"), ("typefilter", "qmclone")]), &["qmclone"]),
         _ => return Ok(None),
     };
@@ -146,8 +152,8 @@ impl<'a> InFlight<'a> {
         let lock = vm.lock.clone().unwrap_or_default();
         let what = if lock == "clone" { "cloned" } else { "created" };
         let secs = self.timeout.as_secs();
-        if let Some(upid) = making_task(self.api, vm)?.filter(|u| !ended.contains(u)) {
-            return match Waiter::new(deadline.saturating_duration_since(Instant::now())).wait(self.api, &upid) {
+        let wait_for_task = |upid: String, ended: &mut Vec<String>| -> Result<()> {
+            match Waiter::new(deadline.saturating_duration_since(Instant::now())).wait(self.api, &upid) {
                 Ok(_) | Err(Error::TaskFailed { .. }) => {
                     ended.push(upid);
                     Ok(())
@@ -157,10 +163,24 @@ impl<'a> InFlight<'a> {
                     vm.vmid
                 ))),
                 Err(e) => Err(e),
-            };
+            }
+        };
+        if let Some(upid) = making_task(self.api, vm)?.filter(|u| !ended.contains(u)) {
+            return wait_for_task(upid, ended);
         }
-        if self.sees_every_task(&vm.node)? {
-            return Err(Error::failed(stale_lock(vm, &lock)));
+        if self.sees_every_task(vm)? {
+            // Stale only when two looks a moment apart agree (§38): a create that ended between
+            // the VM read and the task read is listed no more, and create_vm writes its locked
+            // placeholder before fork_worker starts the task.
+            std::thread::sleep(STALE_CONFIRM.min(deadline.saturating_duration_since(Instant::now())));
+            let still = reread()?.into_iter().any(|v| v.vmid == vm.vmid && v.lock == vm.lock);
+            if !still {
+                return Ok(());
+            }
+            return match making_task(self.api, vm)?.filter(|u| !ended.contains(u)) {
+                Some(upid) => wait_for_task(upid, ended),
+                None => Err(Error::failed(stale_lock(vm, &lock))),
+            };
         }
         let unseen = format!(
             "VM {} is locked ({lock}) and no running task of it is visible to this user: either another user's create or clone of it runs (another user's tasks need Sys.Audit on /nodes/{node} to be seen) or the lock is stale, left by a task that died ({unlock})",
@@ -185,13 +205,15 @@ impl<'a> InFlight<'a> {
         }
     }
 
-    /// Whether this user sees every task of `node`: Tasks.pm `node_tasks` lists another user's
-    /// tasks only to one holding Sys.Audit on `/nodes/<node>` (its `$auditor`), which
-    /// `/access/permissions` reports as PVE's `check` finds it.
-    fn sees_every_task(&self, node: &str) -> Result<bool> {
+    /// Whether this user sees every task that may hold `vm`'s lock: Tasks.pm `node_tasks` lists
+    /// another user's tasks only to one holding Sys.Audit on `/nodes/<node>` (its `$auditor`),
+    /// which `/access/permissions` reports as PVE's `check` finds it. Only for a QEMU VM, whose
+    /// tasks `making_task` knows; a container's (`vzcreate`, `vzrestore`, `vzclone`) are waited
+    /// for within the timeout, never called stale.
+    fn sees_every_task(&self, vm: &VmResource) -> Result<bool> {
         match self.privileges {
-            Some(p) => Ok(p.held(&format!("/nodes/{node}"))?.contains("Sys.Audit")),
-            None => Ok(false),
+            Some(p) if vm.kind == "qemu" => Ok(p.held(&format!("/nodes/{}", vm.node))?.contains("Sys.Audit")),
+            _ => Ok(false),
         }
     }
 }
@@ -200,7 +222,7 @@ impl<'a> InFlight<'a> {
 /// whether a task still uses it (qemu-server CLI/qm.pm `unlock`), so the check comes first.
 fn unlock_advice(vm: &VmResource) -> String {
     format!(
-        "once no create or clone of VM {vmid} runs, 'qm unlock {vmid}' on node {node} removes it",
+        "once no create, clone, restore, incoming migration or 'qm importovf' of VM {vmid} runs (an import holds the lock without a task), 'qm unlock {vmid}' on node {node} removes it",
         vmid = vm.vmid,
         node = vm.node
     )
@@ -208,9 +230,9 @@ fn unlock_advice(vm: &VmResource) -> String {
 
 /// The failure for a lock no running task holds, seen by a user who sees every task of the node.
 fn stale_lock(vm: &VmResource, lock: &str) -> String {
-    let kinds = if lock == "clone" { "qmclone" } else { "qmcreate or qmrestore" };
+    let kinds = if lock == "clone" { "qmclone" } else { "qmcreate, qmrestore or qmtunnel" };
     format!(
-        "VM {vmid} is locked ({lock}) but no task holds the lock: no {kinds} task making VM {vmid} runs on node {node}, and this user sees every task there (Sys.Audit on /nodes/{node}). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); {unlock}",
+        "VM {vmid} is locked ({lock}) but no task holds the lock: no {kinds} task making VM {vmid} runs on node {node} (looked twice, a second apart), and this user sees every task there (Sys.Audit on /nodes/{node}). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); {unlock}",
         vmid = vm.vmid,
         node = vm.node,
         unlock = unlock_advice(vm)
@@ -277,28 +299,60 @@ mod tests {
         api.answer(Method::Get, "/access/permissions", Ok(json!({ "/nodes/pve1": privs })));
     }
 
-    const STALE: &str = "VM 101 is locked (create) but no task holds the lock: no qmcreate or qmrestore task making VM 101 runs on node pve1, and this user sees every task there (Sys.Audit on /nodes/pve1). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); once no create or clone of VM 101 runs, 'qm unlock 101' on node pve1 removes it";
+    const STALE: &str = "VM 101 is locked (create) but no task holds the lock: no qmcreate, qmrestore or qmtunnel task making VM 101 runs on node pve1 (looked twice, a second apart), and this user sees every task there (Sys.Audit on /nodes/pve1). The lock is stale: the task that took it ended without removing it (a killed worker or a node reboot leaves it, and PVE never clears it itself); once no create, clone, restore, incoming migration or 'qm importovf' of VM 101 runs (an import holds the lock without a task), 'qm unlock 101' on node pve1 removes it";
 
     #[test]
-    fn a_lock_no_running_task_holds_is_stale_at_once_for_a_user_who_sees_every_task() {
+    fn a_lock_no_running_task_holds_at_two_looks_a_second_apart_is_stale_for_a_user_who_sees_every_task() {
         let api = ScriptedApi::default();
-        // the task that took the lock died: listed no more among the running ones
+        // the task that took the lock died: listed no more among the running ones, at either look
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
         api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
         privileges_on_node(&api, json!({"Sys.Audit": 1, "VM.Audit": 1}));
         let privileges = Privileges::new(&api, "ansible@pve!automation");
         let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges));
-        // a wait would read the VMs again
+        // the second look reads the VMs once more; a wait would read them again
         let reads = std::cell::Cell::new(0);
         let read = || {
             reads.set(reads.get() + 1);
             match reads.get() {
-                1 => Ok(vec![locked("create")]),
+                1 | 2 => Ok(vec![locked("create")]),
                 _ => Err(Error::failed("the VMs were read again: a wait")),
             }
         };
         let e = wait.settle(&|v| v.vmid == 101, &read).unwrap_err().to_string();
         assert_eq!(e, STALE);
+        assert_eq!(reads.get(), 2);
         assert_eq!(api.calls.borrow()[1].2, form([("path", "/nodes/pve1")]));
+    }
+
+    #[test]
+    fn a_create_that_ends_between_the_vm_read_and_the_task_read_is_not_stale() {
+        let api = ScriptedApi::default();
+        // the create ended just before the task list was read: no longer listed as running
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
+        privileges_on_node(&api, json!({"Sys.Audit": 1}));
+        let privileges = Privileges::new(&api, "root@pam");
+        let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges));
+        let made = json!({"vmid": 101, "node": "pve1", "type": "qemu", "name": "web", "status": "stopped"});
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Ok(if reads.get() == 1 { vec![locked("create")] } else { vec![VmResource::from_json(&made).unwrap()] })
+        };
+        let vms = wait.settle(&|v| v.vmid == 101, &read).unwrap();
+        assert_eq!(vms.iter().map(|v| (v.vmid, v.lock.clone())).collect::<Vec<_>>(), [(101, None)]);
+    }
+
+    #[test]
+    fn a_containers_lock_without_a_visible_task_is_waited_for_never_called_stale() {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([])));
+        privileges_on_node(&api, json!({"Sys.Audit": 1}));
+        let privileges = Privileges::new(&api, "root@pam");
+        let wait = InFlight::new(&api, Duration::ZERO).seen_by(Some(&privileges));
+        let ct = json!({"vmid": 101, "node": "pve1", "type": "lxc", "lock": "create"});
+        let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![VmResource::from_json(&ct).unwrap()])).unwrap_err();
+        assert!(e.to_string().ends_with("it was still locked after 0s (timeout)"), "{e}");
     }
 
     #[test]
@@ -313,7 +367,7 @@ mod tests {
             let e = wait.settle(&|v| v.vmid == 101, &|| Ok(vec![locked("clone")])).unwrap_err().to_string();
             assert_eq!(
                 e,
-                "VM 101 is locked (clone) and no running task of it is visible to this user: either another user's create or clone of it runs (another user's tasks need Sys.Audit on /nodes/pve1 to be seen) or the lock is stale, left by a task that died (once no create or clone of VM 101 runs, 'qm unlock 101' on node pve1 removes it); it was still locked after 0s (timeout)"
+                "VM 101 is locked (clone) and no running task of it is visible to this user: either another user's create or clone of it runs (another user's tasks need Sys.Audit on /nodes/pve1 to be seen) or the lock is stale, left by a task that died (once no create, clone, restore, incoming migration or 'qm importovf' of VM 101 runs (an import holds the lock without a task), 'qm unlock 101' on node pve1 removes it); it was still locked after 0s (timeout)"
             );
         }
     }
@@ -341,8 +395,9 @@ mod tests {
         // its status says it ended
         api.answer(Method::Get, &status, Ok(json!({"status": "stopped", "exitstatus": "unexpected status"})));
         api.answer(Method::Get, &ApiPath::new(["nodes", "pve1", "tasks", create, "log"]).encoded(), Ok(json!([])));
-        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": create, "status": "RUNNING"}])));
-        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": create, "status": "RUNNING"}])));
+        for _look in 0..3 {
+            api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": create, "status": "RUNNING"}])));
+        }
         privileges_on_node(&api, json!({"Sys.Audit": 1}));
         let privileges = Privileges::new(&api, "root@pam");
         let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges));
@@ -354,12 +409,14 @@ mod tests {
     #[test]
     fn a_clone_lock_with_only_other_clones_running_is_stale() {
         let api = ScriptedApi::default();
-        api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": UPID, "status": "RUNNING"}])));
-        api.answer(
-            Method::Get,
-            &ApiPath::new(["nodes", "pve1", "tasks", UPID, "log"]).encoded(),
-            Ok(json!([{"n": 1, "t": "creating a clone of VM 9000 with ID 300"}])),
-        );
+        for _look in 0..2 {
+            api.answer(Method::Get, "/nodes/pve1/tasks", Ok(json!([{"upid": UPID, "status": "RUNNING"}])));
+            api.answer(
+                Method::Get,
+                &ApiPath::new(["nodes", "pve1", "tasks", UPID, "log"]).encoded(),
+                Ok(json!([{"n": 1, "t": "creating a clone of VM 9000 with ID 300"}])),
+            );
+        }
         privileges_on_node(&api, json!({"Sys.Audit": 1}));
         let privileges = Privileges::new(&api, "root@pam");
         let wait = InFlight::new(&api, Duration::from_secs(300)).seen_by(Some(&privileges)).without_polling();
