@@ -98,3 +98,20 @@ def test_without_sys_audit_a_lock_is_waited_for_and_the_timeout_names_a_stale_lo
         "is stale, left by a task that died (once no create, clone, restore, incoming migration or "
         "'qm importovf' of VM 150 runs (an import holds the lock without a task), 'qm unlock 150' on node "
         "pve1 removes it); it was still locked after 2s (timeout); nothing was changed")
+
+
+def test_a_create_by_name_alone_beside_a_stale_lock_of_a_higher_vmid_succeeds_in_check_and_real_runs(ansible, sim):
+    """The real run looks only at VMs of a lower vmid than the one it made (apply/names.rs); the
+    check run does the same (lib.rs `settled_for_name`), so a stale lock on VM 150 does not make the
+    check run fail where the real run succeeds (review of issue 28)."""
+    sim.admin('POST', 'stale-lock', {'vmid': 150, 'lock': 'create'})
+    kvm = dict(task('proxmox_kvm', 'kvm', name='fresh-by-name', node='pve1', memory=1024, timeout=120),
+               ignore_errors=False)
+    results = {}
+    for mode in ('check', 'real'):
+        run = ansible.run_playbook(play(kvm), check=mode == 'check')
+        assert run.rc == 0, run.stdout[-2000:]
+        results[mode] = run.task('kvm')['result']
+    assert results['check']['changed'] is True and results['real']['changed'] is True
+    assert results['check']['vmid'] == results['real']['vmid'] < 150, (results['check']['vmid'], results['real']['vmid'])
+    assert set(sim.api('GET', '/nodes/pve1/qemu/150/config')) == {'lock', 'digest'}

@@ -158,15 +158,28 @@ impl Run<'_> {
             .yield_name(self.world, ours, name, mark)
     }
 
-    /// In check mode, before predicting a create or clone by name alone: every VM whose create
-    /// or clone runs and that may bear the name waited for, so the VM the real run would yield
-    /// to (above) is found now. Outside check mode the VMs as read.
-    fn settled_for_name(&self, vms: Vec<VmResource>, auto: bool) -> Result<Vec<VmResource>> {
-        match self.p.name.as_deref() {
-            Some(name) if auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight) => {
-                self.world.vms_for(&|v| inflight::may_be_named(v, name))
+    /// In check mode, before predicting a create or clone by name alone: the VMs the real run
+    /// would yield to (apply/names.rs `yield_name`) settled the same way: those of a lower vmid
+    /// than the next free one whose create or clone runs and that may bear the name, their task
+    /// waited for within `timeout`, and a VM that does not end in time or holds a lock no visible
+    /// task holds only a warning, as there. Outside check mode the VMs as read.
+    fn settled_for_name(&mut self, vms: Vec<VmResource>, auto: bool) -> Result<Vec<VmResource>> {
+        let Some(name) = self.p.name.as_deref() else { return Ok(vms) };
+        if !(auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight)) {
+            return Ok(vms);
+        }
+        let next = apply::nextid(self.api)?;
+        let lower = |v: &VmResource| v.vmid < next && inflight::may_be_named(v, name);
+        let timeout = std::time::Duration::from_secs(self.p.timeout);
+        let world = self.world;
+        match world.in_flight().within(timeout).without_polling().settle(&lower, &|| world.vms()) {
+            Ok(vms) => Ok(vms),
+            Err(e) => {
+                self.ctx.warn(format!(
+                    "VM {name} would be made, but whether an overlapping run made another VM of that name is not known: {e}"
+                ));
+                Ok(vms)
             }
-            _ => Ok(vms),
         }
     }
 
@@ -238,7 +251,8 @@ impl Run<'_> {
     // ------------------------------------------------------------------ present
 
     fn present(&mut self) -> Result<Outcome> {
-        let vms = self.settled_for_name(self.vms()?, self.p.vmid.is_none())?;
+        let vms = self.vms()?;
+        let vms = self.settled_for_name(vms, self.p.vmid.is_none())?;
         match self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
             Some(vm) => {
                 let vm = vm.clone();
