@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::devices::config_value_text;
-use crate::pve::request::Form;
+use crate::pve::request::{form, Form};
 use crate::pve::resources::VmResource;
 
 /// The config of one VM with its pending section.
@@ -143,6 +143,26 @@ pub fn read(api: &dyn Api, vm: &VmResource) -> Result<VmConfig> {
         .get(&vm.path().join(["pending"]), &Vec::new())
         .map_err(|e| e.context(&format!("reading the configuration of VM {}", vm.vmid)))?;
     VmConfig::from_pending(&data)
+}
+
+/// The config of `vm`'s snapshot `snapname` (`GET .../config?snapshot=`, Qemu.pm `vm_config`),
+/// which is what `clone_vm` copies when a clone names a snapshot (§37.2): a snapshot has no
+/// pending section.
+pub fn read_snapshot(api: &dyn Api, vm: &VmResource, snapname: &str) -> Result<VmConfig> {
+    let data = api
+        .get(&vm.path().join(["config"]), &form([("snapshot", snapname)]))
+        .map_err(|e| e.context(&format!("reading snapshot {snapname} of VM {}", vm.vmid)))?;
+    let object = data.as_object().ok_or_else(|| Error::Internal("GET .../config did not answer an object".into()))?;
+    let mut cfg = VmConfig::default();
+    for (key, value) in object {
+        let Some(text) = config_value_text(value) else { continue };
+        if key == "digest" {
+            cfg.digest = Some(text);
+        } else {
+            cfg.current.insert(key.clone(), text);
+        }
+    }
+    Ok(cfg)
 }
 
 /// `PUT .../config` (synchronous in PVE), guarded by the digest of the config the plan was

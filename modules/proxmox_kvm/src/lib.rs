@@ -377,7 +377,11 @@ impl Run<'_> {
             // otherwise its differences are drift (§29).
             return self.existing(&t, self.p.update);
         }
-        let source_config = self.read_config(&source)?;
+        // what clone_vm copies: the snapshot's config when the task names one (§37.2)
+        let source_config = match &c.snapname {
+            Some(snapname) => config::read_snapshot(self.api, &source, snapname)?,
+            None => self.read_config(&source)?,
+        };
         let name = self.p.name.clone().unwrap_or_else(|| {
             format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
         });
