@@ -67,11 +67,20 @@ def forget_requests(sim):
     del SESSION_REQUESTS[kept:]
 
 
+def _log_stem():
+    """This process's request log in FERRO_E2E_REQUEST_LOG, without its extension."""
+    return os.path.join(REQUEST_LOG_DIR, '%s-%d' % (os.environ.get('PYTEST_XDIST_WORKER', 'main'), os.getpid()))
+
+
 def logged_requests():
     """The request logs the workers of this run wrote to FERRO_E2E_REQUEST_LOG: (how many, their requests)."""
     if not REQUEST_LOG_DIR:
         return 0, []
     files = sorted(glob.glob(os.path.join(REQUEST_LOG_DIR, '*.json')))
+    started = sorted(glob.glob(os.path.join(REQUEST_LOG_DIR, '*.started')))
+    missing = [os.path.basename(s) for s in started if s[:-len('.started')] != _log_stem()
+               and s[:-len('.started')] + '.json' not in files]
+    assert not missing, 'workers that started pvesim left no request log (their requests escape the audit): %s' % missing
     requests = []
     for name in files:
         with open(name) as f:
@@ -117,11 +126,15 @@ def pvesim_session(pvesim_session, request):
     """The plugin's one process, with its request log kept across clears and resets; with
     FERRO_E2E_REQUEST_LOG set, the whole log is written there when the session ends."""
     _keep_request_log(pvesim_session)
-    yield pvesim_session
+    log = None
     if REQUEST_LOG_DIR:
+        # `.started` now, `.json` at the end: the audit finds a log that was never written
         os.makedirs(REQUEST_LOG_DIR, exist_ok=True)
-        worker = os.environ.get('PYTEST_XDIST_WORKER', 'main')
-        with open(os.path.join(REQUEST_LOG_DIR, '%s-%d.json' % (worker, os.getpid())), 'w') as f:
+        log = _log_stem()
+        open(log + '.started', 'w').close()
+    yield pvesim_session
+    if log:
+        with open(log + '.json', 'w') as f:
             json.dump({'requests': SESSION_REQUESTS + pvesim_session.requests()}, f)
 
 
