@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 /// Documentation text of a spec (an option's or a module's description, notes, examples, return
 /// values): kept only in builds with the `docs` feature, which the module crates' tests enable to
 /// render and check `plugins/modules/<name>.py` (`docs.rs`). The modules never read it when they
-/// run, so the release binary leaves it out (about 50 KB; bench/README.md, "Release size").
+/// run, so the release binary leaves it out (about 60 KB; bench/README.md, "Release size").
 pub const fn doc<T: ?Sized>(text: &'static T, without: &'static T) -> &'static T {
     if cfg!(feature = "docs") {
         text

@@ -7,7 +7,8 @@
 //! schema (`pve::schema::check_write`) before it is sent, once: a module checks its planned writes
 //! through `Api::check_write` before the first of them (in check mode too), and `PveClient`
 //! remembers those, so sending one does not check it again; a write it has not seen checked is
-//! checked as it is sent, so nothing unchecked is ever sent. Retry policy lives
+//! checked as it is sent, so nothing unchecked is ever sent (a form sent other than as checked,
+//! such as a clone's configuring write, is so checked twice). Retry policy lives
 //! here and only here: reads (GET) are retried on transient failures with backoff; writes are
 //! never retried, because a write whose answer was lost may already have been applied.
 

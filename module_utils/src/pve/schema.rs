@@ -156,14 +156,17 @@ impl Endpoint {
     }
 }
 
+#[cfg(feature = "test-support")]
 thread_local! {
     /// Each write `check_write` checked on this thread, as `METHOD /path`: what shows that a run
-    /// checks each of its writes once (`checked_writes`). A few short lines per run, no values.
+    /// checks each of its writes once (`checked_writes`). A few short lines per run, no values;
+    /// only in builds with the `test-support` feature (the tests that count), not the binary.
     static CHECKED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The writes checked on this thread so far, as `METHOD /path` (the path as sent), in order; a
 /// test compares them with the writes a run sent.
+#[cfg(feature = "test-support")]
 pub fn checked_writes() -> Vec<String> {
     CHECKED.with(|c| c.borrow().clone())
 }
@@ -178,6 +181,7 @@ pub fn check_write(method: Method, path: &ApiPath, form: &Form) -> Result<()> {
     if method == Method::Get {
         return Ok(());
     }
+    #[cfg(feature = "test-support")]
     CHECKED.with(|c| c.borrow_mut().push(format!("{} {}", method.as_str(), path.encoded())));
     let Some(endpoint) = Endpoint::for_path(method, path) else { return Ok(()) };
     endpoint.check(form).map_err(|(param, message)| {
