@@ -77,9 +77,9 @@ impl PredictedVm {
         let mut out = Map::new();
         out.insert("status".into(), Value::from(status));
         out.insert("qmpstatus".into(), Value::from(qmpstatus));
-        let lock = self.current.get("lock").map(String::as_str).or((power == "hibernated").then_some("suspended"));
-        if let Some(lock) = lock {
-            out.insert("lock".into(), Value::from(lock));
+        // a hibernation's prediction holds `lock: suspended` in its config (proxmox_kvm's plan)
+        if let Some(lock) = self.current.get("lock") {
+            out.insert("lock".into(), Value::from(lock.as_str()));
         }
         Value::Object(out)
     }
@@ -386,9 +386,11 @@ mod tests {
         // a prediction whose listed status differs does not inherit it
         plan.record(&predicted(105));
         assert_eq!(plan.get(105).unwrap().status_current(), json!({"status": "stopped", "qmpstatus": "stopped"}));
-        // hibernated: stopped, with the lock vm_suspend writes
+        // hibernated: stopped, with the lock vm_suspend writes (proxmox_kvm's plan puts it in
+        // the predicted config)
         let mut hibernated = predicted(106);
         hibernated.power = Some("hibernated".into());
+        hibernated.current.insert("lock".into(), "suspended".into());
         assert_eq!(
             hibernated.status_current(),
             json!({"status": "stopped", "qmpstatus": "stopped", "lock": "suspended"})

@@ -398,6 +398,7 @@ mod tests {
         let mut hibernated = world.prediction(100).unwrap();
         hibernated.status = "stopped".into();
         hibernated.power = Some("hibernated".into());
+        hibernated.current.insert("lock".into(), "suspended".into());
         world.record(hibernated).unwrap();
         let reads = api.calls.borrow().len();
         assert_eq!(
