@@ -398,6 +398,9 @@ impl Run<'_> {
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
         self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
+        // in a check run, the space the removal frees, for the run's later tasks (§40.1)
+        let freed = self.checks.removal_frees(&vm.node, vm.vmid, &config, self.p.destroy_unreferenced_disks)?;
+        self.world.free(vm.vmid, &freed);
         Ok(result::removed(&vm, &config, now))
     }
 
