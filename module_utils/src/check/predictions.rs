@@ -236,7 +236,8 @@ impl Predictions {
     pub fn reserved(&self) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
         for vm in self.store.borrow().vms.values() {
-            let taken = vm.reserved.iter().filter(|_| !vm.removed).map(|(k, b)| (k, i64::try_from(*b).unwrap_or(i64::MAX)));
+            let taken =
+                vm.reserved.iter().filter(|_| !vm.removed).map(|(k, b)| (k, i64::try_from(*b).unwrap_or(i64::MAX)));
             let freed = vm.freed.iter().map(|(k, v)| (k, -i64::try_from(v.values().sum::<u64>()).unwrap_or(i64::MAX)));
             for (key, bytes) in taken.chain(freed) {
                 let sum: &mut i64 = out.entry(key.clone()).or_default();
@@ -244,6 +245,13 @@ impl Predictions {
             }
         }
         out
+    }
+
+    /// The volume ids the run's predicted removals free: gone from their storages' listings
+    /// once the real run has made them (docs/pve-semantics.md §40.2).
+    pub fn freed_volumes(&self) -> BTreeSet<String> {
+        let store = self.store.borrow();
+        store.vms.values().flat_map(|vm| vm.freed.values().flat_map(|v| v.keys().cloned())).collect()
     }
 
     /// What this task recorded, for the action plugin to keep for the later tasks of the run.

@@ -185,6 +185,13 @@ impl<'a> World<'a> {
         }
     }
 
+    /// A storage listing (volume id -> size) as this check run predicts it: without the
+    /// volumes its earlier removals free (`Predictions::freed_volumes`); PVE's outside check mode.
+    pub fn listed(&self, listed: &BTreeMap<String, Option<u64>>) -> BTreeMap<String, Option<u64>> {
+        let freed = self.predictions.as_ref().map(Predictions::freed_volumes).unwrap_or_default();
+        listed.iter().filter(|(v, _)| !freed.contains(*v)).map(|(v, s)| (v.clone(), *s)).collect()
+    }
+
     /// The config an earlier task of this check run predicted for `vmid`, if any.
     pub fn predicted_config(&self, vmid: u64) -> Option<VmConfig> {
         self.prediction(vmid).map(|p| p.config())

@@ -136,12 +136,13 @@ impl<'a> Preflight<'a> {
         Preflight { reserved, ..self }
     }
 
-    /// In a check run, the space a predicted removal of `volids` on `node` hands back at once
-    /// (`space_key`, volume id, bytes), for the task to record with its prediction: each volume the
-    /// storage's listing holds (an existing one; a volume only predicted has its reservation
-    /// dropped with its VM, or kept) on a storage that reserves space, what
-    /// `StorageConfig::freed_by` says of its listed size. Empty in a real run. The caller names
-    /// only the volumes PVE really frees (docs/pve-semantics.md §40.1).
+    /// In a check run, what a predicted removal of `volids` on `node` frees (`space_key`, volume
+    /// id, bytes), for the task to record with its prediction: each volume the storage's listing
+    /// holds (an existing one; a volume only predicted has its reservation dropped with its VM,
+    /// or kept), with the bytes it hands back at once (`StorageConfig::freed_by` of its listed
+    /// size: nothing where the storage does not reserve space). Empty in a real run. The caller
+    /// names only the volumes PVE really frees (docs/pve-semantics.md §40.1); the later tasks'
+    /// volume names no longer count them (§40.2).
     pub fn freeing<'v>(
         &self,
         node: &str,
@@ -154,15 +155,16 @@ impl<'a> Preflight<'a> {
         let storages = self.storages()?;
         for volid in volids {
             let Some(volume) = Volume::parse(volid) else { continue };
-            let Some(scfg) = reserving(&storages, volume.storage) else { continue };
-            let Some(Some(bytes)) = self.volumes_on(node, volume.storage)?.get(volid).copied() else { continue };
+            let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { continue };
+            let Some(size) = self.volumes_on(node, volume.storage)?.get(volid).copied() else { continue };
+            let bytes = size.unwrap_or(0);
             out.push((space_key(scfg, node), volid.to_string(), scfg.freed_by(volume.volname, bytes)));
         }
         Ok(out)
     }
 
-    /// In a check run, the volumes of `vmid` listed on `node`'s storages that reserve space
-    /// (those enabled there): what a removal with `destroy-unreferenced-disks` frees besides the
+    /// In a check run, the volumes of `vmid` listed on `node`'s storages that hold images (those
+    /// enabled there): what a removal with `destroy-unreferenced-disks` frees besides the
     /// config's, as QemuServer.pm `destroy_vm` lists them (`vdisk_list` of the VM's images).
     /// Empty in a real run.
     pub fn listed_of(&self, node: &str, vmid: u64) -> Result<Vec<String>> {
@@ -170,7 +172,7 @@ impl<'a> Preflight<'a> {
         if self.reserved.is_none() {
             return Ok(out);
         }
-        for scfg in self.storages()?.iter().filter(|s| s.reserves_space() && s.content.contains("images")) {
+        for scfg in self.storages()?.iter().filter(|s| s.content.contains("images")) {
             if enabled(&[scfg.clone()], &scfg.storage, node, "").is_err() {
                 continue;
             }

@@ -91,7 +91,7 @@ fn converge(
         let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
         let mut volumes = BTreeMap::new();
         for storage in storages {
-            volumes.extend(checks.preflight.volumes_on(&vm.node, storage)?.iter().map(|(k, v)| (k.clone(), *v)));
+            volumes.extend(world.listed(&*checks.preflight.volumes_on(&vm.node, storage)?));
         }
         listed = volumes;
         facts.listed = &listed;

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 /// Space by storage key (`pve::preflight::space_key`) -> bytes.
 type Reserved = BTreeMap<String, i64>;
-type Freed = Vec<(String, String, u64)>;
 
 use module_utils::pve::client::Api;
 
@@ -69,7 +68,8 @@ pub(crate) fn require_bridges<'k>(
 /// The checks of one task, with the reads they share.
 pub(crate) struct Checks<'a> {
     api: &'a dyn Api,
-    preflight: Preflight<'a>,
+    /// The preflight's reads, also what names new volumes and what a removal frees (lib.rs).
+    pub(crate) preflight: Preflight<'a>,
     privileges: Privileges<'a>,
 }
 
@@ -83,17 +83,6 @@ impl<'a> Checks<'a> {
     /// In a check run, the space the allocations checked so far take, for the prediction.
     pub(crate) fn reserved_here(&self) -> Vec<(String, u64)> {
         self.preflight.reserved_here()
-    }
-
-    /// In a check run, the space removing VM `vmid` (config `config`) on `node` hands back
-    /// (`Preflight::freeing`, §40.1): the volumes `destroy_vm` frees, with `unreferenced` also
-    /// those of the VM the storages list. Empty in a real run.
-    pub(crate) fn removal_frees(&self, node: &str, vmid: u64, config: &VmConfig, unreferenced: bool) -> Result<Freed> {
-        let mut volids = state::owned_volumes(config, vmid);
-        if unreferenced {
-            volids.extend(self.preflight.listed_of(node, vmid)?);
-        }
-        self.preflight.freeing(node, volids.iter().map(String::as_str))
     }
 
     /// storage.cfg as this user sees it (read once per task): what volume names depend on.
