@@ -455,4 +455,25 @@ mod tests {
         plan.record(&gone);
         assert_eq!(plan.reserved(), [("pve1/san".to_string(), 3)].into());
     }
+
+    #[test]
+    fn what_a_removal_frees_counts_once_is_kept_and_leaves_the_listings() {
+        let plan = Predictions::default();
+        plan.record(&predicted(105));
+        plan.reserve(105, &[("pve1/san".into(), 3)]);
+        // VM 110 exists with a 6-byte volume; its removal frees it (twice named: counted once)
+        let mut gone = predicted(110);
+        gone.removed = true;
+        plan.record(&gone);
+        plan.free(110, &[("pve1/san".into(), "san:vm-110-disk-0".into(), 6)]);
+        plan.free(110, &[("pve1/san".into(), "san:vm-110-disk-0".into(), 6)]);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), -3)].into());
+        // a VM of the same id created again: the space stays freed, and the handed-on plan says so
+        plan.record(&predicted(110));
+        plan.reserve(110, &[("pve1/san".into(), 2)]);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), -1)].into());
+        let handed = Predictions::from_json(&serde_json::to_value(plan.recorded()).unwrap());
+        assert_eq!(handed.reserved(), plan.reserved());
+        assert_eq!(handed.freed_volumes(), ["san:vm-110-disk-0".to_string()].into());
+    }
 }

@@ -401,6 +401,13 @@ mod tests {
         let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
         assert!(!sparse_files.reserves_space());
         assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);
+        // freeing hands back what allocating took, except an LV that saferemove leaves to a
+        // zeroing worker (LVMPlugin.pm free_lvm_volumes_locked)
+        assert_eq!(lvm.freed_by("vm-1-disk-0", GIB + 1), GIB + 4 * MIB);
+        assert_eq!(thin.freed_by("vm-1-disk-0", GIB), 0);
+        let safe = scfg(json!({"storage": "s", "type": "lvm", "vgname": "s", "saferemove": 1}));
+        assert_eq!(safe.freed_by("vm-1-disk-0", GIB), 0);
+        assert_eq!(safe.reserved_by("vm-1-disk-0", GIB), GIB);
     }
 
     #[test]

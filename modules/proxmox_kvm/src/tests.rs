@@ -385,6 +385,38 @@ fn create_names_volumes_as_pve_allocates_them() {
     assert_eq!(plan.prediction.current.get("scsi0").map(String::as_str), Some("local-lvm:vm-130-disk-0,size=4G"));
 }
 
+/// docs/pve-semantics.md §40.2: find_free_diskname skips the numbers the storage's listing holds
+/// for the vmid (a leftover of a VM destroyed without destroy-unreferenced-disks), on a file
+/// storage those of the same directory; other VMs' volumes do not count. Same for a clone and a
+/// disk added to an existing VM.
+#[test]
+fn new_volumes_skip_the_numbers_the_storage_lists_for_the_vmid() {
+    let listed: Vec<String> = [
+        "local-lvm:vm-150-disk-0",
+        "local-lvm:vm-150-disk-2",
+        "local-lvm:vm-151-disk-1",
+        "vmdata:150/vm-150-disk-0.qcow2",
+    ]
+    .map(String::from)
+    .into();
+    let p = params_from(json!({
+        "node": "pve1", "vmid": 150, "scsi": {"scsi0": "local-lvm:4", "scsi1": "local-lvm:1", "scsi2": "vmdata:1"},
+    }))
+    .unwrap();
+    let plan = plan::create("pve1", &p, vec![], &storages(), &listed);
+    let got = |k: &str| plan.after.get(k).unwrap_or_default().split(',').next().unwrap_or_default().to_string();
+    assert_eq!(
+        [got("scsi0"), got("scsi1"), got("scsi2")],
+        ["local-lvm:vm-150-disk-1", "local-lvm:vm-150-disk-3", "vmdata:150/vm-150-disk-1.qcow2"]
+    );
+    // the vmid predicted later: named then, with the same listing
+    let p = params_from(json!({"node": "pve1", "name": "n", "scsi": {"scsi0": "local-lvm:4"}})).unwrap();
+    let mut plan = plan::create("pve1", &p, vec![], &storages(), &listed);
+    plan.set_vmid(151);
+    assert_eq!(plan.after.get("scsi0"), Some("local-lvm:vm-151-disk-0,size=4G"));
+    assert_eq!(plan::allocating_on(&p.desired, Some("vmdata"), false), ["local-lvm".to_string()].into());
+}
+
 /// docs/pve-semantics.md §35.2: what create_vm adds to every new VM is known after apply, in the
 /// value's place; what the task sets itself is kept; nothing of it is sent.
 #[test]
