@@ -173,7 +173,7 @@ impl<'a> Preflight<'a> {
             return Ok(out);
         }
         for scfg in self.storages()?.iter().filter(|s| s.content.contains("images")) {
-            if enabled(&[scfg.clone()], &scfg.storage, node, "").is_err() {
+            if enabled(std::slice::from_ref(scfg), &scfg.storage, node, "").is_err() {
                 continue;
             }
             let listed = self.volumes_on(node, &scfg.storage)?;

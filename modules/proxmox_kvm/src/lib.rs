@@ -393,7 +393,7 @@ impl Run<'_> {
         };
         sids.extend(plan::allocating_on(&self.p.desired, None, false));
         let listed = self.listed(&source.node, &storages, sids);
-        let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages, &listed)?;
+        let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, (&storages, &listed))?;
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, Some(&source_config))?;
         if let Some(holder) = self.yielded(&done.vm, c.newid.is_none(), mark)? {

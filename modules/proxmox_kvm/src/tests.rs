@@ -338,7 +338,7 @@ fn a_clone_is_planned_on_the_node_pve_puts_it_on() {
         }
         let p = params_from(args).unwrap();
         let c = p.clone.clone().unwrap();
-        let plan = plan::clone(&source, &source_config, &c, "c", &p, vec![9000], &storages(), &[]).unwrap();
+        let plan = plan::clone(&source, &source_config, &c, "c", &p, vec![9000], (&storages(), &[])).unwrap();
         let Write::Clone { node: planned, .. } = &plan.write else { panic!("a clone") };
         assert_eq!((planned.as_str(), plan.vm.node.as_str()), (node, node), "target {target:?}");
     }

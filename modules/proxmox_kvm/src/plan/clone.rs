@@ -98,8 +98,8 @@ pub(super) fn clone_config(
 }
 
 /// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
-/// before any write when the task asks what only proxmox_disk may do. `taken`, `storages`: as
-/// `create`.
+/// before any write when the task asks what only proxmox_disk may do. `taken`, and `storages`
+/// with `listed`: as `create`.
 pub fn clone(
     source: &VmResource,
     source_config: &VmConfig,
@@ -107,8 +107,7 @@ pub fn clone(
     name: &str,
     p: &Params,
     taken: Vec<u64>,
-    storages: &[StorageConfig],
-    listed: &[String],
+    (storages, listed): (&[StorageConfig], &[String]),
 ) -> Result<Plan> {
     let newid = c.newid.unwrap_or(0);
     let base = clone_base(source_config, name, newid, c, storages, listed);
