@@ -28,6 +28,7 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::inflight;
 use module_utils::pve::pools::{self, PoolMove};
+use module_utils::pve::preflight::Content;
 use module_utils::pve::resources::{NameOf, VmResource};
 use module_utils::pve::state;
 use module_utils::pve::storage::StorageConfig;
@@ -132,11 +133,17 @@ impl Run<'_> {
         }
     }
 
-    /// The volumes listed on `sids` of `node` (those storage.cfg has): the disk numbers PVE's
-    /// `find_free_diskname` skips when it names the new volumes there (§40.2). A storage that
-    /// cannot be listed counts as empty: naming is a prediction, never a reason to fail.
+    /// The volumes listed on `sids` of `node`: the disk numbers PVE's `find_free_diskname` skips
+    /// when it names the new volumes there (§40.2). Only a storage storage.cfg has, enabled on a
+    /// node that is online, holding images, is asked (the preflight refuses the others, in its
+    /// words); one that cannot be listed counts as empty: naming is a prediction, never a reason
+    /// to fail.
     fn listed(&self, node: &str, storages: &[StorageConfig], sids: BTreeSet<String>) -> Vec<String> {
-        let known = sids.into_iter().filter(|sid| storages.iter().any(|s| &s.storage == sid));
+        let preflight = &self.checks.preflight;
+        if storages.is_empty() || preflight.node(node, "node").is_err() {
+            return Vec::new();
+        }
+        let known = sids.into_iter().filter(|sid| preflight.storage(node, sid, Content::Images, "").is_ok());
         let lists = known.filter_map(|sid| self.checks.preflight.volumes_on(node, &sid).ok());
         lists.flat_map(|l| self.world.listed(&l).into_keys()).collect()
     }
