@@ -18,7 +18,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, Row, _vm, _volume_is, disk, kvm, run_batch, write_seed
 
 GIB = 1024 ** 3
 
@@ -42,7 +42,7 @@ STORAGES = {
              'volumes': dict(**_left(150, 0), **_left(151, 0), **_left(152, 0))},
 }
 
-# Rows' VMs: 184-189 for the space rows, 152-153 and 190 for the names rows.
+# Rows' VMs: 184-189 for the space rows, 152-153 and 190-191 for the names rows.
 VMS = [
     _vm(184, 'row-184', scsi0='fr-a:vm-184-disk-0,size=6G'),
     _vm(185, 'row-185', scsi0='fr-b:vm-185-disk-0,size=2G'),
@@ -53,6 +53,7 @@ VMS = [
     _vm(152, 'row-152'),
     _vm(153, 'row-153', scsi1='left:vm-153-disk-0,size=1G'),
     _vm(190, 'row-190'),
+    _vm(191, 'row-191', scsi1='left:vm-191-disk-0,size=1G'),
 ]
 
 
@@ -116,6 +117,11 @@ NAMES = [
         ('remove', kvm(node='pve1', vmid=153, state='absent')),
         ('create', kvm(node='pve1', vmid=153, name='row-153b', scsi={'scsi0': 'left:1'})),
     ], real_changed=True, exact=('devices',), unmarked=True, expect=_devices_volume('scsi0', 'left:vm-153-disk-0')),
+    # proxmox_disk alike: a drive removed (its volume destroyed), then a disk added on the same storage
+    Row('volume freed earlier in the run: disk added', [
+        ('remove', disk(vmid=191, disk='scsi1', state='absent')),
+        ('add', disk(vmid=191, disk='scsi2', storage='left', size='1')),
+    ], real_changed=True, exact=('volume',), unmarked=True, expect=_volume_is('left:vm-191-disk-0')),
 ]
 
 
