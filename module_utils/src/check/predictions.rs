@@ -52,6 +52,12 @@ pub struct PredictedVm {
     /// from what PVE reports free (docs/pve-semantics.md §37.3).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reserved: BTreeMap<String, u64>,
+    /// The space the run's predicted removals of this VM's existing volumes hand back where the
+    /// storage reserves it (same keys -> volume id -> bytes: a volume freed twice counts once),
+    /// which a later task's space check adds to what PVE reports free (docs/pve-semantics.md
+    /// §40.1). Kept when the VM is predicted removed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub freed: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 impl PredictedVm {
@@ -124,6 +130,7 @@ impl PredictedVm {
             pending_delete: BTreeMap::new(),
             power: None,
             reserved: BTreeMap::new(),
+            freed: BTreeMap::new(),
         }
     }
 
@@ -142,6 +149,7 @@ impl PredictedVm {
             pending_delete: config.pending_delete.clone(),
             power: None,
             reserved: BTreeMap::new(),
+            freed: BTreeMap::new(),
         }
     }
 }
@@ -180,10 +188,14 @@ impl Predictions {
     /// Record a prediction (replacing an earlier one for the same VM), for the later tasks. What
     /// the new one does not say it keeps from the earlier one: the power state, while the listed
     /// status agrees (a config change leaves a paused VM paused), and the space reserved for the
-    /// VM, unless it is predicted removed.
+    /// VM, unless it is predicted removed, and the space its removals freed, always (what a
+    /// removal freed stays free when a VM of the same id is created again).
     pub fn record(&self, vm: &PredictedVm) {
         let mut store = self.store.borrow_mut();
         let mut vm = vm.clone();
+        if let Some(earlier) = store.vms.get(&vm.vmid).filter(|_| vm.freed.is_empty()) {
+            vm.freed = earlier.freed.clone();
+        }
         if let Some(earlier) = store.vms.get(&vm.vmid).filter(|_| !vm.removed) {
             if vm.power.is_none() && earlier.status == vm.status {
                 vm.power = earlier.power.clone();
@@ -207,15 +219,39 @@ impl Predictions {
         store.recorded.insert(vmid);
     }
 
-    /// The space the run's predicted VMs (not those predicted removed) reserve, by storage key.
-    pub fn reserved(&self) -> BTreeMap<String, u64> {
+    /// Add `freed` (storage key, volume id, bytes: what a task's predicted removal of existing
+    /// volumes hands back) to the prediction of `vmid`, recorded by the same task before.
+    pub fn free(&self, vmid: u64, freed: &[(String, String, u64)]) {
+        let mut store = self.store.borrow_mut();
+        let Some(vm) = store.vms.get_mut(&vmid) else { return };
+        for (key, volid, bytes) in freed {
+            vm.freed.entry(key.clone()).or_default().insert(volid.clone(), *bytes);
+        }
+        store.recorded.insert(vmid);
+    }
+
+    /// The space the run's predictions take, by storage key: what the predicted VMs (not those
+    /// predicted removed) reserve less what the predicted removals free; negative where the
+    /// run frees more than it takes.
+    pub fn reserved(&self) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
-        for vm in self.store.borrow().vms.values().filter(|v| !v.removed) {
-            for (key, bytes) in &vm.reserved {
-                *out.entry(key.clone()).or_default() += bytes;
+        for vm in self.store.borrow().vms.values() {
+            let taken =
+                vm.reserved.iter().filter(|_| !vm.removed).map(|(k, b)| (k, i64::try_from(*b).unwrap_or(i64::MAX)));
+            let freed = vm.freed.iter().map(|(k, v)| (k, -i64::try_from(v.values().sum::<u64>()).unwrap_or(i64::MAX)));
+            for (key, bytes) in taken.chain(freed) {
+                let sum: &mut i64 = out.entry(key.clone()).or_default();
+                *sum = sum.saturating_add(bytes);
             }
         }
         out
+    }
+
+    /// The volume ids the run's predicted removals free: gone from their storages' listings
+    /// once the real run has made them (docs/pve-semantics.md §40.2).
+    pub fn freed_volumes(&self) -> BTreeSet<String> {
+        let store = self.store.borrow();
+        store.vms.values().flat_map(|vm| vm.freed.values().flat_map(|v| v.keys().cloned())).collect()
     }
 
     /// What this task recorded, for the action plugin to keep for the later tasks of the run.
@@ -331,6 +367,7 @@ mod tests {
             pending_delete: BTreeMap::new(),
             power: None,
             reserved: BTreeMap::new(),
+            freed: BTreeMap::new(),
         }
     }
 
@@ -419,5 +456,26 @@ mod tests {
         gone.removed = true;
         plan.record(&gone);
         assert_eq!(plan.reserved(), [("pve1/san".to_string(), 3)].into());
+    }
+
+    #[test]
+    fn what_a_removal_frees_counts_once_is_kept_and_leaves_the_listings() {
+        let plan = Predictions::default();
+        plan.record(&predicted(105));
+        plan.reserve(105, &[("pve1/san".into(), 3)]);
+        // VM 110 exists with a 6-byte volume; its removal frees it (twice named: counted once)
+        let mut gone = predicted(110);
+        gone.removed = true;
+        plan.record(&gone);
+        plan.free(110, &[("pve1/san".into(), "san:vm-110-disk-0".into(), 6)]);
+        plan.free(110, &[("pve1/san".into(), "san:vm-110-disk-0".into(), 6)]);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), -3)].into());
+        // a VM of the same id created again: the space stays freed, and the handed-on plan says so
+        plan.record(&predicted(110));
+        plan.reserve(110, &[("pve1/san".into(), 2)]);
+        assert_eq!(plan.reserved(), [("pve1/san".to_string(), -1)].into());
+        let handed = Predictions::from_json(&serde_json::to_value(plan.recorded()).unwrap());
+        assert_eq!(handed.reserved(), plan.reserved());
+        assert_eq!(handed.freed_volumes(), ["san:vm-110-disk-0".to_string()].into());
     }
 }

@@ -161,9 +161,10 @@ impl<'a> World<'a> {
         }
     }
 
-    /// The space this check run's earlier predictions take on each storage that reserves it, for
-    /// `pve::preflight::Preflight::reserving`; `None` outside check mode.
-    pub fn reserved(&self) -> Option<BTreeMap<String, u64>> {
+    /// The space this check run's earlier predictions take (less what their removals free) on
+    /// each storage that reserves it, for `pve::preflight::Preflight::reserving`; `None` outside
+    /// check mode.
+    pub fn reserved(&self) -> Option<BTreeMap<String, i64>> {
         self.predictions.as_ref().map(Predictions::reserved)
     }
 
@@ -173,6 +174,22 @@ impl<'a> World<'a> {
         if let Some(p) = &self.predictions {
             p.reserve(vmid, reserved);
         }
+    }
+
+    /// Record, in check mode, the space a task's predicted removal of existing volumes hands back
+    /// (`Preflight::freeing`) with the prediction of `vmid` the task recorded; outside check
+    /// mode nothing.
+    pub fn free(&self, vmid: u64, freed: &[(String, String, u64)]) {
+        if let Some(p) = &self.predictions {
+            p.free(vmid, freed);
+        }
+    }
+
+    /// A storage listing (volume id -> size) as this check run predicts it: without the
+    /// volumes its earlier removals free (`Predictions::freed_volumes`); PVE's outside check mode.
+    pub fn listed(&self, listed: &BTreeMap<String, Option<u64>>) -> BTreeMap<String, Option<u64>> {
+        let freed = self.predictions.as_ref().map(Predictions::freed_volumes).unwrap_or_default();
+        listed.iter().filter(|(v, _)| !freed.contains(*v)).map(|(v, s)| (v.clone(), *s)).collect()
     }
 
     /// The config an earlier task of this check run predicted for `vmid`, if any.

@@ -77,9 +77,10 @@ pub struct Preflight<'a> {
     storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
     /// (node, storage) -> the volume ids listed there.
     volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
-    /// In a check run (`reserving`): the space earlier tasks of the run are predicted to take,
-    /// by `space_key`, which `avail` subtracts from what PVE reports free; `None` in a real run.
-    reserved: Option<BTreeMap<String, u64>>,
+    /// In a check run (`reserving`): the space earlier tasks of the run are predicted to take
+    /// (negative: to free), by `space_key`, which `avail` subtracts from what PVE reports free;
+    /// `None` in a real run.
+    reserved: Option<BTreeMap<String, i64>>,
     /// In a check run: the space the allocations checked here take (`space_key`, bytes), for the
     /// caller to record with its prediction (`reserved_here`).
     reserved_here: RefCell<Vec<(String, u64)>>,
@@ -127,11 +128,58 @@ impl<'a> Preflight<'a> {
     }
 
     /// These checks in a check run: `reserved` is the space earlier tasks of the run are
-    /// predicted to take (by `space_key`), which PVE does not know yet, so the space checks count
-    /// it as taken, and what the allocations checked here take is kept (`reserved_here`).
-    /// `None`: a real run, PVE's free space as it is (docs/pve-semantics.md §37.3).
-    pub fn reserving(self, reserved: Option<BTreeMap<String, u64>>) -> Preflight<'a> {
+    /// predicted to take, less what their predicted removals free (by `space_key`), which PVE
+    /// does not know yet, so the space checks count it as taken (or free), and what the
+    /// allocations checked here take is kept (`reserved_here`). `None`: a real run, PVE's free
+    /// space as it is (docs/pve-semantics.md §37.3, §40.1).
+    pub fn reserving(self, reserved: Option<BTreeMap<String, i64>>) -> Preflight<'a> {
         Preflight { reserved, ..self }
+    }
+
+    /// In a check run, what a predicted removal of `volids` on `node` frees (`space_key`, volume
+    /// id, bytes), for the task to record with its prediction: each volume the storage's listing
+    /// holds (an existing one; a volume only predicted has its reservation dropped with its VM,
+    /// or kept), with the bytes it hands back at once (`StorageConfig::freed_by` of its listed
+    /// size: nothing where the storage does not reserve space). Empty in a real run. The caller
+    /// names only the volumes PVE really frees (docs/pve-semantics.md §40.1); the later tasks'
+    /// volume names no longer count them (§40.2).
+    pub fn freeing<'v>(
+        &self,
+        node: &str,
+        volids: impl IntoIterator<Item = &'v str>,
+    ) -> Result<Vec<(String, String, u64)>> {
+        let mut out = Vec::new();
+        if self.reserved.is_none() {
+            return Ok(out);
+        }
+        let storages = self.storages()?;
+        for volid in volids {
+            let Some(volume) = Volume::parse(volid) else { continue };
+            let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { continue };
+            let Some(size) = self.volumes_on(node, volume.storage)?.get(volid).copied() else { continue };
+            let bytes = size.unwrap_or(0);
+            out.push((space_key(scfg, node), volid.to_string(), scfg.freed_by(volume.volname, bytes)));
+        }
+        Ok(out)
+    }
+
+    /// In a check run, the volumes of `vmid` listed on `node`'s storages that hold images (those
+    /// enabled there): what a removal with `destroy-unreferenced-disks` frees besides the
+    /// config's, as QemuServer.pm `destroy_vm` lists them (`vdisk_list` of the VM's images).
+    /// Empty in a real run.
+    pub fn listed_of(&self, node: &str, vmid: u64) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        if self.reserved.is_none() {
+            return Ok(out);
+        }
+        for scfg in self.storages()?.iter().filter(|s| s.content.contains("images")) {
+            if enabled(std::slice::from_ref(scfg), &scfg.storage, node, "").is_err() {
+                continue;
+            }
+            let listed = self.volumes_on(node, &scfg.storage)?;
+            out.extend(listed.keys().filter(|v| Volume::parse(v).is_some_and(|v| v.owner == Some(vmid))).cloned());
+        }
+        Ok(out)
     }
 
     /// In a check run, the space the allocations checked so far take (`space_key`, bytes), taken
@@ -339,7 +387,10 @@ impl<'a> Preflight<'a> {
             .get(&ApiPath::new(["nodes", node, "storage", storage, "status"]), &Vec::new())
             .map_err(|e| e.context(&format!("reading the status of storage '{storage}' on node {node}")))?;
         let taken = self.reserved.as_ref().and_then(|r| r.get(&space_key(scfg, node))).copied().unwrap_or(0);
-        Ok(lenient_u64(status.get("avail")).map(|avail| avail.saturating_sub(taken)))
+        Ok(lenient_u64(status.get("avail")).map(|avail| {
+            let free = i128::from(avail) - i128::from(taken);
+            u64::try_from(free.max(0)).unwrap_or(u64::MAX)
+        }))
     }
 
     /// A clone of a VM on `node` (whose config is `source`) to `target` node and `storage`, as

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::pve::config::VmConfig;
 use crate::pve::devices::{is_disk_key, Disk};
-use crate::pve::volume::Volume;
+use crate::pve::volume::{Volume, VolumeKind};
 
 /// Lock values this module does not refuse: a create or clone in flight holds them for the
 /// length of its task, and a write then waits for it to end (issue 23) rather than failing.
@@ -184,6 +184,41 @@ pub fn base_volumes(config: &VmConfig) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The volumes QemuServer.pm `destroy_vm` frees with VM `vmid` (whose config, applied and
+/// pending, is `config`): each drive's, `unusedN`'s and `vmstate`'s volume that `vmid` owns
+/// (`PVE::Storage::path`'s owner), once; CD-ROMs and paths aside, but a cloud-init drive's
+/// volume freed (`drive_is_cdrom` with `exclude_cloudinit`). A linked clone's own volume is its
+/// own; the base it uses belongs to the template, which keeps it.
+pub fn owned_volumes(config: &VmConfig, vmid: u64) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (key, value) in config.current.iter().chain(config.pending.iter()) {
+        let volid = if key == "vmstate" {
+            value.split(',').next().unwrap_or_default().to_string()
+        } else {
+            let Some(disk) = Disk::parse(key, value) else { continue };
+            let Some(volid) = disk.volume else { continue };
+            let cloudinit = Volume::parse(&volid).is_some_and(|v| v.kind == VolumeKind::CloudInit);
+            if disk.media == "cdrom" && !cloudinit {
+                continue;
+            }
+            volid
+        };
+        if Volume::parse(&volid).is_some_and(|v| v.owner == Some(vmid)) && !out.contains(&volid) {
+            out.push(volid);
+        }
+    }
+    out
+}
+
+/// The volumes VM `vmid` owns in `before` (`owned_volumes`) that it no longer refers to in
+/// `after`, the config a change of its drives leaves: what that change frees (a drive removed
+/// with `force`, a disk moved with `delete`; a volume that becomes `unusedN` is kept). Not for a
+/// reassign, which renames the volume for another VM and frees nothing.
+pub fn freed_volumes(before: &VmConfig, after: &VmConfig, vmid: u64) -> Vec<String> {
+    let kept = owned_volumes(after, vmid);
+    owned_volumes(before, vmid).into_iter().filter(|v| !kept.contains(v)).collect()
 }
 
 /// Whether a linked clone on the same storage uses base volume `volid` (pve-storage Storage.pm

@@ -42,6 +42,9 @@ pub struct StorageConfig {
     pub path: Option<String>,
     /// A file storage's `preallocation` option (off, metadata, falloc, full), if set.
     pub preallocation: Option<String>,
+    /// An lvm storage's `saferemove` option: a freed LV is renamed and zeroed by a worker, its
+    /// space back only when that worker removes it.
+    pub saferemove: bool,
 }
 
 impl StorageConfig {
@@ -68,6 +71,7 @@ impl StorageConfig {
             sparse: lenient_bool(v.get("sparse")),
             path: text("path"),
             preallocation: text("preallocation"),
+            saferemove: lenient_bool(v.get("saferemove")),
         })
     }
 }
@@ -208,6 +212,19 @@ impl StorageConfig {
             allocated_size(&self.plugintype, bytes)
         } else {
             0
+        }
+    }
+
+    /// The bytes freeing existing volume `volname` of `bytes` hands back to the free space at
+    /// once, for a later allocation: what the volume reserved (`reserved_by`, the same rule), except
+    /// on an lvm storage with `saferemove`, whose `free_lvm_volumes_locked` (pve-storage
+    /// LVMPlugin.pm) only renames the LV to `del-<name>` in the task and leaves its removal to a
+    /// zeroing worker that ends later (docs/pve-semantics.md §40.1).
+    pub fn freed_by(&self, volname: &str, bytes: u64) -> u64 {
+        if self.plugintype == "lvm" && self.saferemove {
+            0
+        } else {
+            self.reserved_by(volname, bytes)
         }
     }
 
@@ -384,6 +401,13 @@ mod tests {
         let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
         assert!(!sparse_files.reserves_space());
         assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);
+        // freeing hands back what allocating took, except an LV that saferemove leaves to a
+        // zeroing worker (LVMPlugin.pm free_lvm_volumes_locked)
+        assert_eq!(lvm.freed_by("vm-1-disk-0", GIB + 1), GIB + 4 * MIB);
+        assert_eq!(thin.freed_by("vm-1-disk-0", GIB), 0);
+        let safe = scfg(json!({"storage": "s", "type": "lvm", "vgname": "s", "saferemove": 1}));
+        assert_eq!(safe.freed_by("vm-1-disk-0", GIB), 0);
+        assert_eq!(safe.reserved_by("vm-1-disk-0", GIB), GIB);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::volume_storage;
 use module_utils::pve::preflight::Preflight;
 use module_utils::pve::resources::VmResource;
+use module_utils::pve::state;
 use module_utils::Result;
 
 use apply::Applied;
@@ -90,7 +91,7 @@ fn converge(
         let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
         let mut volumes = BTreeMap::new();
         for storage in storages {
-            volumes.extend(checks.preflight.volumes_on(&vm.node, storage)?.iter().map(|(k, v)| (k.clone(), *v)));
+            volumes.extend(world.listed(&*checks.preflight.volumes_on(&vm.node, storage)?));
         }
         listed = volumes;
         facts.listed = &listed;
@@ -104,6 +105,12 @@ fn converge(
         if changed {
             world.record_config(vm, &plan.after)?;
             world.reserve(vm.vmid, &checks.preflight.reserved_here());
+            if plan.target_after.is_none() {
+                // the volumes the change frees (not a reassign's, renamed for the target): their
+                // space, for the run's later tasks (docs/pve-semantics.md §40.1)
+                let freed = state::freed_volumes(config, &plan.after, vm.vmid);
+                world.free(vm.vmid, &checks.preflight.freeing(&vm.node, freed.iter().map(String::as_str))?);
+            }
             if let (Some((tvm, _)), Some(t_after)) = (&target, &plan.target_after) {
                 world.record_config(tvm, t_after)?;
             }

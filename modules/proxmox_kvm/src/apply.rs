@@ -218,7 +218,7 @@ impl Apply<'_> {
             &vm.node,
             conv.changes.iter().map(|c| (c.key.as_str(), c.after.as_str())),
         )?;
-        let update = plan::update(vm, &config, &conv.changes, self.p, &[]);
+        let update = plan::update(vm, &config, &conv.changes, self.p, &[], &[]);
         let after = self.run(&update.write)?.after.unwrap_or(update.after);
         if let Some(w) = plan::pending_warning(vm.vmid, &conv.changes, &after) {
             self.ctx.warn(w);

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 /// Space by storage key (`pve::preflight::space_key`) -> bytes.
-type Reserved = BTreeMap<String, u64>;
+type Reserved = BTreeMap<String, i64>;
 
 use module_utils::pve::client::Api;
 
@@ -68,7 +68,8 @@ pub(crate) fn require_bridges<'k>(
 /// The checks of one task, with the reads they share.
 pub(crate) struct Checks<'a> {
     api: &'a dyn Api,
-    preflight: Preflight<'a>,
+    /// The preflight's reads, also what names new volumes and what a removal frees (lib.rs).
+    pub(crate) preflight: Preflight<'a>,
     privileges: Privileges<'a>,
 }
 

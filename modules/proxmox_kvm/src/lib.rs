@@ -18,6 +18,8 @@ mod plan;
 mod result;
 mod spec;
 
+use std::collections::BTreeSet;
+
 use module_utils::check::world::{addressed_by, World};
 use module_utils::connect::Session;
 use module_utils::protocol::{Context, Outcome};
@@ -26,7 +28,9 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::inflight;
 use module_utils::pve::pools::{self, PoolMove};
+use module_utils::pve::preflight::Content;
 use module_utils::pve::resources::{NameOf, VmResource};
+use module_utils::pve::state;
 use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
 use serde_json::{Map, Value};
@@ -127,6 +131,21 @@ impl Run<'_> {
         } else {
             Ok(Vec::new())
         }
+    }
+
+    /// The volumes listed on `sids` of `node`: the disk numbers PVE's `find_free_diskname` skips
+    /// when it names the new volumes there (§40.2). Only a storage storage.cfg has, enabled on a
+    /// node that is online, holding images, is asked (the preflight refuses the others, in its
+    /// words); one that cannot be listed counts as empty: naming is a prediction, never a reason
+    /// to fail.
+    fn listed(&self, node: &str, storages: &[StorageConfig], sids: BTreeSet<String>) -> Vec<String> {
+        let preflight = &self.checks.preflight;
+        if storages.is_empty() || preflight.node(node, "node").is_err() {
+            return Vec::new();
+        }
+        let known = sids.into_iter().filter(|sid| preflight.storage(node, sid, Content::Images, "").is_ok());
+        let lists = known.filter_map(|sid| self.checks.preflight.volumes_on(node, &sid).ok());
+        lists.flat_map(|l| self.world.listed(&l).into_keys()).collect()
     }
 
     /// The vmid a check-mode create or clone would get: PVE's next free id, skipping ids that
@@ -289,7 +308,9 @@ impl Run<'_> {
             (false, config.clone(), config.clone())
         } else {
             let storages = self.storages_for(conv.changes.iter().map(|c| c.key.as_str()))?;
-            let plan = plan::update(vm, config, &conv.changes, self.p, &storages);
+            let new = plan::allocating_on(conv.changes.iter().map(|c| (&c.key, &c.after)), None, false);
+            let listed = self.listed(&vm.node, &storages, new);
+            let plan = plan::update(vm, config, &conv.changes, self.p, &storages, &listed);
             let predicted = plan.after.clone();
             let done = self.execute(plan, Some(config))?;
             let predicted = resolved(&predicted, &done.after);
@@ -341,7 +362,9 @@ impl Run<'_> {
     fn create(&mut self, vms: &[VmResource]) -> Result<Outcome> {
         let node = self.p.node.clone().ok_or_else(|| Error::args("node is mandatory for creating/updating VM"))?;
         let storages = self.storages_for(self.p.desired.keys().map(String::as_str))?;
-        let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages);
+        let listed =
+            self.listed(&node, &storages, plan::allocating_on(&self.p.desired, self.p.storage.as_deref(), false));
+        let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages, &listed);
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;
         if let Some(holder) = self.yielded(&done.vm, self.p.vmid.is_none(), mark)? {
@@ -387,7 +410,15 @@ impl Run<'_> {
         });
         let storages = self.checks.storages()?;
         let taken = vms.iter().map(|v| v.vmid).collect();
-        let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, &storages)?;
+        // where the clone's volumes go: the target storage, else each source volume's; and the
+        // new disks the task adds
+        let mut sids = match &c.storage {
+            Some(sid) => [sid.clone()].into(),
+            None => plan::allocating_on(&source_config.effective(), None, true),
+        };
+        sids.extend(plan::allocating_on(&self.p.desired, None, false));
+        let listed = self.listed(&source.node, &storages, sids);
+        let plan = plan::clone(&source, &source_config, &c, &name, self.p, taken, (&storages, &listed))?;
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, Some(&source_config))?;
         if let Some(holder) = self.yielded(&done.vm, c.newid.is_none(), mark)? {
@@ -416,6 +447,15 @@ impl Run<'_> {
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
         self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
+        // in a check run, the space the removal frees, for the run's later tasks (§40.1)
+        if self.ctx.check_mode {
+            let preflight = &self.checks.preflight;
+            let mut volids = state::owned_volumes(&config, vm.vmid);
+            if self.p.destroy_unreferenced_disks {
+                volids.extend(preflight.listed_of(&vm.node, vm.vmid)?);
+            }
+            self.world.free(vm.vmid, &preflight.freeing(&vm.node, volids.iter().map(String::as_str))?);
+        }
         Ok(result::removed(&vm, &config, now))
     }
 

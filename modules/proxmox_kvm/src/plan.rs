@@ -26,6 +26,7 @@ pub use compare::{
     converge, drift_line, drive_value, nic_value, predict, scalar_equal, Change, Converge, DriveOutcome, Refusal,
 };
 pub use power::{transition, Power, PowerCall, Transition, Wanted};
+pub use volumes::allocating_on;
 pub use volumes::is_marked;
 use volumes::{add_create_values, clone_smbios1, mark_new_mac, Allocator};
 
@@ -96,6 +97,8 @@ pub enum NewConfig {
         desired: BTreeMap<String, String>,
         default_storage: Option<String>,
         storages: Vec<StorageConfig>,
+        /// The volumes listed on the storages the new disks go to (`Allocator::new`).
+        listed: Vec<String>,
     },
     Clone {
         source: Box<VmConfig>,
@@ -103,6 +106,7 @@ pub enum NewConfig {
         opts: Box<CloneOpts>,
         changes: Vec<Change>,
         storages: Vec<StorageConfig>,
+        listed: Vec<String>,
     },
 }
 
@@ -111,8 +115,8 @@ impl NewConfig {
     /// only after apply).
     pub fn config(&self, vmid: u64) -> VmConfig {
         match self {
-            NewConfig::Create { desired, default_storage, storages } => {
-                let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
+            NewConfig::Create { desired, default_storage, storages, listed } => {
+                let mut alloc = Allocator::new(vmid, storages, std::iter::empty(), listed);
                 let mut config = desired
                     .iter()
                     .filter(|(_, v)| !v.is_empty())
@@ -128,8 +132,8 @@ impl NewConfig {
                 add_create_values(&mut config);
                 VmConfig::from_current(config)
             }
-            NewConfig::Clone { source, name, opts, changes, storages } => {
-                clone_config(&clone_base(source, name, vmid, opts, storages), vmid, changes, storages)
+            NewConfig::Clone { source, name, opts, changes, storages, listed } => {
+                clone_config(&clone_base(source, name, vmid, opts, storages, listed), vmid, changes, storages, listed)
             }
         }
     }
@@ -179,10 +183,18 @@ pub fn listed_power(vm: &VmResource) -> Power {
 // ------------------------------------------------------------------- changes
 
 /// Write `changes` to an existing VM in one digest-guarded `PUT .../config`. `storages`: the
-/// cluster's, to name the volumes of new disks as PVE will (unknown storages: left as sent).
-pub fn update(vm: &VmResource, config: &VmConfig, changes: &[Change], p: &Params, storages: &[StorageConfig]) -> Plan {
+/// cluster's, to name the volumes of new disks as PVE will (unknown storages: left as sent), with
+/// `listed`, the volumes on the storages they go to.
+pub fn update(
+    vm: &VmResource,
+    config: &VmConfig,
+    changes: &[Change],
+    p: &Params,
+    storages: &[StorageConfig],
+    listed: &[String],
+) -> Plan {
     let mut predicted = predict(config, changes, vm.status == "running");
-    Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()))
+    Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()), listed)
         .name_changes(&mut predicted, changes);
     let body = compare::config_body(changes);
     let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
@@ -261,12 +273,14 @@ pub fn delete_or_revert(vm: &VmResource, config: &VmConfig, p: &Params) -> Delet
 // ------------------------------------------------------------ create, clone
 
 /// Create a VM on `node` with the task's config; `taken`: the vmids in the cluster now;
-/// `storages`: the cluster's, to name the new volumes as PVE will.
-pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig]) -> Plan {
+/// `storages`: the cluster's, to name the new volumes as PVE will, with `listed`, the volumes
+/// on the storages they go to.
+pub fn create(node: &str, p: &Params, taken: Vec<u64>, storages: &[StorageConfig], listed: &[String]) -> Plan {
     let new_config = NewConfig::Create {
         desired: p.desired.clone(),
         default_storage: p.storage.clone(),
         storages: storages.to_vec(),
+        listed: listed.to_vec(),
     };
     let vmid = p.vmid.unwrap_or(0);
     let planned = new_config.config(vmid);

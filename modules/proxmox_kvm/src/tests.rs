@@ -312,7 +312,7 @@ fn clone_base_drops_what_pve_does_not_copy() {
         ("cores", "1"),
     ]);
     let opts = CloneOpts { full: true, ..CloneOpts::default() };
-    let base = clone_base(&source, "app01", 120, &opts, &storages());
+    let base = clone_base(&source, "app01", 120, &opts, &storages(), &[]);
     // PVE draws a new MAC and smbios1 uuid for every clone (Qemu.pm clone_vm): known after apply.
     let want: BTreeMap<String, String> = desired(&[
         ("name", "app01"),
@@ -338,7 +338,7 @@ fn a_clone_is_planned_on_the_node_pve_puts_it_on() {
         }
         let p = params_from(args).unwrap();
         let c = p.clone.clone().unwrap();
-        let plan = plan::clone(&source, &source_config, &c, "c", &p, vec![9000], &storages()).unwrap();
+        let plan = plan::clone(&source, &source_config, &c, "c", &p, vec![9000], (&storages(), &[])).unwrap();
         let Write::Clone { node: planned, .. } = &plan.write else { panic!("a clone") };
         assert_eq!((planned.as_str(), plan.vm.node.as_str()), (node, node), "target {target:?}");
     }
@@ -366,7 +366,7 @@ fn create_names_volumes_as_pve_allocates_them() {
         "ide": {"ide2": "vmdata:cloudinit"}, "net": {"net0": "virtio,bridge=vmbr0"},
     }))
     .unwrap();
-    let plan = plan::create("pve1", &p, vec![], &storages());
+    let plan = plan::create("pve1", &p, vec![], &storages(), &[]);
     let got = |k: &str| plan.after.get(k).unwrap_or_default().to_string();
     assert_eq!(got("efidisk0"), "local-lvm:vm-211-disk-0,efitype=4m,size=4M");
     assert_eq!(got("scsi0"), "local-lvm:vm-211-disk-1,discard=on,iothread=1,size=4G");
@@ -378,11 +378,43 @@ fn create_names_volumes_as_pve_allocates_them() {
     assert!(form.contains(&("scsi0".to_string(), "local-lvm:4,iothread=1,discard=on".to_string())), "{form:?}");
     // Without a vmid the names wait for it: known after apply, then named once it is predicted.
     let p = params_from(json!({"node": "pve1", "name": "n", "scsi": {"scsi0": "local-lvm:4"}})).unwrap();
-    let mut plan = plan::create("pve1", &p, vec![], &storages());
+    let mut plan = plan::create("pve1", &p, vec![], &storages(), &[]);
     assert_eq!(plan.after.get("scsi0"), Some("local-lvm:(known after apply),size=4G"));
     plan.set_vmid(130);
     assert_eq!(plan.after.get("scsi0"), Some("local-lvm:vm-130-disk-0,size=4G"));
     assert_eq!(plan.prediction.current.get("scsi0").map(String::as_str), Some("local-lvm:vm-130-disk-0,size=4G"));
+}
+
+/// docs/pve-semantics.md §40.2: find_free_diskname skips the numbers the storage's listing holds
+/// for the vmid (a leftover of a VM destroyed without destroy-unreferenced-disks), on a file
+/// storage those of the same directory; other VMs' volumes do not count. Same for a clone and a
+/// disk added to an existing VM.
+#[test]
+fn new_volumes_skip_the_numbers_the_storage_lists_for_the_vmid() {
+    let listed: Vec<String> = [
+        "local-lvm:vm-150-disk-0",
+        "local-lvm:vm-150-disk-2",
+        "local-lvm:vm-151-disk-1",
+        "vmdata:150/vm-150-disk-0.qcow2",
+    ]
+    .map(String::from)
+    .into();
+    let p = params_from(json!({
+        "node": "pve1", "vmid": 150, "scsi": {"scsi0": "local-lvm:4", "scsi1": "local-lvm:1", "scsi2": "vmdata:1"},
+    }))
+    .unwrap();
+    let plan = plan::create("pve1", &p, vec![], &storages(), &listed);
+    let got = |k: &str| plan.after.get(k).unwrap_or_default().split(',').next().unwrap_or_default().to_string();
+    assert_eq!(
+        [got("scsi0"), got("scsi1"), got("scsi2")],
+        ["local-lvm:vm-150-disk-1", "local-lvm:vm-150-disk-3", "vmdata:150/vm-150-disk-1.qcow2"]
+    );
+    // the vmid predicted later: named then, with the same listing
+    let p = params_from(json!({"node": "pve1", "name": "n", "scsi": {"scsi0": "local-lvm:4"}})).unwrap();
+    let mut plan = plan::create("pve1", &p, vec![], &storages(), &listed);
+    plan.set_vmid(151);
+    assert_eq!(plan.after.get("scsi0"), Some("local-lvm:vm-151-disk-0,size=4G"));
+    assert_eq!(plan::allocating_on(&p.desired, Some("vmdata"), false), ["local-lvm".to_string()].into());
 }
 
 /// docs/pve-semantics.md §35.2: what create_vm adds to every new VM is known after apply, in the
@@ -390,7 +422,7 @@ fn create_names_volumes_as_pve_allocates_them() {
 #[test]
 fn create_marks_what_pve_adds_known_after_apply() {
     let p = params_from(json!({"node": "pve1", "vmid": 211, "cores": 2})).unwrap();
-    let plan = plan::create("pve1", &p, vec![], &[]);
+    let plan = plan::create("pve1", &p, vec![], &[], &[]);
     let got = |plan: &plan::Plan, k: &str| plan.after.get(k).map(str::to_string);
     assert_eq!(got(&plan, "meta").as_deref(), Some("creation-qemu=(known after apply),ctime=(known after apply)"));
     assert_eq!(got(&plan, "smbios1").as_deref(), Some("uuid=(known after apply)"));
@@ -403,7 +435,7 @@ fn create_marks_what_pve_adds_known_after_apply() {
     let p = params_from(json!({"node": "pve1", "vmid": 213, "ide": {
         "ide0": "isos:iso/debian-13-netinst.iso,media=cdrom", "ide1": "none,media=cdrom,size=754M"}}))
     .unwrap();
-    let plan = plan::create("pve1", &p, vec![], &[]);
+    let plan = plan::create("pve1", &p, vec![], &[], &[]);
     assert_eq!(
         got(&plan, "ide0").as_deref(),
         Some("isos:iso/debian-13-netinst.iso,media=cdrom,size=(known after apply)")
@@ -412,7 +444,7 @@ fn create_marks_what_pve_adds_known_after_apply() {
 
     // The task's own smbios1 stays (PVE adds a uuid only when there is none).
     let p = params_from(json!({"node": "pve1", "vmid": 212, "smbios": "manufacturer=ferro"})).unwrap();
-    assert_eq!(got(&plan::create("pve1", &p, vec![], &[]), "smbios1").as_deref(), Some("manufacturer=ferro"));
+    assert_eq!(got(&plan::create("pve1", &p, vec![], &[], &[]), "smbios1").as_deref(), Some("manufacturer=ferro"));
 }
 
 /// docs/pve-semantics.md §22.3: a full clone's disks are new volumes of the clone, a linked
@@ -425,7 +457,7 @@ fn clone_names_volumes_by_storage_and_kind() {
         ("ide2", "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom,size=4M"),
     ]);
     let linked = CloneOpts { full: false, ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 213, &linked, &storages());
+    let base = clone_base(&source, "c", 213, &linked, &storages(), &[]);
     assert_eq!(
         base.get("scsi0"),
         Some("vmdata:9000/base-9000-disk-0.qcow2/213/vm-213-disk-0.qcow2,discard=on,size=8G")
@@ -433,21 +465,21 @@ fn clone_names_volumes_by_storage_and_kind() {
     assert_eq!(base.get("scsi1"), Some("local-lvm:vm-213-disk-0,size=2G"));
     assert_eq!(base.get("ide2"), Some("vmdata:213/vm-213-cloudinit.qcow2,media=cdrom,size=4M"));
     let full = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 212, &full, &storages());
+    let base = clone_base(&source, "c", 212, &full, &storages(), &[]);
     assert_eq!(base.get("scsi0"), Some("local-lvm:vm-212-disk-0,discard=on,size=8G"));
     assert_eq!(base.get("scsi1"), Some("local-lvm:vm-212-disk-1,size=2G"));
     // QemuServer.pm clone_disk: the clone's cloud-init volume is made on the target storage
     assert_eq!(base.get("ide2"), Some("local-lvm:vm-212-cloudinit,media=cdrom,size=4M"));
     // RBDPlugin.pm clone_image: the base's name, then the clone's own
     let on_rbd = config(&[("scsi0", "ceph:base-9000-disk-0,size=8G"), ("scsi1", "ceph:base-9000-disk-1,size=2G")]);
-    let base = clone_base(&on_rbd, "c", 300, &linked, &storages());
+    let base = clone_base(&on_rbd, "c", 300, &linked, &storages(), &[]);
     assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,size=8G"));
     assert_eq!(base.get("scsi1"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=2G"));
     // a storage type whose clone_image naming is not known here: marked, never the base's own name
     let mut with_drbd = storages();
     with_drbd.extend(StorageConfig::from_json(&json!({"storage": "drbd1", "type": "drbd", "content": "images"})));
     let on_drbd = config(&[("scsi0", "drbd1:base-9000-disk-0,size=8G")]);
-    let base = clone_base(&on_drbd, "c", 301, &linked, &with_drbd);
+    let base = clone_base(&on_drbd, "c", 301, &linked, &with_drbd, &[]);
     assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
 }
 
@@ -462,15 +494,15 @@ fn clone_copies_tpm_state_and_sizes_efi_vars_for_the_target() {
         ("tpmstate0", "ceph:base-9000-disk-2,size=4M,version=v2.0"),
     ]);
     let linked = CloneOpts { full: false, ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 300, &linked, &storages());
+    let base = clone_base(&source, "c", 300, &linked, &storages(), &[]);
     assert_eq!(base.get("efidisk0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,efitype=4m,size=1M"));
     assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=8G"));
     assert_eq!(base.get("tpmstate0"), Some("ceph:vm-300-disk-2,size=4M,version=v2.0"));
     let to_dir = CloneOpts { full: true, storage: Some("vmdata".into()), ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 301, &to_dir, &storages());
+    let base = clone_base(&source, "c", 301, &to_dir, &storages(), &[]);
     assert_eq!(base.get("efidisk0"), Some("vmdata:301/vm-301-disk-0.raw,efitype=4m,size=528K"));
     let to_thin = CloneOpts { full: true, storage: Some("local-lvm".into()), ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 302, &to_thin, &storages());
+    let base = clone_base(&source, "c", 302, &to_thin, &storages(), &[]);
     assert_eq!(base.get("efidisk0"), Some("local-lvm:vm-302-disk-0,efitype=4m,size=4M"));
 }
 
@@ -489,13 +521,13 @@ fn a_full_clone_keeps_each_source_format_where_the_target_takes_it() {
         ("scsi1", "vmdata:9000/base-9000-disk-2.qcow2,size=2G"),
     ]);
     let to_nfs = CloneOpts { full: true, storage: Some("truenas".into()), ..CloneOpts::default() };
-    let base = clone_base(&source, "c", 303, &to_nfs, &with_nfs);
+    let base = clone_base(&source, "c", 303, &to_nfs, &with_nfs, &[]);
     assert_eq!(base.get("ide2"), Some("truenas:303/vm-303-cloudinit.raw,media=cdrom,size=4M"));
     assert_eq!(base.get("scsi0"), Some("truenas:303/vm-303-disk-0.raw,size=8G"));
     assert_eq!(base.get("scsi1"), Some("truenas:303/vm-303-disk-0.qcow2,size=2G"));
     // a format asked for wins where the target takes it
     let as_qcow2 = CloneOpts { format: Some("qcow2".into()), ..to_nfs };
-    let base = clone_base(&source, "c", 303, &as_qcow2, &with_nfs);
+    let base = clone_base(&source, "c", 303, &as_qcow2, &with_nfs, &[]);
     assert_eq!(base.get("ide2"), Some("truenas:303/vm-303-cloudinit.qcow2,media=cdrom,size=4M"));
     assert_eq!(base.get("scsi0"), Some("truenas:303/vm-303-disk-0.qcow2,size=8G"));
     assert_eq!(base.get("scsi1"), Some("truenas:303/vm-303-disk-1.qcow2,size=2G"));
@@ -891,7 +923,7 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
 
     // A create without vmid: PVE picks it; check mode predicts it past the ids taken.
     let p = params_from(json!({"node": "pve1", "name": "web02", "cores": 2})).unwrap();
-    let plan = plan::create("pve1", &p, vec![100, 101], &[]);
+    let plan = plan::create("pve1", &p, vec![100, 101], &[], &[]);
     assert_eq!(plan.auto_vmid, Some(vec![100, 101]));
     let Write::Create { vmid, form, .. } = &plan.write else { panic!("a create") };
     assert_eq!(
@@ -902,7 +934,7 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     // The cloud-init password is sent as given, and predicted masked, as PVE shows it.
     let p = params_from(json!({"vmid": 100, "node": "pve1", "cipassword": "s3cret", "update": true})).unwrap();
     let conv = converge(&config(&[("name", "web")]), &p.desired);
-    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p, &[]);
+    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p, &[], &[]);
     let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
     assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
     assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
@@ -946,7 +978,7 @@ fn an_empty_value_removes_the_key_with_delete() {
     .unwrap();
     let conv = converge(&live, &p.desired);
     assert_eq!(writes(&conv), vec![("description".to_string(), String::new()), ("tags".into(), String::new())]);
-    let plan = plan::update(&vm, &live, &conv.changes, &p, &[]);
+    let plan = plan::update(&vm, &live, &conv.changes, &p, &[], &[]);
     let plan::Write::Config { body, .. } = &plan.write else { panic!("a config write") };
     assert_eq!(body, &vec![("delete".to_string(), "description,tags".to_string())]);
     assert_eq!(plan.after.get("description"), None);
@@ -958,13 +990,13 @@ fn an_empty_value_removes_the_key_with_delete() {
     let p = params_from(json!({"vmid": 100, "node": "pve1", "update": true, "hotplug": ""})).unwrap();
     let hot = config(&[("hotplug", "network"), ("cores", "2")]);
     let conv = converge(&hot, &p.desired);
-    let plan = plan::update(&running, &hot, &conv.changes, &p, &[]);
+    let plan = plan::update(&running, &hot, &conv.changes, &p, &[], &[]);
     assert!(plan.after.pending_delete.contains_key("hotplug"), "{:?}", plan.after);
 
     // Nothing to remove: no change; a create sends no empty value.
     let p = params_from(json!({"vmid": 100, "node": "pve1", "name": "web", "description": ""})).unwrap();
     assert!(converge(&config(&[("name", "web")]), &p.desired).is_empty());
-    let plan = plan::create("pve1", &p, vec![], &[]);
+    let plan = plan::create("pve1", &p, vec![], &[], &[]);
     let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
     assert_eq!(form, &vec![("name".to_string(), "web".to_string())]);
     assert_eq!(plan.after.get("description"), None);

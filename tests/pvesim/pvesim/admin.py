@@ -113,7 +113,7 @@ class AdminMixin(object):
         self.datacenter = dict(seed.get('datacenter', {}))
         self.storages = {}
         for name, spec in seed.get('storages', {}).items():
-            store = dict((k, v) for k, v in spec.items() if k != 'files')
+            store = dict((k, v) for k, v in spec.items() if k not in ('files', 'volumes'))
             store.setdefault('active', 1)
             store['files'] = set()
             store['volumes'] = {}
@@ -123,6 +123,12 @@ class AdminMixin(object):
                 fmt = 'iso' if content == 'iso' else ext if ext in ('qcow2', 'vmdk', 'raw') else 'raw'
                 store['volumes'][volname] = {'content': content, 'format': fmt, 'size': int(size),
                                              'ctime': 1767225600}
+            # VM images no config names (a VM destroyed without destroy-unreferenced-disks, a failed
+            # create): listed with their owner, counted in the storage's space, skipped by find_free_diskname
+            for volname, vol in (spec.get('volumes') or {}).items():
+                ext = volname.rsplit('/', 1)[-1].rsplit('.', 1)
+                store['volumes'][volname] = {'content': 'images', 'format': ext[1] if len(ext) == 2 else 'raw',
+                                             'size': int(vol['size']), 'vmid': int(vol['vmid']), 'ctime': 1767225600}
             self._storage_defaults(store)
             self.storages[name] = store
         for userid, info in seed.get('users', {}).items():

@@ -349,7 +349,7 @@ fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take()
     assert!(real.allocation("pve1", "san", 6 << 30, "storage", "", &name).is_ok());
     assert!(real.reserved_here().is_empty());
     // a check run: an earlier task took 6 GiB of the 10 free on this node's `san`
-    let earlier: BTreeMap<String, u64> = [("pve1/san".to_string(), 6u64 << 30)].into();
+    let earlier: BTreeMap<String, i64> = [("pve1/san".to_string(), 6i64 << 30)].into();
     let check = Preflight::new(&api).reserving(Some(earlier));
     assert_eq!(
         text(check.allocation("pve1", "san", 6 << 30, "storage", "", &name)),
@@ -368,7 +368,47 @@ fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take()
     assert_eq!(check.reserved_here(), vec![("pve1/san".to_string(), 2u64 << 30)]);
     assert!(check.reserved_here().is_empty());
     // another node's `san` (not shared) is not the same space
-    let elsewhere: BTreeMap<String, u64> = [("pve2/san".to_string(), 6u64 << 30)].into();
+    let elsewhere: BTreeMap<String, i64> = [("pve2/san".to_string(), 6i64 << 30)].into();
     let other = Preflight::new(&api).reserving(Some(elsewhere));
     assert!(other.allocation("pve1", "san", 6 << 30, "storage", "", &name).is_ok());
+}
+
+#[test]
+fn a_check_run_credits_what_a_predicted_removal_frees_of_the_listed_volumes() {
+    // LVMPlugin.pm free_image: lvremove gives the LV's extents back to the group at once; a
+    // check run counts them free for the later tasks (docs/pve-semantics.md §40.1).
+    let api = ScriptedApi::default();
+    answer_thick_and_thin_storages(&api);
+    api.answer(
+        Method::Get,
+        "/nodes/pve1/storage/san/content",
+        Ok(json!([{"volid": "san:vm-184-disk-0", "size": 6u64 << 30}, {"volid": "san:vm-150-disk-0", "size": 1u64 << 30}])),
+    );
+    api.answer(
+        Method::Get,
+        "/nodes/pve1/storage/thin/content",
+        Ok(json!([{"volid": "thin:vm-184-disk-1", "size": 1u64 << 30}])),
+    );
+    let check = Preflight::new(&api).reserving(Some(BTreeMap::new()));
+    // a listed thick volume: its size; a thin one frees no reserved space; one not listed (only
+    // predicted) and one on a storage not in storage.cfg: nothing
+    let freed = check
+        .freeing("pve1", ["san:vm-184-disk-0", "thin:vm-184-disk-1", "san:vm-184-disk-5", "gone:vm-184-disk-0"])
+        .unwrap();
+    assert_eq!(
+        freed,
+        vec![
+            ("pve1/san".to_string(), "san:vm-184-disk-0".to_string(), 6u64 << 30),
+            ("pve1/thin".to_string(), "thin:vm-184-disk-1".to_string(), 0),
+        ]
+    );
+    assert_eq!(check.listed_of("pve1", 150).unwrap(), ["san:vm-150-disk-0"]);
+    // a real run: nothing
+    assert!(Preflight::new(&api).reserving(None).freeing("pve1", ["san:vm-184-disk-0"]).unwrap().is_empty());
+    // the run freed 6 GiB more than it took: 4 GiB free by PVE's word, 10 GiB by the run's
+    answer_thick_and_thin_storages(&api);
+    api.answer(Method::Get, "/nodes/pve1/storage/san/status", Ok(json!({"avail": 4u64 << 30})));
+    let credited: BTreeMap<String, i64> = [("pve1/san".to_string(), -(6i64 << 30))].into();
+    let later = Preflight::new(&api).reserving(Some(credited));
+    assert!(later.allocation("pve1", "san", 10 << 30, "storage", "", &|| Ok("san:vm-185-disk-0".into())).is_ok());
 }

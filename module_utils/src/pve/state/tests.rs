@@ -205,3 +205,39 @@ fn a_disk_goes_to_another_vm_only_between_unlocked_plain_vms_from_a_stopped_one(
     );
     assert_eq!(refused(scsi, &config(&[("lock", "backup")]), false, false).as_deref(), Some("VM is locked (backup)"));
 }
+
+#[test]
+fn a_removal_frees_the_volumes_the_vm_owns_once_and_a_change_what_it_no_longer_names() {
+    // QemuServer.pm destroy_vm: drives, unusedN and vmstate the VM owns (cloud-init too), not a
+    // CD-ROM's ISO, not another VM's volume, not a linked clone's base; pending values too.
+    let mut c = config(&[
+        ("scsi0", "lvm:vm-170-disk-0,size=6G"),
+        ("scsi1", "lvm:base-9000-disk-0/vm-170-disk-1,size=2G"),
+        ("ide2", "local:iso/debian.iso,media=cdrom"),
+        ("ide0", "lvm:vm-170-cloudinit,media=cdrom"),
+        ("unused0", "lvm:vm-170-disk-2"),
+        ("scsi2", "lvm:vm-171-disk-0,size=1G"),
+        ("vmstate", "lvm:vm-170-state-suspend-2026-01-01"),
+    ]);
+    c.pending.insert("scsi0".into(), "lvm:vm-170-disk-0,size=6G,ssd=1".into());
+    c.pending.insert("scsi3".into(), "lvm:vm-170-disk-3,size=1G".into());
+    assert_eq!(
+        owned_volumes(&c, 170),
+        [
+            "lvm:vm-170-cloudinit",
+            "lvm:vm-170-disk-0",
+            "lvm:base-9000-disk-0/vm-170-disk-1",
+            "lvm:vm-170-disk-2",
+            "lvm:vm-170-state-suspend-2026-01-01",
+            "lvm:vm-170-disk-3",
+        ]
+    );
+    // a drive removed for good, one that becomes unusedN (kept)
+    let mut after = c.clone();
+    after.current.remove("scsi1");
+    after.current.insert("scsi0".into(), "other:vm-170-disk-0,size=6G".into());
+    after.pending.remove("scsi0");
+    assert_eq!(freed_volumes(&c, &after, 170), ["lvm:vm-170-disk-0", "lvm:base-9000-disk-0/vm-170-disk-1"]);
+    after.current.insert("unused1".into(), "lvm:vm-170-disk-0".into());
+    assert_eq!(freed_volumes(&c, &after, 170), ["lvm:base-9000-disk-0/vm-170-disk-1"]);
+}

@@ -43,9 +43,16 @@ pub fn clone_target(
 /// (docs/pve-semantics.md §15): the source's effective config without what PVE does not copy,
 /// each disk as the clone's own volume (`volumes::Allocator::clone_drive`), a new MAC on every
 /// NIC and a new `smbios1` uuid and `vmgenid` (known after apply), and its name.
-pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, storages: &[StorageConfig]) -> VmConfig {
+pub fn clone_base(
+    source: &VmConfig,
+    name: &str,
+    vmid: u64,
+    c: &CloneOpts,
+    storages: &[StorageConfig],
+    listed: &[String],
+) -> VmConfig {
     let mut base = BTreeMap::new();
-    let mut alloc = Allocator::new(vmid, storages, std::iter::empty());
+    let mut alloc = Allocator::new(vmid, storages, std::iter::empty(), listed);
     for (k, v) in source.effective() {
         if matches!(
             k.as_str(),
@@ -78,15 +85,21 @@ pub fn clone_base(source: &VmConfig, name: &str, vmid: u64, c: &CloneOpts, stora
 
 /// A new clone's config (`base`, as PVE makes it) after the task's `changes`, which the clone's
 /// configuring write makes once the copy is done: new disks named after the clone's own.
-pub(super) fn clone_config(base: &VmConfig, vmid: u64, changes: &[Change], storages: &[StorageConfig]) -> VmConfig {
+pub(super) fn clone_config(
+    base: &VmConfig,
+    vmid: u64,
+    changes: &[Change],
+    storages: &[StorageConfig],
+    listed: &[String],
+) -> VmConfig {
     let mut config = predict(base, changes, false);
-    Allocator::new(vmid, storages, base.current.iter()).name_changes(&mut config, changes);
+    Allocator::new(vmid, storages, base.current.iter(), listed).name_changes(&mut config, changes);
     config
 }
 
 /// Clone `source` (config `source_config`) as `name`, configured as the task asks; refused
-/// before any write when the task asks what only proxmox_disk may do. `taken`, `storages`: as
-/// `create`.
+/// before any write when the task asks what only proxmox_disk may do. `taken`, and `storages`
+/// with `listed`: as `create`.
 pub fn clone(
     source: &VmResource,
     source_config: &VmConfig,
@@ -94,16 +107,16 @@ pub fn clone(
     name: &str,
     p: &Params,
     taken: Vec<u64>,
-    storages: &[StorageConfig],
+    (storages, listed): (&[StorageConfig], &[String]),
 ) -> Result<Plan> {
     let newid = c.newid.unwrap_or(0);
-    let base = clone_base(source_config, name, newid, c, storages);
+    let base = clone_base(source_config, name, newid, c, storages, listed);
     let conv = converge(&base, &p.desired);
     conv.check_refusals(&format!(
         "the clone of VM {} cannot be configured as the task asks (nothing was cloned)",
         source.vmid
     ))?;
-    let planned = clone_config(&base, newid, &conv.changes, storages);
+    let planned = clone_config(&base, newid, &conv.changes, storages, listed);
     let node = clone_other_node(&source.node, c.target.as_deref()).unwrap_or(&source.node).to_string();
     let mut body: Form =
         vec![("name".into(), name.to_string()), ("full".into(), if c.full { "1" } else { "0" }.into())];
@@ -128,6 +141,7 @@ pub fn clone(
         opts: Box::new(c.clone()),
         changes: conv.changes,
         storages: storages.to_vec(),
+        listed: listed.to_vec(),
     };
     Ok(Plan {
         write: Write::Clone {

@@ -19,7 +19,9 @@ use super::compare::Change;
 use crate::params::is_drive_key;
 
 /// The storages of the cluster as naming needs them, and the disk numbers a VM already uses on
-/// each (`find_free_diskname` takes the lowest free one).
+/// each (`find_free_diskname` takes the lowest free one): those its config names and those the
+/// storage lists (a volume of the vmid no config names: left by a VM destroyed without
+/// `destroy-unreferenced-disks`, or by a failed create; docs/pve-semantics.md §40.2).
 pub struct Allocator<'s> {
     vmid: u64,
     storages: &'s [StorageConfig],
@@ -27,19 +29,18 @@ pub struct Allocator<'s> {
 }
 
 impl<'s> Allocator<'s> {
-    /// For VM `vmid`, whose config (applied and pending values) is `config`: the numbers its
-    /// volumes there already hold count as taken.
+    /// For VM `vmid`, whose config (applied and pending values) is `config`, on storages whose
+    /// volumes include `listed` (volume ids, as `GET .../content` lists them): the numbers its
+    /// volumes there already hold, named in the config or listed, count as taken.
     pub fn new<'c>(
         vmid: u64,
         storages: &'s [StorageConfig],
         config: impl IntoIterator<Item = (&'c String, &'c String)>,
+        listed: &[String],
     ) -> Allocator<'s> {
         let mut taken: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-        for (key, value) in config {
-            if !is_disk_key(key) {
-                continue;
-            }
-            let (file, _) = split_drive(value);
+        let named = config.into_iter().filter(|(key, _)| is_disk_key(key)).map(|(_, value)| split_drive(value).0);
+        for file in named.chain(listed.iter().cloned()) {
             if let Some((v, n)) = Volume::parse(&file).and_then(|v| v.disk_number(vmid).map(|n| (v, n))) {
                 taken.entry(numbering(storages, v.storage, v.format())).or_default().insert(n);
             }
@@ -203,6 +204,28 @@ impl<'s> Allocator<'s> {
         }
         volume.map_or_else(|| value.to_string(), |v| join_drive(&v, &props))
     }
+}
+
+/// The storages on which drive values `(key, value)` allocate new volumes whose names
+/// `find_free_diskname` picks (`STORAGE:N`, or `N` on `default_storage`): those whose volumes
+/// `Allocator::new` must know. With `copied`, also the storage of each existing volume, which a
+/// full clone copies to the same storage.
+pub fn allocating_on<'v>(
+    values: impl IntoIterator<Item = (&'v String, &'v String)>,
+    default_storage: Option<&str>,
+    copied: bool,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (key, value) in values.into_iter().filter(|(k, _)| is_drive_key(k)) {
+        let (file, _) = split_drive(value);
+        let sid = match parse_new_disk(&file) {
+            Some((storage, _)) => storage.or(default_storage),
+            None if copied => Volume::parse(&file).map(|v| v.storage),
+            None => None,
+        };
+        out.extend(sid.map(str::to_string).filter(|_| !key.starts_with("unused")));
+    }
+    out
 }
 
 /// The set of disk numbers a volume in `format` on `sid` is numbered among: the storage's, or on
