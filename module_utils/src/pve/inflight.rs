@@ -107,11 +107,6 @@ impl<'a> InFlight<'a> {
         InFlight { privileges, ..self }
     }
 
-    /// The same wait, at most `timeout`.
-    pub fn within(self, timeout: Duration) -> InFlight<'a> {
-        InFlight { timeout, ..self }
-    }
-
     /// The same wait, failing at once on a lock without a visible task instead of waiting for it
     /// to go.
     pub fn without_polling(self) -> InFlight<'a> {

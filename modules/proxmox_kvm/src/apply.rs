@@ -12,7 +12,7 @@ use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::Value;
 
-mod names;
+pub(crate) mod names;
 
 use crate::params::Params;
 use crate::plan::{self, Write};

@@ -144,7 +144,7 @@ impl Run<'_> {
             return Vec::new();
         }
         let known = sids.into_iter().filter(|sid| preflight.storage(node, sid, Content::Images, "").is_ok());
-        let lists = known.filter_map(|sid| self.checks.preflight.volumes_on(node, &sid).ok());
+        let lists = known.filter_map(|sid| preflight.volumes_on(node, &sid).ok());
         lists.flat_map(|l| self.world.listed(&l).into_keys()).collect()
     }
 
@@ -187,11 +187,7 @@ impl Run<'_> {
         if !(auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight)) {
             return Ok(vms);
         }
-        let next = apply::nextid(self.api)?;
-        let lower = |v: &VmResource| v.vmid < next && inflight::may_be_named(v, name);
-        let timeout = std::time::Duration::from_secs(self.p.timeout);
-        let world = self.world;
-        match world.in_flight().within(timeout).without_polling().settle(&lower, &|| world.vms()) {
+        match apply::names::settled_below(self.world, name, apply::nextid(self.api)?) {
             Ok(vms) => Ok(vms),
             Err(e) => {
                 self.ctx.warn(format!(

@@ -6,8 +6,6 @@
 //! lowest vmid of the QEMU VMs of that name holds it, and a task whose VM is not that one
 //! removes the VM it made itself (no other) and converges on the holder.
 
-use std::time::Duration;
-
 use module_utils::check::world::World;
 use module_utils::pve::inflight;
 use module_utils::pve::resources::VmResource;
@@ -15,6 +13,16 @@ use module_utils::Result;
 
 use super::Apply;
 use crate::plan::Write;
+
+/// The VMs, once those below vmid `below` (the VM a create or clone by name alone made, or in a
+/// check run the next free vmid it would get) that are in flight and may bear `name` have ended,
+/// each waited for within the world's wait (the task's `timeout`). A lock without a visible task
+/// is not waited for here: it may be stale, and every create by name would then wait out its
+/// timeout; that, and a VM that does not end, is an error the caller reports as a warning.
+pub(crate) fn settled_below(world: &World, name: &str, below: u64) -> Result<Vec<VmResource>> {
+    let lower = |v: &VmResource| v.vmid < below && inflight::may_be_named(v, name);
+    world.in_flight().without_polling().settle(&lower, &|| world.vms())
+}
 
 impl Apply<'_> {
     /// `ours`, named `name`, was just made by this run (the writes from journal mark `mark` on).
@@ -30,11 +38,7 @@ impl Apply<'_> {
         name: &str,
         mark: usize,
     ) -> Result<Option<VmResource>> {
-        let lower = |v: &VmResource| v.vmid < ours.vmid && inflight::may_be_named(v, name);
-        let timeout = Duration::from_secs(self.p.timeout);
-        // a lock without a visible task is not waited for here: it may be stale, and every
-        // create by name would then wait out its timeout
-        let vms = match world.in_flight().within(timeout).without_polling().settle(&lower, &|| world.vms()) {
+        let vms = match settled_below(world, name, ours.vmid) {
             Ok(vms) => vms,
             Err(e) => {
                 self.ctx.warn(format!(
