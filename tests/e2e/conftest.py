@@ -122,7 +122,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 @pytest.fixture(scope='session')
-def pvesim_session(pvesim_session, request):
+def pvesim_session(pvesim_session):
     """The plugin's one process, with its request log kept across clears and resets; with
     FERRO_E2E_REQUEST_LOG set, the whole log is written there when the session ends."""
     _keep_request_log(pvesim_session)
