@@ -448,7 +448,8 @@ STATE_AND_COMPOSITE = [
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py: every row marked
-# predicted there has a case here).
+# predicted there has a case in the CENSUS of a test_check_*.py file), and the rows those cases are.
+CENSUS_ROWS = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + STATE_AND_COMPOSITE
 CENSUS = {
     'node missing': ('R-any-01',),
     'storage missing': ('R-config-12',),
