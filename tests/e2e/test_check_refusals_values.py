@@ -9,7 +9,8 @@ pvesim follows PVE in each (tests/pvesim/tests/test_values.py): qemu-server Qemu
 `update_vm_api` (the balloon against the memory the VM keeps; `vga`), `create_vm` and `clone_vm`
 (RPCEnvironment.pm `check_pool_exist`), `destroy_vm` (HA without purge), `vm_suspend` (HA, PCI
 pass-through), QemuServer.pm `config_to_command` (CPUs, the VNC clipboard) and Memory.pm `config`
-(memory hot-plug needs NUMA), QemuMigrate/Helpers.pm `check_non_migratable_resources` (virtiofs).
+(memory hot-plug needs NUMA), QemuMigrate/Helpers.pm `check_non_migratable_resources` (virtiofs), pve-common
+Tools.pm `validate_ssh_public_keys` (`sshkeys`, which proxmox_kvm checks as bad input).
 """
 
 from test_check_vs_real import _vm, kvm, one, run_batch, write_seed
@@ -69,6 +70,10 @@ ROWS = [
         real_failure='Cannot suspend HA managed VM to disk'),
     one('PCI pass-through: hibernated', kvm(node='pve1', vmid=607, state='hibernated'),
         real_failure='cannot suspend VM to disk due to passed-through PCI device(s)'),
+    one('sshkeys not a key: update', kvm(node='pve1', vmid=604, update=True, sshkeys='ssh-ed25519 AAAA me@host'),
+        real_failure='sshkeys: SSH public key validation error'),
+    one('sshkeys not a key: create', kvm(node='pve1', vmid=613, name='row-613', sshkeys='# my key'),
+        real_failure='sshkeys: SSH public key validation error'),
     one('virtiofs: hibernated', kvm(node='pve1', vmid=608, state='hibernated'),
         real_failure='Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: virtiofs'),
 ]
@@ -89,6 +94,8 @@ CENSUS = {
     'HA: hibernated': ('R-power-10',),
     'PCI pass-through: hibernated': ('R-power-53',),
     'virtiofs: hibernated': ('R-power-53',),
+    'sshkeys not a key: update': ('R-config-52',),
+    'sshkeys not a key: create': ('R-create-51',),
 }
 
 

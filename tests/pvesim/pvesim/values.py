@@ -1,17 +1,22 @@
 """Refusals PVE decides from a VM's config values and the cluster's facts: a VNC clipboard on a display that cannot
 take it, a start the node's CPUs cannot hold or with memory hot-plug but no NUMA, a hibernation that HA or the VM's
 devices forbid; and the facts themselves: a node's CPU count (`maxcpu`, only for users with Sys.Audit on the node)
-and the VMs HA manages (a seed VM's `ha_state`).
+and the VMs HA manages (a seed VM's `ha_state`); cloud-init `sshkeys` that are no public keys.
 
 Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm `assert_clipboard_config`, `config_to_command`,
 `parse_hotplug_features`; src/PVE/QemuServer/Memory.pm `config`; src/PVE/API2/Qemu.pm `create_vm`, `update_vm_api`,
 `vm_suspend`; src/PVE/QemuServer/RunState.pm `vm_suspend`; src/PVE/QemuMigrate/Helpers.pm
-`check_non_migratable_resources`; pve-manager PVE/API2/Nodes.pm `index`, PVE/API2/Cluster.pm `resources`,
+`check_non_migratable_resources`; pve-common src/PVE/Tools.pm `validate_ssh_public_keys` (which runs OpenSSH's
+`ssh-keygen -l`: `do_fingerprint`, `sshkey_read`, `sshkey_from_blob`); pve-manager PVE/API2/Nodes.pm `index`, PVE/API2/Cluster.pm `resources`,
 PVE/API2Tools.pm `extract_node_stats`; docs/pve-semantics.md §43.
 """
 
+import base64
+import binascii
 import json
 import re
+import struct
+from urllib.parse import unquote
 
 from fakepve.model import TaskError
 from fakepve.routing import die
@@ -48,6 +53,66 @@ def truthy(value):
     return value is not None and str(value) not in ('', '0')
 
 
+# sshkey_from_blob: each key type's fields after its name (str: a string, n: an mpint, (str, len): a string of that
+# length, ('=', s): the string s)
+KEY_FIELDS = {
+    'ssh-ed25519': [('str', 32)],
+    'sk-ssh-ed25519@openssh.com': [('str', 32), 'str'],
+    'ssh-rsa': ['str', 'rsa-n'],
+    'ssh-dss': ['str', 'str', 'str', 'str'],
+    'ecdsa-sha2-nistp256': [('=', b'nistp256'), ('str', 65)],
+    'ecdsa-sha2-nistp384': [('=', b'nistp384'), ('str', 97)],
+    'ecdsa-sha2-nistp521': [('=', b'nistp521'), ('str', 133)],
+    'sk-ecdsa-sha2-nistp256@openssh.com': [('=', b'nistp256'), ('str', 65), 'str'],
+}
+
+
+def _blob_is_key(kind, text):
+    """sshkey_read: the base64 blob names `kind` and holds its fields and nothing more (an RSA modulus of at least
+    SSH_RSA_MINIMUM_MODULUS_SIZE, 1024 bits)."""
+    if kind not in KEY_FIELDS:
+        return False
+    try:
+        blob = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+
+    def string(at):
+        if at + 4 > len(blob):
+            return None, at
+        (size,) = struct.unpack('>I', blob[at:at + 4])
+        if at + 4 + size > len(blob):
+            return None, at
+        return blob[at + 4:at + 4 + size], at + 4 + size
+
+    first, at = string(0)
+    if first != kind.encode():
+        return False
+    for field in KEY_FIELDS[kind]:
+        value, at = string(at)
+        if value is None:
+            return False
+        if field == 'rsa-n' and int.from_bytes(value, 'big').bit_length() < 1024:
+            return False
+        if isinstance(field, tuple) and (field[0] == '=' and value != field[1]
+                                         or field[0] == 'str' and len(value) != field[1]):
+            return False
+    return at == len(blob)
+
+
+def ssh_keys_error(encoded):
+    """Qemu.pm create_vm and update_vm_api: `uri_unescape`, then Tools.pm validate_ssh_public_keys: `ssh-keygen -l`
+    on each line not blank, which reads a key (`<type> <base64> [comment]`) at the start of the line or after one
+    word (authorized_keys options, known_hosts host names); a comment line is no key."""
+    for line in unquote(str(encoded)).split('\n'):
+        if not line.strip():
+            continue
+        words = re.findall(r'(?:[^ \t"]|"[^"]*"?)+', line)  # a quoted option value stays in its word
+        if not any(len(words) > i + 1 and _blob_is_key(words[i], words[i + 1]) for i in (0, 1)):
+            return 'SSH public key validation error'
+    return None
+
+
 class ValuesMixin:
     """The value rules of PVE's handlers and of QEMU's command line, and the node and HA facts they read."""
 
@@ -82,6 +147,18 @@ class ValuesMixin:
             if words:
                 raise TaskError(words)
         await super().ceph_io(vm, keys)
+
+    async def _qm_create(self, v, user):
+        """Qemu.pm create_vm: the `sshkeys` before quorum, pool and privileges (a 500)."""
+        if v.get('sshkeys') is not None and ssh_keys_error(v['sshkeys']):
+            raise die(ssh_keys_error(v['sshkeys']))
+        return await super()._qm_create(v, user)
+
+    def _update_prepare(self, vm, user, v):
+        """Qemu.pm update_vm_api: the `sshkeys` before anything else of the handler (a 500)."""
+        if v.get('sshkeys') is not None and ssh_keys_error(v['sshkeys']):
+            raise die(ssh_keys_error(v['sshkeys']))
+        return super()._update_prepare(vm, user, v)
 
     def _check_clipboard(self, value):
         """Qemu.pm update_vm_api, when its loop reaches `vga` (the keys before it are written by then)."""

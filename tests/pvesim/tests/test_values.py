@@ -18,8 +18,9 @@ SECRET = '7a1b2c3d-values-secret'
 
 
 def _vm(vmid, status='stopped', ha_state=None, **extra):
+    conf = dict({'cores': 1, 'memory': '1024', 'scsihw': 'virtio-scsi-single'}, **extra)
     spec = {'vmid': vmid, 'name': 'v%d' % vmid, 'node': 'pve1', 'status': status,
-            'config': dict((k, v) for k, v in dict({'cores': 1, 'memory': '1024', 'scsihw': 'virtio-scsi-single'}, **extra).items() if v is not None)}
+            'config': dict((k, v) for k, v in conf.items() if v is not None)}
     if ha_state:
         spec['ha_state'] = ha_state
     return spec
@@ -47,7 +48,7 @@ def test_the_balloon_is_checked_against_the_memory_the_vm_keeps(sim, tmp_path):
     err = error_of(sim.api, 'PUT', Q + '/300/config', {'memory': '1024'})
     assert 'balloon value too large (must be smaller than assigned memory)' in err.message
     assert config(sim, 300)['memory'] == '4096'
-    sim.api('PUT', Q + '/301/config', {'delete': 'memory'})
+    assert 'memory' not in config(sim, 301)
     err = error_of(sim.api, 'PUT', Q + '/301/config', {'balloon': '1024'})
     assert 'balloon value too large' in err.message and 'balloon' not in config(sim, 301)
 
@@ -114,3 +115,22 @@ def test_passed_through_devices_and_virtiofs_forbid_a_hibernation(sim, tmp_path)
     assert 'lock' not in config(sim, 341)
     # pausing (not to disk) is not refused
     assert run(sim, 'POST', Q + '/340/status/suspend')['exitstatus'] == 'OK'
+
+
+# `ssh-keygen -t ed25519`'s output, and an ed25519 blob of 32 bytes written by hand
+KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO0OWM0AXYaRJtcmVMDbb37SUwicXNYEFrJOk8K7XekV me@host'
+EXAMPLE = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyForTheE2eTestsExampleKeyForTheE2e me@host'
+
+
+def test_sshkeys_must_be_keys_ssh_keygen_reads(sim):
+    # validate_ssh_public_keys (pve-common Tools.pm): ssh-keygen -l on each line not blank, after uri_unescape
+    from urllib.parse import quote
+    for bad in ('ssh-ed25519 AAAA me@host', '# a comment', KEY + '\nnot a key',
+                'ssh-rsa ' + KEY.split()[1]):
+        err = error_of(sim.api, 'PUT', Q + '/100/config', {'sshkeys': quote(bad, safe='')})
+        assert 'SSH public key validation error' in err.message, bad
+        err = error_of(sim.api, 'POST', Q, {'vmid': 313, 'sshkeys': quote(bad, safe='')})
+        assert 'SSH public key validation error' in err.message, bad
+    keys = '\n'.join([KEY, '', EXAMPLE, 'no-pty,command="a b" ' + KEY])
+    sim.api('PUT', Q + '/100/config', {'sshkeys': quote(keys, safe='')})
+    assert config(sim, 100)['sshkeys'] == quote(keys, safe='')
