@@ -6,14 +6,15 @@ refusal, so the real run must change nothing. The module decides each from what 
 any write (docs/pve-semantics.md §43, module_utils/src/pve/values.rs): the VM's config with its
 pending values, `/cluster/resources` (`hastate`), `GET /nodes` (`maxcpu`), `GET /pools?poolid=`.
 pvesim follows PVE in each (tests/pvesim/tests/test_values.py): qemu-server Qemu.pm
-`update_vm_api` (the balloon against the memory the VM keeps; `vga`), `create_vm` and `clone_vm`
+`update_vm_api` (the balloon against the memory the VM keeps; `vga`), `move_vm_disk` (both VMs on one node),
+`create_vm` and `clone_vm`
 (RPCEnvironment.pm `check_pool_exist`), `destroy_vm` (HA without purge), `vm_suspend` (HA, PCI
 pass-through), QemuServer.pm `config_to_command` (CPUs, the VNC clipboard) and Memory.pm `config`
 (memory hot-plug needs NUMA), QemuMigrate/Helpers.pm `check_non_migratable_resources` (virtiofs), pve-common
 Tools.pm `validate_ssh_public_keys` (`sshkeys`, which proxmox_kvm checks as bad input).
 """
 
-from test_check_vs_real import _vm, kvm, one, run_batch, write_seed
+from test_check_vs_real import _vm, disk, kvm, one, run_batch, write_seed
 
 NODE_CPUS = {'pve1': 4, 'pve2': 4}
 
@@ -40,6 +41,8 @@ VMS = [
     _vm(607, 'row-607', status='running', hostpci0='0000:01:00.0'),
     _vm(608, 'row-608', status='running', virtiofs0='dirid=share'),
     _vm(609, 'row-609', vga='serial0,clipboard=vnc'),
+    _vm(614, 'row-614', scsi1='local-lvm:vm-614-disk-1,size=1G'),
+    dict(_vm(615, 'row-615'), node='pve2'),
 ]
 
 BALLOON = 'balloon value too large (must be smaller than assigned memory)'
@@ -74,6 +77,8 @@ ROWS = [
         real_failure='sshkeys: SSH public key validation error'),
     one('sshkeys not a key: create', kvm(node='pve1', vmid=613, name='row-613', sshkeys='# my key'),
         real_failure='sshkeys: SSH public key validation error'),
+    one('disk to a VM on another node', disk(vmid=614, disk='scsi1', state='moved', target_vmid=615),
+        real_failure='Both VMs need to be on the same node (pve1 != pve2)'),
     one('virtiofs: hibernated', kvm(node='pve1', vmid=608, state='hibernated'),
         real_failure='Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: virtiofs'),
 ]
@@ -94,6 +99,7 @@ CENSUS = {
     'HA: hibernated': ('R-power-10',),
     'PCI pass-through: hibernated': ('R-power-53',),
     'virtiofs: hibernated': ('R-power-53',),
+    'disk to a VM on another node': ('R-move-10',),
     'sshkeys not a key: update': ('R-config-52',),
     'sshkeys not a key: create': ('R-create-51',),
 }

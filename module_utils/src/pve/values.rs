@@ -139,6 +139,13 @@ pub fn hibernate(vm: &VmResource, config: &BTreeMap<String, String>) -> Option<S
         .then(|| format!("Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: {}", blockers.join(", ")))
 }
 
+/// Qemu.pm `move_vm_disk` to another VM (`$load_and_check_reassign_configs`, before the locks):
+/// both VMs on one node, as the cluster's VM list (`/cluster/resources`) places them.
+pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String> {
+    (source.node != target.node)
+        .then(|| format!("Both VMs need to be on the same node ({} != {})", source.node, target.node))
+}
+
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
 /// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
 /// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s

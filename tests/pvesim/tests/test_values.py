@@ -134,3 +134,11 @@ def test_sshkeys_must_be_keys_ssh_keygen_reads(sim):
     keys = '\n'.join([KEY, '', EXAMPLE, 'no-pty,command="a b" ' + KEY])
     sim.api('PUT', Q + '/100/config', {'sshkeys': quote(keys, safe='')})
     assert config(sim, 100)['sshkeys'] == quote(keys, safe='')
+
+
+def test_a_disk_moves_only_to_a_vm_on_the_same_node(sim, tmp_path):
+    # move_vm_disk's $load_and_check_reassign_configs: the cluster's VM list places both, before either lock
+    seed(sim, tmp_path, [_vm(350, scsi1='local-lvm:vm-350-disk-1,size=1G'), dict(_vm(351), node='pve2')])
+    err = error_of(sim.api, 'POST', Q + '/350/move_disk', {'disk': 'scsi1', 'target-vmid': 351})
+    assert 'Both VMs need to be on the same node (pve1 != pve2)' in err.message
+    assert 'scsi1' in config(sim, 350)

@@ -111,3 +111,15 @@ fn passed_through_devices_and_virtiofs_forbid_a_hibernation() {
         Some("Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: virtiofs")
     );
 }
+
+#[test]
+fn a_disk_moves_only_to_a_vm_on_the_same_node() {
+    let on = |node: &str, vmid: u64| {
+        VmResource::from_json(&json!({"vmid": vmid, "node": node, "type": "qemu", "status": "stopped"})).unwrap()
+    };
+    assert_eq!(
+        reassign_nodes(&on("pve1", 170), &on("pve2", 171)).as_deref(),
+        Some("Both VMs need to be on the same node (pve1 != pve2)")
+    );
+    assert_eq!(reassign_nodes(&on("pve1", 170), &on("pve1", 171)), None);
+}
