@@ -29,7 +29,7 @@ def _without(vm, key):
     return vm
 
 
-# Rows' VMs: 600-619.
+# Rows' VMs: 600-616.
 VMS = [
     _vm(600, 'row-600', memory='4096', balloon='2048'),
     _without(_vm(601, 'row-601'), 'memory'),
@@ -41,6 +41,7 @@ VMS = [
     _vm(607, 'row-607', status='running', hostpci0='0000:01:00.0'),
     _vm(608, 'row-608', status='running', virtiofs0='dirid=share'),
     _vm(609, 'row-609', vga='serial0,clipboard=vnc'),
+    _vm(616, 'row-616', hotplug='memory', numa=1, memory='512'),
     _vm(614, 'row-614', scsi1='local-lvm:vm-614-disk-1,size=1G'),
     dict(_vm(615, 'row-615'), node='pve2'),
 ]
@@ -61,6 +62,8 @@ ROWS = [
         real_failure='MAX 4 vcpus allowed per VM on this node'),
     one('memory hotplug without numa: start', kvm(node='pve1', vmid=603, state='started'),
         real_failure='NUMA needs to be enabled for memory hotplug'),
+    one('memory hotplug below 1024 MiB: start', kvm(node='pve1', vmid=616, state='started'),
+        real_failure='minimum memory must be 1024MB'),
     one('vnc clipboard: update', kvm(node='pve1', vmid=604, update=True, vga='none,clipboard=vnc'),
         real_failure='vga type none is not compatible with VNC clipboard'),
     one('vnc clipboard: create', kvm(node='pve1', vmid=612, name='row-612', vga='serial1,clipboard=vnc'),
@@ -92,6 +95,7 @@ CENSUS = {
     'pool missing (clone)': ('R-clone-14',),
     'cpus above the node: start': ('R-power-50',),
     'memory hotplug without numa: start': ('R-power-51',),
+    'memory hotplug below 1024 MiB: start': ('R-power-51',),
     'vnc clipboard: update': ('R-config-51',),
     'vnc clipboard: create': ('R-create-50',),
     'vnc clipboard: start': ('R-power-52',),

@@ -73,8 +73,8 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 /// QemuServer.pm `config_to_command`, when `vm_start` builds QEMU's command line from the config
 /// (pending values applied first): more CPUs (`sockets` × `cores`, not `vcpus`) than the node has
 /// (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
-/// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug without NUMA
-/// (Memory.pm `config`: `NUMA needs to be enabled for memory hotplug`), then the VNC clipboard.
+/// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug (`memory`:
+/// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then the VNC clipboard.
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
@@ -83,12 +83,32 @@ pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Optio
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
         return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
     }
-    if hotplug_memory(config.get("hotplug").map(String::as_str))
-        && truthy(config.get("numa").map(String::as_str)).is_none()
-    {
-        return Some("NUMA needs to be enabled for memory hotplug".into());
+    if let Some(words) = memory(config, sockets) {
+        return Some(words);
     }
     config.get("vga").and_then(|v| vga_clipboard(v))
+}
+
+/// Memory.pm `config` with memory hot-plug, in its order (the maximum memory aside, which depends
+/// on the host's CPU): NUMA on, no custom NUMA topology (`numaN`), at least 1024 MiB
+/// (`$STATICMEM`, times the sockets with 1 GiB hugepages), no virtio-fs.
+fn memory(config: &BTreeMap<String, String>, sockets: u64) -> Option<String> {
+    if !hotplug_memory(config.get("hotplug").map(String::as_str)) {
+        return None;
+    }
+    if truthy(config.get("numa").map(String::as_str)).is_none() {
+        return Some("NUMA needs to be enabled for memory hotplug".into());
+    }
+    if (0..8).any(|i| config.contains_key(&format!("numa{i}"))) {
+        return Some("cannot enable memory hotplugging with custom NUMA topology".into());
+    }
+    let staticmem = if config.get("hugepages").is_some_and(|h| h == "1024") { 1024 * sockets } else { 1024 };
+    let memory = config.get("memory").map_or(Some(512.0), |m| current_memory(m)).unwrap_or(512.0);
+    if memory < staticmem as f64 {
+        return Some(format!("minimum memory must be {staticmem}MB"));
+    }
+    let virtiofs = config.keys().any(|k| k.starts_with("virtiofs"));
+    virtiofs.then(|| "Memory hotplug does not work in combination with virtio-fs.".into())
 }
 
 /// QemuServer.pm `parse_hotplug_features`: `0` is none, `1` (the default) is

@@ -168,15 +168,25 @@ class ValuesMixin:
 
     def _start_refusal(self, vm):
         """QemuServer.pm config_to_command, in vm_start's task with the pending values applied: sockets x cores
-        above the node's CPUs, then Memory.pm config (memory hot-plug needs NUMA), then the VNC clipboard."""
+        above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
+        no virtio-fs), then the VNC clipboard."""
         conf = vm.config
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
         cores = int(conf.get('cores') or 1)
         allowed = self._node_cpus(vm.node)
         if allowed < sockets * cores:
             return 'MAX {0} vcpus allowed per VM on this node'.format(allowed)
-        if 'memory' in o.hotplug_features(conf.get('hotplug')) and not truthy(conf.get('numa')):
-            return 'NUMA needs to be enabled for memory hotplug'
+        if 'memory' in o.hotplug_features(conf.get('hotplug')):
+            # Memory.pm config with memory hot-plug ($STATICMEM 1024, per socket with 1 GiB hugepages)
+            if not truthy(conf.get('numa')):
+                return 'NUMA needs to be enabled for memory hotplug'
+            if any(conf.get('numa{0}'.format(i)) for i in range(8)):
+                return 'cannot enable memory hotplugging with custom NUMA topology'
+            static = 1024 * (sockets if str(conf.get('hugepages')) == '1024' else 1)
+            if o.current_memory(conf.get('memory')) < static:
+                return 'minimum memory must be {0}MB'.format(static)
+            if any(re.fullmatch(r'virtiofs\d+', k) for k in conf):
+                return 'Memory hotplug does not work in combination with virtio-fs.'
         return clipboard_error(conf.get('vga'))
 
     async def _do_suspend(self, vm, user, p):

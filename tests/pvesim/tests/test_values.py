@@ -75,12 +75,20 @@ def test_a_vnc_clipboard_needs_a_display_that_takes_it(sim):
 
 def test_a_start_needs_the_nodes_cpus_and_numa_for_memory_hotplug(sim, tmp_path):
     seed(sim, tmp_path, [_vm(320, sockets=2, cores=4), _vm(321, cores=2, vcpus=1),
-                         _vm(322, hotplug='disk,memory'), _vm(323, hotplug='disk,memory', numa=1)],
+                         _vm(322, hotplug='disk,memory'), _vm(323, hotplug='disk,memory', numa=1),
+                         _vm(324, hotplug='memory', numa=1, memory='512'),
+                         _vm(325, hotplug='memory', numa=1, numa0='cpus=0,memory=1024'),
+                         _vm(326, hotplug='memory', numa=1, virtiofs0='dirid=share')],
          node_cpus={'pve1': 4})
     nodes = dict((n['node'], n) for n in sim.api('GET', '/nodes'))
     assert nodes['pve1']['maxcpu'] == 4
     assert task_error(run(sim, 'POST', Q + '/320/status/start')) == 'MAX 4 vcpus allowed per VM on this node'
     assert task_error(run(sim, 'POST', Q + '/322/status/start')) == 'NUMA needs to be enabled for memory hotplug'
+    assert task_error(run(sim, 'POST', Q + '/324/status/start')) == 'minimum memory must be 1024MB'
+    assert task_error(run(sim, 'POST', Q + '/325/status/start')) == \
+        'cannot enable memory hotplugging with custom NUMA topology'
+    assert task_error(run(sim, 'POST', Q + '/326/status/start')) == \
+        'Memory hotplug does not work in combination with virtio-fs.'
     for vmid in (321, 323):
         assert run(sim, 'POST', Q + '/%d/status/start' % vmid)['exitstatus'] == 'OK'
 

@@ -79,8 +79,24 @@ fn a_start_needs_the_cpus_the_node_has_and_numa_for_memory_hotplug() {
         start(&c(&[("hotplug", "disk,memory")]), Some(4)).as_deref(),
         Some("NUMA needs to be enabled for memory hotplug")
     );
-    assert_eq!(start(&c(&[("hotplug", "disk,memory"), ("numa", "1")]), Some(4)), None);
+    assert_eq!(start(&c(&[("hotplug", "disk,memory"), ("numa", "1"), ("memory", "1024")]), Some(4)), None);
     assert_eq!(start(&c(&[("hotplug", "1")]), Some(4)), None);
+    let hot = |extra: &[(&str, &str)]| {
+        let mut all: BTreeMap<String, String> = c(&[("hotplug", "memory"), ("numa", "1"), ("memory", "2048")]);
+        all.extend(c(extra));
+        start(&all, Some(4))
+    };
+    assert_eq!(
+        hot(&[("numa0", "cpus=0,memory=2048")]).as_deref(),
+        Some("cannot enable memory hotplugging with custom NUMA topology")
+    );
+    assert_eq!(hot(&[("memory", "512")]).as_deref(), Some("minimum memory must be 1024MB"));
+    assert_eq!(hot(&[("hugepages", "1024"), ("sockets", "4")]).as_deref(), Some("minimum memory must be 4096MB"));
+    assert_eq!(
+        hot(&[("virtiofs0", "dirid=share")]).as_deref(),
+        Some("Memory hotplug does not work in combination with virtio-fs.")
+    );
+    assert_eq!(hot(&[]), None);
     assert_eq!(
         start(&c(&[("vga", "serial1,clipboard=vnc")]), Some(4)).as_deref(),
         Some("vga type serial1 is not compatible with VNC clipboard")
