@@ -156,7 +156,7 @@ class Sources:
             self.functions[fn.qname] = fn
             self.by_package.setdefault(fn.package, {})[fn.name] = fn
 
-        for m in re.finditer(r'^sub\s+(\w+)\b', code, re.M):
+        for m in re.finditer(r'^(?:my\s+)?sub\s+(\w+)\b', code, re.M):
             end = re.compile(r'^\}', re.M).search(code, m.end())
             add(Function(m.group(1), package_at(m.start()), repo, path, masked, m.start(),
                          end.end() if end else len(code), 'sub'))
