@@ -289,6 +289,8 @@ class Graph:
                 note(m.start(), text, None, 'outside the sources')
                 continue
             target = src.by_package.get(pkg, {}).get(name)
+            if not target and name in src.imports.get(pkg, {}):
+                target = src.by_package.get(src.imports[pkg][name], {}).get(name)  # re-exported
             note(m.start(), text, [target] if target else None, None if target else 'not defined in the sources')
         for m in CALL_CLASS.finditer(body):
             pkg, name = m.group(1), m.group(2)
@@ -483,7 +485,7 @@ def build(root, security_md):
                  'The handlers reaching an unresolved call are those of its function (`functions`).',
         'sources': [{'repo': r, 'version': v, 'commit': c, 'read': p} for r, v, c, p in sources()],
         'resolution': [
-            'Pkg::name(...) and \\&Pkg::name: the sub of that package',
+            'Pkg::name(...) and \\&Pkg::name: the sub of that package, or the one it imports under that name',
             'Pkg->name, __PACKAGE__->name: the first definition in the class hierarchy (use base/parent, @ISA)',
             '$class->name, $self->name: as the package the call is in resolves it, and as each of its '
             'subclasses in the sources does (the class at run time is one of them)',

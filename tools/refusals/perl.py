@@ -106,7 +106,8 @@ class Masked:
                 continue
             if c == '<' and text.startswith('<<', i):
                 h = HEREDOC.match(text, i)
-                if h and (last in REGEX_AFTER_CHARS or last in REGEX_AFTER_WORDS or last in ('die', 'STR', '.')):
+                # a quoted terminator, or a bare upper-case one right after `<<` (a shift has operands)
+                if h and (h.group(2) or h.group(3) or re.match(r'[A-Z_][A-Z0-9_]*$', h.group(4) or '')):
                     pending_heredocs.append((h.group(1) == '~', h.group(2) or h.group(3) or h.group(4)))
                     i = h.end()
                     last = 'STR'
