@@ -235,7 +235,6 @@ def template(masked, start, end):
     `{expr}` (Perl's interpolations inside a literal stay as written)."""
     text = masked.text
     parts = []
-    i = start
     literals = [(a, b) for a, b in masked.strings if start <= a < end]
     pos = start
     for a, b in literals:
@@ -250,5 +249,4 @@ def template(masked, start, end):
     rest = re.sub(r'^\)+$', '', rest).strip()
     if rest:
         parts.append('{%s}' % ' '.join(rest.split()))
-    del i
     return ''.join(parts)
