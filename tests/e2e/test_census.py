@@ -27,6 +27,7 @@ SOURCES = os.environ.get('PVE_SOURCES', '/work/.mirror')
 
 sys.path.insert(0, TOOLS)
 import mapping  # noqa: E402  (tools/refusals/mapping.py)
+import inventory  # noqa: E402  (tools/refusals/inventory.py)
 
 
 def census_rows(cell=5):
@@ -130,3 +131,49 @@ def test_every_predicted_row_has_a_check_versus_real_case():
     assert not missing, 'rows marked predicted without a check-versus-real case: %s' % missing
     not_predicted = sorted(i for i in covered if rows[i] != 'predicted')
     assert not not_predicted, 'check-versus-real cases name rows not marked predicted: %s' % not_predicted
+
+
+PERL = r"""package PVE::Demo;
+use base qw(PVE::Base);
+use PVE::Exception qw(raise_param_exc);
+
+my $helper = sub {
+    my ($x) = @_;
+    die "helper refuses $x\n" if $x =~ m/^\{die/;  # die "in a comment"
+    return 1;
+};
+
+my sub lexical {
+    my $doc = {
+        description => <<EODESCR,
+die "inside a heredoc"
+EODESCR
+    };
+    raise_param_exc({ size => "too small" }) if $_[0] < 1;
+}
+
+sub outer {
+    my ($class, $v) = @_;
+    my @w = qw(die sub);
+    $helper->($v);
+    lexical($v);
+    $class->inherited();
+    die $@ if $@;
+}
+"""
+
+
+def test_the_inventory_reads_perl_as_written():
+    src = inventory.Sources(None, texts={('demo', 'Demo.pm'): PERL, ('demo', 'Base.pm'): (
+        'package PVE::Base;\n\nsub inherited {\n    die "base refuses\\n";\n}\n')})
+    assert sorted(src.by_package['PVE::Demo']) == ['$helper', 'lexical', 'outer']
+    graph = inventory.Graph(src)
+    outer = src.functions['PVE::Demo::outer']
+    targets = sorted(t.qname for _, _, ts, _ in graph.resolve_calls(outer) for t in ts or [])
+    assert targets == ['PVE::Base::inherited', 'PVE::Demo::$helper', 'PVE::Demo::lexical']
+    found = dict((q, graph.sites(src.functions[q])) for q in src.functions)
+    words = sorted((q, kind, t) for q, (sites, _) in found.items() for _, kind, t in sites)
+    assert words == [('PVE::Base::inherited', 'die', 'base refuses\\n'),
+                     ('PVE::Demo::$helper', 'die', 'helper refuses $x\\n'),
+                     ('PVE::Demo::lexical', 'raise_param_exc', '{ size => "too small" }')]
+    assert [t for _, t in found['PVE::Demo::outer'][1]] == ['$@']  # a re-raise, not a site

@@ -130,7 +130,8 @@ class FileInfo:
 
 
 class Sources:
-    def __init__(self, root):
+    def __init__(self, root, texts=None):
+        """Every file of the census's sources under `root`, or `texts` ({(repo, path): text}) alone."""
         self.root = root
         self.functions = {}  # qname -> Function
         self.by_package = {}  # package -> {name: Function}
@@ -138,6 +139,11 @@ class Sources:
         self.imports = {}  # package -> {name: package}
         self.uses = {}  # package -> [packages]
         self.files = []
+        if texts is not None:
+            for (repo, path), text in sorted(texts.items()):
+                self.read(repo, path, text)
+                self.files.append((repo, path))
+            return
         for repo, version, commit, prefixes in sources():
             gitdir = os.path.join(root, 'proxmox+' + repo, 'repo')
             for path in git_files(gitdir, commit, prefixes):
@@ -389,7 +395,7 @@ class Graph:
             has_literal = any(inner[0] <= s < inner[1] for s, _ in masked.strings)
             words = perl.template(masked, inner[0], inner[1])
             if not has_literal:
-                rethrows.append((lo + m.start(), words or '$@'))
+                rethrows.append((lo + m.start(), ' '.join(text[inner[0]:inner[1]].split()) or '$@'))
             else:
                 found.append((lo + m.start(), 'die', words))
         for m in re.finditer(r'(?<![\w$@%&>])(?:PVE::Exception::)?(raise_param_exc|raise_perm_exc|raise)\s*\(',
