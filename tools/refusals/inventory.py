@@ -71,13 +71,13 @@ def sources(doc=DOC):
 MOUNTS = {'PVE::API2::Qemu': '/nodes/{node}/qemu', 'PVE::API2::Pool': '/pools'}
 NOT_WRITES = {('POST', '/access/ticket'): 'a login (pve-access-control API2/AccessControl.pm create_ticket), no write'}
 
-# What a method call on a variable is, by the variable's name (how the sources name them).
-RECEIVERS = {
-    'rpcenv': ['PVE::RPCEnvironment'],
-    'class': None,  # the package the call is in, and its subclasses in the sources
-    'self': None,
-}
 STORAGE_PLUGIN_BASE = 'PVE::Storage::Plugin'
+# Variables the sources always name after their class (a parameter, so no `->new` shows it).
+NAMED = {
+    'rest_env': 'PVE::RESTEnvironment',  # RESTEnvironment.pm: the environment, PVE::RPCEnvironment at run time
+    'cfg2cmd': 'PVE::QemuServer::Cfg2Cmd',  # QemuServer.pm config_to_command and its helpers
+    'guest_class': 'PVE::AbstractConfig',  # Replication.pm: the guest's config class (PVE::QemuConfig for a VM)
+}
 
 PERL_BUILTINS = set('''abs accept alarm atan2 bind binmode bless caller chdir chmod chomp chop chown chr
 chroot close closedir connect cos crypt dbmclose defined delete die do dump each eof eval exec exists exit
@@ -243,7 +243,7 @@ class Sources:
         return found
 
 
-CALL_QUALIFIED = re.compile(r'(?<![\w$@%:])&?((?:[A-Z]\w*::)+)(\w+)\s*(?=\()|\\&((?:[A-Z]\w*::)+)(\w+)')
+CALL_QUALIFIED = re.compile(r'(?<![\w$@%:>])&?((?:[A-Z]\w*::)+)(\w+)\s*(?=\()|\\&((?:[A-Z]\w*::)+)(\w+)')
 CALL_CLASS = re.compile(r'(?<![\w$@%:])((?:[A-Z]\w*)(?:::\w+)*|__PACKAGE__)->(\w+)\b')
 CALL_VAR_METHOD = re.compile(r'\$(\w+)->(\w+)\b')
 CALL_CODEREF = re.compile(r'(?:\$(\w+)->\s*\(|&\$(\w+)\s*\(|&\$(\w+)\b|\\&(\w+)\b)')
@@ -310,8 +310,9 @@ class Graph:
             target = src.method(pkg, name)
             note(m.start(), text, [target] if target else None, None if target else 'not defined in the sources')
         # `my $x = Pkg->new(...)`: a method on $x is Pkg's
-        typed = {v: p for v, p in re.findall(r'\bmy\s+\$(\w+)\s*=\s*([A-Z][\w:]+)->new\b', body)
-                 if p in src.by_package}
+        typed = dict(NAMED)
+        typed.update((v, p) for v, p in re.findall(r'\bmy\s+\$(\w+)\s*=\s*([A-Z][\w:]+)->new\b', body)
+                     if p in src.by_package)
         for m in re.finditer(r'\$(\w+)->(SUPER::)?(\w+)\b', body):
             var, sup, name = m.group(1), m.group(2), m.group(3)
             text = '$%s->%s%s' % (var, sup or '', name)
@@ -333,8 +334,8 @@ class Graph:
                         targets.append(t)
                 note(m.start(), text, targets or None, None if targets else 'method not in the sources')
             elif var in typed:
-                target = src.method(typed[var], name)
-                note(m.start(), text, [target] if target else None, None if target else 'method not in the sources')
+                targets = src.dispatch(typed[var], name)
+                note(m.start(), text, targets or None, None if targets else 'method not in the sources')
             else:
                 note(m.start(), text, None, 'method on $%s' % var)
         for m in re.finditer(r'(?<![\w@%])\$(\w+)\b(?!\s*->\s*[\[{])(?!\s*\{)', body):
@@ -496,7 +497,8 @@ def build(root, security_md):
             '$class->name, $self->name: as the package the call is in resolves it, and as each of its '
             'subclasses in the sources does (the class at run time is one of them)',
             '$rpcenv->name: PVE::RPCEnvironment and its bases',
-            '$x->name where the function has `my $x = Pkg->new(...)`: Pkg and its bases',
+            '$x->name where the function has `my $x = Pkg->new(...)`, and $rest_env, $cfg2cmd, $guest_class '
+            '(named after their class throughout the sources): as $class->name in Pkg',
             '$plugin->name: every storage plugin (PVE::Storage::Plugin and its subclasses in the sources) '
             'as its class hierarchy resolves it',
             'name(...): the package\'s own sub, else the one its `use X qw(...)` imports, else the one sub '
