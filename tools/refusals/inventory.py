@@ -90,7 +90,7 @@ shmctl shmget shmread shmwrite shutdown sin sleep socket socketpair sort splice 
 study sub substr symlink syscall sysopen sysread sysseek system syswrite tell telldir tie tied time times
 truncate uc ucfirst umask undef unlink unpack unshift untie use utime values vec wait waitpid wantarray warn
 write if elsif else unless while until for foreach return and or not xor eq ne lt gt le ge cmp qw local
-lock sprintf defined exists wantarray __PACKAGE__ croak confess carp cluck dirname basename
+lock sprintf defined exists wantarray __PACKAGE__ croak confess carp cluck
 '''.split())
 
 REFUSE_CALLS = {'raise_param_exc': 'raise_param_exc', 'raise_perm_exc': 'raise_perm_exc', 'raise': 'raise'}
@@ -248,7 +248,7 @@ CALL_CLASS = re.compile(r'(?<![\w$@%:])((?:[A-Z]\w*)(?:::\w+)*|__PACKAGE__)->(\w
 CALL_VAR_METHOD = re.compile(r'\$(\w+)->(\w+)\b')
 CALL_CODEREF = re.compile(r'(?:\$(\w+)->\s*\(|&\$(\w+)\s*\(|&\$(\w+)\b|\\&(\w+)\b)')
 CALL_BARE = re.compile(r'(?<![\w$@%&:>\-])([a-z_]\w*)\s*\(')
-LOCAL_SUB = re.compile(r'\bmy\s+\$(\w+)\s*=\s*sub\b|\bmy\s+\(?\s*\$(\w+)\s*[,)=]')
+LOCAL_SUB = re.compile(r'\$(\w+)\s*=\s*sub\b')
 
 NOT_FOLLOWED = {
     'PVE::Exception': 'the raise mechanism itself: each raise_* call is a site',
@@ -263,14 +263,9 @@ class Graph:
         self.calls = {}  # qname -> [(line, text, [targets] or None, reason)]
 
     def closures(self, fn):
-        """Names of `my $x = sub` (and other `my $x`) declared inside fn: calls through them stay inside."""
-        code = fn.masked.code[fn.start:fn.end]
-        names = set()
-        for m in LOCAL_SUB.finditer(code):
-            names.add(m.group(1) or m.group(2))
-        for m in re.finditer(r'\bmy\s*\(([^)]*)\)', code):
-            names.update(re.findall(r'\$(\w+)', m.group(1)))
-        return names
+        """Names of the closures fn defines (`my $x = sub`, `$x = sub`): calls through them stay inside
+        fn, whose sites are its own. A call through any other code reference is unresolved."""
+        return set(LOCAL_SUB.findall(fn.masked.code[fn.start:fn.end]))
 
     def resolve_calls(self, fn):
         if fn.qname in self.calls:
@@ -302,7 +297,7 @@ class Graph:
             pkg, name = m.group(1), m.group(2)
             pkg = fn.package if pkg == '__PACKAGE__' else pkg
             text = '%s->%s' % (m.group(1), name)
-            if pkg in NOT_FOLLOWED or name in ('new',) and pkg not in src.by_package:
+            if pkg in NOT_FOLLOWED:
                 continue
             if pkg not in src.by_package and pkg not in src.bases:
                 note(m.start(), text, None, 'outside the sources')
