@@ -15,8 +15,9 @@ From each handler the call graph is followed through every sub the sources defin
 `resolve` for what a call resolves to); what it cannot follow is listed under `unresolved`, never
 dropped. In every reachable function a refusal site is a `die` (or `croak`/`confess`) of a
 message, `raise_param_exc`, `raise_perm_exc`, `raise`, a permission check through `$rpcenv`
-(not the `noerr` form) and a handler's declared `permissions` check; a `die` of a variable alone
-(`die $@`, `die $err`) re-raises an error raised elsewhere and is listed under `rethrows`.
+(not the `noerr` form) and a handler's declared `permissions` check; a `die` of a variable the
+function sets to a string literal is a site with those messages; a `die` of any other variable
+alone (`die $@`, `die $err`) re-raises an error raised elsewhere and is listed under `rethrows`.
 A site's id is `repo:file:function:kind:<8 hex of sha1(template)>` (with `#n` for the n-th site
 of the same template in one function), stable across line moves.
 """
@@ -375,6 +376,19 @@ class Graph:
         self.calls[fn.qname] = out
         return out
 
+    def assigned_message(self, fn, expression):
+        """The messages a `die $msg` raises when fn sets `$msg` to a string literal (joined by ` | `
+        in the order written), else None: `die $err` of an error caught is a re-raise."""
+        var = re.match(r'^\$(\w+)$', expression)
+        if not var:
+            return None
+        code = fn.masked.code
+        words = []
+        for m in re.finditer(r'(?:\bmy\s+)?\$%s\s*\.?=\s*(?=["\'])' % var.group(1), code[fn.start:fn.end]):
+            a = fn.start + m.end()
+            words.append(perl.template(fn.masked, a, perl.statement_end(code, a)))
+        return ' | '.join(words) or None
+
     def sites(self, fn):
         """[(offset, kind, template)] and the rethrows of fn."""
         code, text, masked = fn.masked.code, fn.masked.text, fn.masked
@@ -390,10 +404,14 @@ class Graph:
                 inner = (a, e)
             has_literal = any(inner[0] <= s < inner[1] for s, _ in masked.strings)
             words = perl.template(masked, inner[0], inner[1])
-            if not has_literal:
-                rethrows.append((lo + m.start(), ' '.join(text[inner[0]:inner[1]].split()) or '$@'))
-            else:
+            expression = ' '.join(text[inner[0]:inner[1]].split())
+            assigned = self.assigned_message(fn, expression)
+            if has_literal:
                 found.append((lo + m.start(), 'die', words))
+            elif assigned:
+                found.append((lo + m.start(), 'die', assigned))
+            else:
+                rethrows.append((lo + m.start(), expression or '$@'))
         for m in re.finditer(r'(?<![\w$@%&>])(?:PVE::Exception::)?(raise_param_exc|raise_perm_exc|raise)\s*\(',
                              code[lo:hi]):
             a = lo + m.end() - 1
