@@ -159,6 +159,8 @@ sub outer {
     lexical($v);
     $class->inherited();
     die $@ if $@;
+    my $msg = "set, then raised\n";
+    die $msg if $v;
 }
 """
 
@@ -175,5 +177,6 @@ def test_the_inventory_reads_perl_as_written():
     words = sorted((q, kind, t) for q, (sites, _) in found.items() for _, kind, t in sites)
     assert words == [('PVE::Base::inherited', 'die', 'base refuses\\n'),
                      ('PVE::Demo::$helper', 'die', 'helper refuses $x\\n'),
-                     ('PVE::Demo::lexical', 'raise_param_exc', '{ size => "too small" }')]
+                     ('PVE::Demo::lexical', 'raise_param_exc', '{ size => "too small" }'),
+                     ('PVE::Demo::outer', 'die', 'set, then raised\\n')]
     assert [t for _, t in found['PVE::Demo::outer'][1]] == ['$@']  # a re-raise, not a site
