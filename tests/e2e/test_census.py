@@ -95,6 +95,15 @@ def test_the_inventory_was_read_at_the_census_commits():
             'sites.json was read from %s at %s, which docs/refusals.md does not name' % (repo, commit)
 
 
+def test_the_inventory_covers_every_write_of_security_md():
+    data, _ = mapping.load()
+    wanted = set(inventory.write_endpoints(os.path.join(ROOT, 'SECURITY.md'))) - set(inventory.NOT_WRITES)
+    covered = set((w['method'], w['path']) for w in data['writes'])
+    assert not data['writes_without_handler'], 'writes with no handler in the sources: %s' % data['writes_without_handler']
+    assert covered == wanted, 'SECURITY.md\'s writes and the inventory\'s differ (run inventory.py --write): ' \
+        'missing %s, extra %s' % (sorted(wanted - covered), sorted(covered - wanted))
+
+
 def test_the_inventory_regenerates_exactly_from_the_sources():
     if not os.path.isdir(os.path.join(SOURCES, 'proxmox+qemu-server', 'repo')):
         pytest.skip('the upstream git mirrors are not here (%s; set PVE_SOURCES): the committed '
