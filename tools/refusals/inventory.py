@@ -94,7 +94,7 @@ write if elsif else unless while until for foreach return and or not xor eq ne l
 lock sprintf defined exists wantarray __PACKAGE__ croak confess carp cluck
 '''.split())
 
-REFUSE_CALLS = {'raise_param_exc': 'raise_param_exc', 'raise_perm_exc': 'raise_perm_exc', 'raise': 'raise'}
+REFUSE_CALLS = ('raise_param_exc', 'raise_perm_exc', 'raise')
 DIE_WORDS = ('die', 'croak', 'confess')
 
 
@@ -122,12 +122,6 @@ class Function:
     @property
     def qname(self):
         return '%s::%s' % (self.package, self.name)
-
-
-class FileInfo:
-    def __init__(self):
-        self.imports = {}  # package -> {name: from package}
-        self.uses = {}  # package -> [packages]
 
 
 class Sources:
