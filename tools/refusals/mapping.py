@@ -2,7 +2,8 @@
 """The census rows of the refusal sites: docs/refusals/map.json's rules applied to
 docs/refusals/sites.json (tools/refusals/inventory.py's output). Reads files only.
 
-    mapping.py            print each row with its number of sites, then every site no rule maps
+    mapping.py            print each row with its number of sites, then every site no rule maps,
+                          every rule that maps none and every census row that names no site
 
 A rule names census rows and matches sites by any of `function` (a glob on the function's
 qualified name), `file` (a glob), `kind`, `template` (a regular expression searched in the
@@ -20,6 +21,8 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SITES = os.path.join(REPO, 'docs', 'refusals', 'sites.json')
 MAP = os.path.join(REPO, 'docs', 'refusals', 'map.json')
+CENSUS = os.path.join(REPO, 'docs', 'refusals.md')
+ROW = re.compile(r'^\| (R-[a-z]+-\d{2}) \|')
 FIELDS = ('function', 'file', 'kind', 'template', 'handler')
 
 
@@ -83,8 +86,14 @@ def main():
     for sid in unmapped:
         s = by_id[sid]
         print('UNMAPPED %s %s:%d %s %s' % (s['function'], s['file'], s['line'], s['kind'], s['template'][:100]))
-    print('%d sites, %d unmapped' % (len(data['sites']), len(unmapped)))
-    return 1 if unmapped else 0
+    with open(CENSUS, encoding='utf-8') as f:
+        rows = [m.group(1) for m in map(ROW.match, f) if m]
+    siteless = [r for r in rows if r not in rows_to_sites(found) and r not in mapping['outside']]
+    for row in siteless:
+        print('ROW WITHOUT SITE %s: give it a rule in docs/refusals/map.json, before the rule of its family' % row)
+    print('%d sites, %d unmapped; %d rows, %d without a site' % (len(data['sites']), len(unmapped), len(rows),
+                                                               len(siteless)))
+    return 1 if unmapped or siteless else 0
 
 
 if __name__ == '__main__':
