@@ -702,7 +702,7 @@ EXAMPLES = r'''
       net0: "virtio,bridge={{ proxmox_bridge }},tag=20"
     ciuser: debian
     # Your public key, e.g. "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
-    sshkeys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyReplaceWithYours admin@example.org
+    sshkeys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyReplaceWithYoursExampleKeyReplace admin@example.org
     ipconfig:
       ipconfig0: ip=dhcp
     tags: [web, prod]

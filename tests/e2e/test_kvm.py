@@ -65,7 +65,7 @@ def test_create_by_name_with_auto_vmid_disks_nics_cloud_init(ansible, sim):
                scsi={'scsi0': 'local-lvm:4,iothread=1,discard=on'}, ide={'ide2': 'local-lvm:cloudinit'},
                net={'net0': 'virtio,bridge=vmbr0,tag=20', 'net1': 'virtio=BC:24:11:00:00:42,bridge=vmbr1'},
                efidisk0={'storage': 'local-lvm', 'efitype': '4m', 'pre_enrolled_keys': True},
-               tpmstate0={'storage': 'local-lvm'}, ciuser='debian', sshkeys='ssh-ed25519 AAAAC3Nza me@host',
+               tpmstate0={'storage': 'local-lvm'}, ciuser='debian', sshkeys='ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyForTheE2eTestsExampleKeyForTheE2e me@host',
                ipconfig={'ipconfig0': 'ip=dhcp'}, nameservers=['192.0.2.53'], tags=['Web', 'prod'], onboot=True)
     check, real, again = ansible.converge(play(task), unpredictable=[MAC_RE])
     result = real.task('kvm')['result']

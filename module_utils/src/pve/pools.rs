@@ -64,17 +64,35 @@ pub fn not_moved(mv: &PoolMove) -> String {
     format!("pool: VM {} is {now}, not in {}; set update: true to move it", mv.vmid, mv.to)
 }
 
-/// Refuse a pool that does not exist, naming `option`, before any write. `GET /pools?poolid=`
-/// (`index` with a pool id) answers any user, and dies with `pool '<pool>' does not exist` for
-/// a missing one; a failure for another reason is returned as it is.
-pub fn require_pool(api: &dyn Api, pool: &str, option: &str) -> Result<()> {
+/// Whether `pool` exists. `GET /pools?poolid=` (`index` with a pool id) answers any user, a
+/// user without `Pool.Audit` too, and dies with `pool '<pool>' does not exist` for a missing
+/// one; a failure for another reason is returned as it is.
+fn pool_exists(api: &dyn Api, pool: &str) -> Result<bool> {
     match api.get(&ApiPath::new(["pools"]), &vec![("poolid".into(), pool.to_string())]) {
-        Ok(_) => Ok(()),
-        Err(Error::Api { message, .. }) if message.contains("does not exist") => {
-            Err(Error::failed(format!("{option}: pool '{pool}' does not exist (nothing was changed)")))
-        }
+        Ok(_) => Ok(true),
+        Err(Error::Api { message, .. }) if message.contains("does not exist") => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Refuse a pool that does not exist, naming `option`, before any write, in `update_pool`'s
+/// words.
+pub fn require_pool(api: &dyn Api, pool: &str, option: &str) -> Result<()> {
+    if pool_exists(api, pool)? {
+        return Ok(());
+    }
+    Err(Error::failed(format!("{option}: pool '{pool}' does not exist (nothing was changed)")))
+}
+
+/// Refuse the `pool` of a create or clone that does not exist, in the words of
+/// pve-access-control RPCEnvironment.pm `check_pool_exist` (`raise_perm_exc`, a 403), which
+/// qemu-server's `create_vm` and `clone_vm` call before their other checks
+/// (docs/pve-semantics.md §43).
+pub fn require_guest_pool(api: &dyn Api, pool: &str) -> Result<()> {
+    if pool_exists(api, pool)? {
+        return Ok(());
+    }
+    Err(Error::failed(format!("pool: Permission check failed (pool '{pool}' does not exist)")))
 }
 
 /// Make the move.

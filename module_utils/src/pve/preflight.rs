@@ -53,6 +53,8 @@ impl Content {
 pub struct NodeState {
     pub node: String,
     pub online: bool,
+    /// Its CPU count (`maxcpu`, shown only with `Sys.Audit` on the node; docs/pve-semantics.md §43).
+    pub maxcpu: Option<u64>,
 }
 
 /// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
@@ -203,6 +205,7 @@ impl<'a> Preflight<'a> {
                         Some(NodeState {
                             node: i.get("node").and_then(Value::as_str)?.to_string(),
                             online: i.get("status").and_then(Value::as_str) == Some("online"),
+                            maxcpu: i.get("maxcpu").and_then(Value::as_u64),
                         })
                     })
                     .collect()

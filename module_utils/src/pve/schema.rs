@@ -389,7 +389,7 @@ pub fn parse_property_string(
 
 /// The current memory of a `memory` value (`2048` or `current=2048`; 512 when it names none):
 /// qemu-server QemuServer/Memory.pm `get_current_memory`.
-fn current_memory(value: &str) -> Option<f64> {
+pub(crate) fn current_memory(value: &str) -> Option<f64> {
     let current = value.split(',').find_map(|p| match p.split_once('=') {
         Some(("current", v)) => Some(v),
         Some(_) => None,

@@ -18,14 +18,15 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
-use module_utils::pve::pools::{require_pool, PoolMove};
+use module_utils::pve::pools::{require_guest_pool, require_pool, PoolMove};
 use module_utils::pve::preflight::{Content, NewVolume, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::request::{ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
-use module_utils::pve::schema::{boot_order_devices, check_write};
+use module_utils::pve::schema::boot_order_devices;
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::storage::StorageConfig;
+use module_utils::pve::values;
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::{Error, Result};
 
@@ -174,7 +175,13 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            if let Some(words) = state::refusal(op, &facts) {
+            // a start's node CPU count (`None` when not shown), read only for a start
+            let cpus = match op {
+                Op::Start => self.preflight.nodes()?.iter().find(|n| n.node == vm.node).and_then(|n| n.maxcpu),
+                _ => None,
+            };
+            let values = || values::refusal(op, vm, config, p.purge, cpus);
+            if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             if op == Op::Destroy && config.current.get("template").is_some_and(|t| t == "1") {
@@ -199,21 +206,26 @@ impl<'a> Checks<'a> {
         Ok(())
     }
 
-    /// What PVE would refuse of `write` other than for privileges: nodes, storages, volumes,
-    /// bridges, targets, and a balloon above the memory.
+    /// What PVE would refuse of `write` other than for privileges: nodes, a new VM's pool,
+    /// storages, volumes, bridges, targets, a create's VNC clipboard.
     fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
         match write {
             Write::Create { node, form, .. } => {
                 self.preflight.node(node, "node")?;
-                self.config_values(node, form, p.storage.as_deref())
+                if let Some(pool) = p.pool.as_deref() {
+                    require_guest_pool(self.api, pool)?;
+                }
+                self.config_values(node, form, p.storage.as_deref())?;
+                values::request_clipboard(form).map_or(Ok(()), |words| Err(Error::failed(words)))
             }
-            Write::Config { vm, body, context, .. } => {
-                let current = before.map(VmConfig::effective).unwrap_or_default();
+            Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
-                self.config_values(&vm.node, &set, None)?;
-                balloon_within_memory(vm, body, &current).map_err(|e| e.context(context))
+                self.config_values(&vm.node, &set, None)
             }
             Write::Clone { source, body, node, configure, .. } => {
+                if let Some(pool) = value(body, "pool") {
+                    require_guest_pool(self.api, pool)?;
+                }
                 let source_config = before.map(VmConfig::effective).unwrap_or_default();
                 self.preflight.clone_target(
                     &source.node,
@@ -419,9 +431,11 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
         .collect()
 }
 
-/// What PVE's handler refuses while it writes a config, after its privilege checks: a boot
-/// order naming a device the VM will not have (`before`: the config the write was planned
-/// from; docs/pve-semantics.md §34.3). A clone's configuring write is checked before the clone,
+/// What PVE's handler refuses while it writes a config, after its privilege checks: a balloon
+/// above the memory of the config with the write (`pve::values::balloon`, after the lock as in
+/// PVE; a request that sets both is the schema's), a VNC clipboard on a display that cannot take
+/// it (§43), a boot order naming a device the VM will not have (`before`: the config the write
+/// was planned from; docs/pve-semantics.md §34.3). A clone's configuring write is checked before the clone,
 /// against the devices the clone will have: the source's applied config, which `clone_vm`
 /// copies (not its pending part), and what the write sets (§37.2); PVE would refuse it only once
 /// the clone exists.
@@ -431,6 +445,14 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
         Write::Clone { source, configure, .. } => (configure, clone_unconfigurable(source), false),
         _ => return Ok(()),
     };
+    let stored = match before {
+        Some(c) if pending => c.clone(),
+        _ => VmConfig::from_current(before.map(|c| c.current.clone()).unwrap_or_default()),
+    };
+    if let Some(words) = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body))
+    {
+        return Err(Error::failed(words).context(&context));
+    }
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
     boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(&context))
 }
@@ -438,18 +460,6 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
 /// The value of `key` in a request body.
 fn value<'b>(body: &'b Form, key: &str) -> Option<&'b str> {
     body.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-}
-
-/// qemu-server `update_vm_api` refuses a `balloon` above the memory the VM will have, the
-/// memory it sends or, when it sends none, the one it has (docs/pve-semantics.md §28.4): the
-/// schema's own rule, given that memory, so a balloon alone is checked as PVE checks it. A rule
-/// on a form that is never sent, so not through the client.
-fn balloon_within_memory(vm: &VmResource, body: &Form, current: &BTreeMap<String, String>) -> Result<()> {
-    let has = |k: &str| body.iter().any(|(key, _)| key == k);
-    let Some(memory) = current.get("memory").filter(|_| has("balloon") && !has("memory")) else { return Ok(()) };
-    let mut form: Form = body.iter().filter(|(k, _)| k == "balloon").cloned().collect();
-    form.push(("memory".into(), memory.clone()));
-    check_write(Method::Put, &vm.path().join(["config"]), &form)
 }
 
 /// The keys a config write removes as `update_vm_api` sees them: its `delete` keys, and the
@@ -534,6 +544,7 @@ pub(crate) fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, 
 mod tests {
     use super::*;
     use module_utils::pve::request::form;
+    use module_utils::pve::schema::check_write;
 
     fn vm(status: &str) -> VmResource {
         crate::plan::resource(170, Some("web"), "pve1", status)

@@ -245,6 +245,10 @@ impl Params {
             desired.insert("agent".into(), value);
         }
         if let Some(keys) = p.str("sshkeys") {
+            // pve-common Tools.pm validate_ssh_public_keys, which create_vm and update_vm_api call (§43.7)
+            if let Some(words) = module_utils::pve::sshkeys::validate(keys) {
+                return Err(Error::args(format!("sshkeys: {words}")));
+            }
             desired.insert("sshkeys".into(), percent_encode(keys));
         }
         for (opt, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {

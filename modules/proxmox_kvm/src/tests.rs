@@ -555,7 +555,7 @@ fn params_map_options_to_config_keys() {
     let p = params_from(json!({
         "node": "pve1", "name": "web01", "cores": 2, "memory": 4096, "onboot": true, "agent": "yes",
         "numa_enabled": false, "smbios": "uuid=x", "nameservers": ["1.1.1.1", "9.9.9.9"], "searchdomains": ["example.org"],
-        "tags": ["web", "prod"], "sshkeys": "ssh-ed25519 AAAA me@host",
+        "tags": ["web", "prod"], "sshkeys": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyForTheE2eTestsExampleKeyForTheE2e me@host",
         "net": {"net0": "model=virtio,bridge=vmbr0,firewall=yes"}, "scsi": {"scsi0": "local-lvm:32"},
         "bios": "ovmf", "efidisk0": {"storage": "local-lvm", "efitype": "4m", "pre_enrolled_keys": true},
         "tpmstate0": {"storage": "local-lvm"}, "update_unsafe": true,
@@ -575,7 +575,7 @@ fn params_map_options_to_config_keys() {
         ("scsi0", "local-lvm:32"),
         ("searchdomain", "example.org"),
         ("smbios1", "uuid=x"),
-        ("sshkeys", "ssh-ed25519%20AAAA%20me%40host"),
+        ("sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIExampleKeyForTheE2eTestsExampleKeyForTheE2e%20me%40host"),
         ("tags", "web;prod"),
         ("tpmstate0", "local-lvm:1,version=v2.0"),
     ]);
@@ -623,6 +623,11 @@ fn params_reject_what_pve_would_reject() {
         (
             json!({"node": "pve1", "vmid": 100, "tpmstate0": {"storage": "a/b"}}),
             "tpmstate0.storage: storage ID 'a/b' contains illegal characters",
+        ),
+        // §43.7: each line must be a key `ssh-keygen -l` reads (pve-common Tools.pm validate_ssh_public_keys)
+        (
+            json!({"vmid": 100, "node": "pve1", "sshkeys": "ssh-ed25519 AAAA me@host"}),
+            "sshkeys: SSH public key validation error",
         ),
     ];
     for (args, want) in cases {

@@ -109,6 +109,8 @@ class AdminMixin(object):
         self.release_version = seed.get('release', '9.2')
         self.cluster_name = seed.get('cluster_name', 'pvesim')
         self.nodes = dict((name, {'online': True}) for name in seed.get('nodes', ['pve1']))
+        # `node_cpus` {node: n}: each node's CPU count (`maxcpu`; fakepve's 4 otherwise; values.py)
+        self.node_cpus = dict(seed.get('node_cpus', {}))
         self.bridges = list(seed.get('bridges', ['vmbr0']))
         self.datacenter = dict(seed.get('datacenter', {}))
         self.storages = {}
@@ -180,6 +182,8 @@ class AdminMixin(object):
             vm.config['template'] = 1
         vm.pending = dict(spec.get('pending', {}))
         vm.lock = vm.config.get('lock')
+        # `ha_state` (`started`, `stopped`, ...): an HA resource, whose state /cluster/resources shows as `hastate`
+        vm.ha_state = spec.get('ha_state')
         if vm.status == 'running' and spec.get('qmpstatus'):
             vm.qmpstatus = spec['qmpstatus']  # a running VM's QEMU state, e.g. `paused` (status/current)
         if spec.get('agent_running') is False:

@@ -91,6 +91,9 @@ class LifecycleMixin:
             if vm.start_error:
                 raise TaskError(vm.start_error)
             self._apply_pending(vm)
+            words = self._start_refusal(vm)  # config_to_command (values.py, §43)
+            if words:
+                raise TaskError(words)
             # vm_start_nolock applies pending first; QEMU's pve-bridge script then fails on a missing bridge
             for key in sorted(vm.config, key=o.natural):
                 if nets.NET_KEY.match(key):

@@ -1,0 +1,183 @@
+//! What PVE refuses from a VM's config values and the cluster's facts (the node's CPUs, HA): a balloon above the memory, a VNC clipboard on a display that cannot take it, a start the node cannot hold, a hibernation or removal that HA or the VM's devices forbid (docs/pve-semantics.md §43).
+//!
+//! Each rule is decided from what a task reads before it writes: the VM's config (with its
+//! pending values), the request, `/cluster/resources` (`hastate` of a VM entry) and `GET /nodes`
+//! (a node's `maxcpu`, shown to users with `Sys.Audit` on the node). Each returns PVE's words,
+//! `None` when PVE accepts.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::pve::config::VmConfig;
+use crate::pve::request::Form;
+use crate::pve::resources::VmResource;
+use crate::pve::schema::current_memory;
+use crate::pve::state::Op;
+
+/// qemu-server API2/Qemu.pm `update_vm_api` (`$load_and_check_config`).
+pub const BALLOON_TOO_LARGE: &str = "balloon value too large (must be smaller than assigned memory)";
+
+fn value<'f>(form: &'f Form, key: &str) -> Option<&'f str> {
+    form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+/// A value Perl takes as true: set, not empty, not `0`.
+fn truthy(v: Option<&str>) -> Option<&str> {
+    v.filter(|v| !v.is_empty() && *v != "0")
+}
+
+/// Qemu.pm `update_vm_api`, `$load_and_check_config`, when the request sets `memory` or
+/// `balloon`: the memory is the request's, else the pending one, else the applied one (512 MiB
+/// when none, Memory.pm `get_current_memory`); the balloon is the request's, else the pending
+/// one, else the applied one; a balloon above that memory is refused. `config`: the VM's config
+/// as read (a clone's: the source's applied config, which `clone_vm` copies); `set`: what the
+/// config write sets.
+pub fn balloon(config: &VmConfig, set: &Form) -> Option<&'static str> {
+    let requested = truthy(value(set, "memory"));
+    if requested.is_none() && value(set, "balloon").is_none() {
+        return None;
+    }
+    let stored =
+        |k: &str| truthy(config.pending.get(k).map(String::as_str)).or(config.current.get(k).map(String::as_str));
+    let memory = requested.or_else(|| stored("memory")).filter(|m| !m.is_empty());
+    let max = memory.map_or(Some(512.0), current_memory)?;
+    let balloon: f64 = value(set, "balloon").or_else(|| stored("balloon"))?.parse().ok()?;
+    (balloon != 0.0 && balloon > max).then_some(BALLOON_TOO_LARGE)
+}
+
+/// QemuServer.pm `assert_clipboard_config`: `clipboard=vnc` only with a display type that
+/// begins with `std`, `cirrus`, `vmware`, `virtio` or `qxl` (a `vga` without a type is the
+/// default, and passes). Checked by `create_vm` (in its task, after the disks are allocated),
+/// by `update_vm_api` when it reaches `vga`, and by `vm_start` (`config_to_command`).
+pub fn vga_clipboard(vga: &str) -> Option<String> {
+    let (mut kind, mut clipboard) = (None, None);
+    for part in vga.split(',') {
+        match part.split_once('=') {
+            Some(("type", v)) => kind = Some(v),
+            Some(("clipboard", v)) => clipboard = Some(v),
+            Some(_) => {}
+            None => kind = Some(part),
+        }
+    }
+    let kind = kind.filter(|k| !k.is_empty())?;
+    let fits = ["std", "cirrus", "vmware", "virtio", "qxl"].iter().any(|p| kind.starts_with(p));
+    (clipboard == Some("vnc") && !fits).then(|| format!("vga type {kind} is not compatible with VNC clipboard"))
+}
+
+/// The `vga` values of a request that `vga_clipboard` refuses, as `vga: <PVE's words>`.
+pub fn request_clipboard(form: &Form) -> Option<String> {
+    value(form, "vga").and_then(vga_clipboard).map(|words| format!("vga: {words}"))
+}
+
+/// QemuServer.pm `config_to_command`, when `vm_start` builds QEMU's command line from the config
+/// (pending values applied first): more CPUs (`sockets` × `cores`, not `vcpus`) than the node has
+/// (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
+/// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug (`memory`:
+/// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then the VNC clipboard.
+/// `config`: the config the VM starts with.
+pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
+    let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
+    let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
+    let cores = number("cores").unwrap_or(1);
+    if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
+        return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
+    }
+    if let Some(words) = memory(config, sockets) {
+        return Some(words);
+    }
+    config.get("vga").and_then(|v| vga_clipboard(v))
+}
+
+/// Memory.pm `config` with memory hot-plug, in its order (the maximum memory aside, which depends
+/// on the host's CPU): NUMA on, no custom NUMA topology (`numaN`), at least 1024 MiB
+/// (`$STATICMEM`, times the sockets with 1 GiB hugepages), no virtio-fs.
+fn memory(config: &BTreeMap<String, String>, sockets: u64) -> Option<String> {
+    if !hotplug_memory(config.get("hotplug").map(String::as_str)) {
+        return None;
+    }
+    if truthy(config.get("numa").map(String::as_str)).is_none() {
+        return Some("NUMA needs to be enabled for memory hotplug".into());
+    }
+    if (0..8).any(|i| config.contains_key(&format!("numa{i}"))) {
+        return Some("cannot enable memory hotplugging with custom NUMA topology".into());
+    }
+    let staticmem = if config.get("hugepages").is_some_and(|h| h == "1024") { 1024 * sockets } else { 1024 };
+    let memory = config.get("memory").map_or(Some(512.0), |m| current_memory(m)).unwrap_or(512.0);
+    if memory < staticmem as f64 {
+        return Some(format!("minimum memory must be {staticmem}MB"));
+    }
+    let virtiofs = config.keys().any(|k| k.starts_with("virtiofs"));
+    virtiofs.then(|| "Memory hotplug does not work in combination with virtio-fs.".into())
+}
+
+/// QemuServer.pm `parse_hotplug_features`: `0` is none, `1` (the default) is
+/// `network,disk,usb`; else the listed features.
+fn hotplug_memory(hotplug: Option<&str>) -> bool {
+    match hotplug.unwrap_or("1") {
+        "0" | "1" => false,
+        list => list.split(|c: char| c == ',' || c == ';' || c.is_whitespace()).any(|f| f == "memory"),
+    }
+}
+
+/// Whether HA manages the VM: `/cluster/resources` gives a VM entry a `hastate` when it is an HA
+/// resource (pve-manager API2/Cluster.pm `resources`).
+pub fn ha_managed(vm: &VmResource) -> bool {
+    vm.raw.get("hastate").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+}
+
+/// Qemu.pm `destroy_vm`, `$early_checks` (after protection, before the running check): an HA
+/// resource is removed only with `purge`.
+pub fn destroy(vm: &VmResource, purge: bool) -> Option<String> {
+    (ha_managed(vm) && !purge)
+        .then(|| format!("unable to remove VM {} - used in HA resources and purge parameter not set.", vm.vmid))
+}
+
+/// A hibernation (`status/suspend` with `todisk`): Qemu.pm `vm_suspend` refuses an HA-managed VM,
+/// then one with a passed-through PCI device (`hostpciN`); its task (RunState.pm `vm_suspend`,
+/// QemuMigrate/Helpers.pm `check_non_migratable_resources`) one with `amd-sev`, `intel-tdx` or a
+/// `virtiofsN`. `config`: the VM's applied config.
+pub fn hibernate(vm: &VmResource, config: &BTreeMap<String, String>) -> Option<String> {
+    if ha_managed(vm) {
+        return Some("Cannot suspend HA managed VM to disk".into());
+    }
+    if config
+        .keys()
+        .any(|k| k.strip_prefix("hostpci").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    {
+        return Some(
+            "cannot suspend VM to disk due to passed-through PCI device(s), which lack the possibility to save/restore their internal state"
+                .into(),
+        );
+    }
+    let mut blockers: Vec<&str> =
+        ["amd-sev", "intel-tdx"].into_iter().filter(|k| truthy(config.get(*k).map(String::as_str)).is_some()).collect();
+    if config.keys().any(|k| k.starts_with("virtiofs")) {
+        blockers.push("virtiofs");
+    }
+    (!blockers.is_empty())
+        .then(|| format!("Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: {}", blockers.join(", ")))
+}
+
+/// Qemu.pm `move_vm_disk` to another VM (`$load_and_check_reassign_configs`, before the locks):
+/// both VMs on one node, as the cluster's VM list (`/cluster/resources`) places them.
+pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String> {
+    (source.node != target.node)
+        .then(|| format!("Both VMs need to be on the same node ({} != {})", source.node, target.node))
+}
+
+/// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
+/// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
+/// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s
+/// applied values).
+pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpus: Option<u64>) -> Option<String> {
+    match op {
+        Op::Start => start(&config.effective(), node_cpus),
+        Op::Destroy => destroy(vm, purge),
+        Op::Suspend { to_disk: true } => hibernate(vm, &config.current),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! The value rules as tables: each with the config and request PVE refuses or takes, and PVE's words (docs/pve-semantics.md §43).
+
+use super::*;
+use serde_json::json;
+
+fn config(current: &[(&str, &str)], pending: &[(&str, &str)]) -> VmConfig {
+    let mut c = VmConfig::from_current(current.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    c.pending = pending.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    c
+}
+
+fn form(pairs: &[(&str, &str)]) -> Form {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn vm(hastate: Option<&str>) -> VmResource {
+    let mut v = json!({"vmid": 170, "name": "web", "node": "pve1", "type": "qemu", "status": "running"});
+    if let Some(s) = hastate {
+        v["hastate"] = json!(s);
+    }
+    VmResource::from_json(&v).unwrap()
+}
+
+#[test]
+fn the_balloon_is_checked_against_the_merged_config() {
+    let refused = Some(BALLOON_TOO_LARGE);
+    // memory lowered below the balloon the VM has
+    assert_eq!(
+        balloon(&config(&[("memory", "4096"), ("balloon", "2048")], &[]), &form(&[("memory", "1024")])),
+        refused
+    );
+    // ... below a pending balloon
+    assert_eq!(balloon(&config(&[("memory", "4096")], &[("balloon", "3000")]), &form(&[("memory", "2048")])), refused);
+    // a balloon on a VM without `memory`: 512 MiB
+    assert_eq!(balloon(&config(&[], &[]), &form(&[("balloon", "1024")])), refused);
+    assert_eq!(balloon(&config(&[], &[]), &form(&[("balloon", "512")])), None);
+    // a pending memory counts before the applied one; the request's before both
+    assert_eq!(balloon(&config(&[("memory", "4096")], &[("memory", "1024")]), &form(&[("balloon", "2048")])), refused);
+    assert_eq!(
+        balloon(&config(&[("memory", "1024")], &[]), &form(&[("memory", "current=4096"), ("balloon", "2048")])),
+        None
+    );
+    // balloon 0 disables it; a write of neither is not checked
+    assert_eq!(balloon(&config(&[("memory", "1024")], &[]), &form(&[("balloon", "0")])), None);
+    assert_eq!(balloon(&config(&[("memory", "1024"), ("balloon", "4096")], &[]), &form(&[("cores", "2")])), None);
+}
+
+#[test]
+fn a_vnc_clipboard_needs_a_display_that_takes_it() {
+    assert_eq!(
+        vga_clipboard("serial0,clipboard=vnc").as_deref(),
+        Some("vga type serial0 is not compatible with VNC clipboard")
+    );
+    assert_eq!(
+        vga_clipboard("type=none,clipboard=vnc").as_deref(),
+        Some("vga type none is not compatible with VNC clipboard")
+    );
+    for ok in ["std,clipboard=vnc", "virtio-gl,clipboard=vnc", "qxl2,clipboard=vnc", "clipboard=vnc", "serial0"] {
+        assert_eq!(vga_clipboard(ok), None, "{ok}");
+    }
+    assert_eq!(
+        request_clipboard(&form(&[("vga", "none,clipboard=vnc")])).as_deref(),
+        Some("vga: vga type none is not compatible with VNC clipboard")
+    );
+}
+
+#[test]
+fn a_start_needs_the_cpus_the_node_has_and_numa_for_memory_hotplug() {
+    let c =
+        |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+    assert_eq!(
+        start(&c(&[("sockets", "2"), ("cores", "4")]), Some(4)).as_deref(),
+        Some("MAX 4 vcpus allowed per VM on this node")
+    );
+    // `vcpus` does not count: sockets x cores is what QEMU is given as maxcpus
+    assert_eq!(start(&c(&[("cores", "4"), ("vcpus", "1")]), Some(4)), None);
+    assert_eq!(start(&c(&[("cores", "16")]), None), None, "unknown without Sys.Audit on the node");
+    assert_eq!(
+        start(&c(&[("hotplug", "disk,memory")]), Some(4)).as_deref(),
+        Some("NUMA needs to be enabled for memory hotplug")
+    );
+    assert_eq!(start(&c(&[("hotplug", "disk,memory"), ("numa", "1"), ("memory", "1024")]), Some(4)), None);
+    assert_eq!(start(&c(&[("hotplug", "1")]), Some(4)), None);
+    let hot = |extra: &[(&str, &str)]| {
+        let mut all: BTreeMap<String, String> = c(&[("hotplug", "memory"), ("numa", "1"), ("memory", "2048")]);
+        all.extend(c(extra));
+        start(&all, Some(4))
+    };
+    assert_eq!(
+        hot(&[("numa0", "cpus=0,memory=2048")]).as_deref(),
+        Some("cannot enable memory hotplugging with custom NUMA topology")
+    );
+    assert_eq!(hot(&[("memory", "512")]).as_deref(), Some("minimum memory must be 1024MB"));
+    assert_eq!(hot(&[("hugepages", "1024"), ("sockets", "4")]).as_deref(), Some("minimum memory must be 4096MB"));
+    assert_eq!(
+        hot(&[("virtiofs0", "dirid=share")]).as_deref(),
+        Some("Memory hotplug does not work in combination with virtio-fs.")
+    );
+    assert_eq!(hot(&[]), None);
+    assert_eq!(
+        start(&c(&[("vga", "serial1,clipboard=vnc")]), Some(4)).as_deref(),
+        Some("vga type serial1 is not compatible with VNC clipboard")
+    );
+}
+
+#[test]
+fn ha_forbids_a_removal_without_purge_and_a_hibernation() {
+    assert_eq!(
+        destroy(&vm(Some("started")), false).as_deref(),
+        Some("unable to remove VM 170 - used in HA resources and purge parameter not set.")
+    );
+    assert_eq!(destroy(&vm(Some("started")), true), None);
+    assert_eq!(destroy(&vm(None), false), None);
+    let none = BTreeMap::new();
+    assert_eq!(hibernate(&vm(Some("started")), &none).as_deref(), Some("Cannot suspend HA managed VM to disk"));
+    assert_eq!(hibernate(&vm(None), &none), None);
+}
+
+#[test]
+fn passed_through_devices_and_virtiofs_forbid_a_hibernation() {
+    let c = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect::<BTreeMap<_, _>>();
+    assert!(hibernate(&vm(None), &c("hostpci0", "0000:01:00.0"))
+        .unwrap()
+        .starts_with("cannot suspend VM to disk due to passed-through PCI device(s)"));
+    assert_eq!(
+        hibernate(&vm(None), &c("virtiofs0", "dirid=share")).as_deref(),
+        Some("Cannot live-migrate, snapshot (with RAM), or hibernate a VM with: virtiofs")
+    );
+}
+
+#[test]
+fn a_disk_moves_only_to_a_vm_on_the_same_node() {
+    let on = |node: &str, vmid: u64| {
+        VmResource::from_json(&json!({"vmid": vmid, "node": node, "type": "qemu", "status": "stopped"})).unwrap()
+    };
+    assert_eq!(
+        reassign_nodes(&on("pve1", 170), &on("pve2", 171)).as_deref(),
+        Some("Both VMs need to be on the same node (pve1 != pve2)")
+    );
+    assert_eq!(reassign_nodes(&on("pve1", 170), &on("pve1", 171)), None);
+}
