@@ -1,0 +1,119 @@
+//! The privileges qemu-server checks inside its handlers and task workers, by value: removing a volume, a device's old and new value, a custom CPU model, a hardware RNG, tags.
+//!
+//! Sources: qemu-server `src/PVE/API2/Qemu.pm` (`update_vm_api`'s delete and set loops,
+//! `check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `check_dir_perm`,
+//! `$check_cpu_model_access`, `resize_vm`), `src/PVE/QemuServer.pm` (`try_deallocate_drive`),
+//! pve-guest-common `src/PVE/GuestHelpers.pm` (`assert_tag_permissions`). Every check but the
+//! storage ones is skipped for `root@pam` itself, not for its API tokens: PVE compares the auth id
+//! (`$authuser eq 'root@pam'`), and a token's is `root@pam!<tokenid>`. docs/pve-semantics.md §44.
+
+use super::{all, indexed, vm_perm, vms, Need};
+use crate::pve::devices::{volume_storage, Disk};
+use crate::pve::volume::content_and_owner;
+
+/// One property of a property string (`source=/dev/hwrng,max_bytes=1024`), or its default key's
+/// value when the string starts without `name=`.
+fn prop(value: &str, name: &str, default_key: bool) -> Option<String> {
+    value.split(',').enumerate().find_map(|(i, kv)| match kv.split_once('=') {
+        Some((k, v)) if k == name => Some(v.to_string()),
+        None if i == 0 && default_key && !kv.is_empty() => Some(kv.to_string()),
+        _ => None,
+    })
+}
+
+/// `try_deallocate_drive`: removing a volume the VM owns (deleting `unusedN`, or a drive with
+/// `force`) needs `Datastore.AllocateSpace` on its storage; a CD-ROM, or a volume of another VM,
+/// is only dropped from the config.
+pub fn volume_removal(vmid: u64, key: &str, value: &str) -> Vec<Need> {
+    let Some(disk) = Disk::parse(key, value) else { return Vec::new() };
+    let Some(volid) = disk.volume.filter(|_| disk.media != "cdrom") else { return Vec::new() };
+    match (volume_storage(&volid), content_and_owner(&volid)) {
+        (Some(sid), ("images", Some(owner))) if owner == vmid => {
+            vec![all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"])]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `resize_vm`'s worker: `Datastore.AllocateSpace` on the storage of the volume it grows.
+pub fn resize_storage(volid: &str) -> Vec<Need> {
+    volume_storage(volid)
+        .map(|sid| vec![all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"])])
+        .unwrap_or_default()
+}
+
+/// `check_rng_perm` for an `rng0` value: `VM.Config.HWType` (on the VM, or its pool at create),
+/// and with the host's hardware RNG as source `Mapping.Use` on `/mapping/hwrng`.
+pub fn rng(vmid: u64, pool: Option<&str>, value: &str) -> Vec<Need> {
+    let mut needs = vec![vm_perm(vmid, pool, &["VM.Config.HWType"], false)];
+    if prop(value, "source", true).as_deref() == Some("/dev/hwrng") {
+        needs.push(all("/mapping/hwrng", &["Mapping.Use"]));
+    }
+    needs
+}
+
+/// The CPU model of a `cpu` value (`cputype`, the default key).
+fn cputype(value: &str) -> Option<String> {
+    prop(value, "cputype", true).filter(|t| !t.is_empty())
+}
+
+/// `$check_cpu_model_access`: a custom model (`custom-<name>`) needs `Mapping.Use` on
+/// `/mapping/cpu/<name>`, unless the VM's current `cpu` already names the same model.
+pub fn cpu_model(new: &str, existing: Option<&str>) -> Vec<Need> {
+    let Some(model) = cputype(new) else { return Vec::new() };
+    if existing.and_then(cputype).is_some_and(|old| old == model) {
+        return Vec::new();
+    }
+    match model.strip_prefix("custom-") {
+        Some(name) => vec![all(format!("/mapping/cpu/{name}"), &["Mapping.Use"])],
+        None => Vec::new(),
+    }
+}
+
+/// `assert_tag_permissions` for a change of `tags`: `VM.Config.Options` on the VM (never its
+/// pool). The datacenter's tag policy (`user-tag-access`, `registered-tags`), which only
+/// `Sys.Modify` on `/` overrides, is not read: see docs/pve-semantics.md §44.3.
+pub fn tags(vmid: u64) -> Vec<Need> {
+    vec![vm_perm(vmid, None, &["VM.Config.Options"], false)]
+}
+
+/// `update_vm_api`'s delete loop for `serialN`: a socket needs `VM.Config.HWType`, a real
+/// device is root's, in the words of a delete.
+pub fn serial_delete(vmid: u64, key: &str, old: &str) -> Need {
+    if old == "socket" {
+        vm_perm(vmid, None, &["VM.Config.HWType"], false)
+    } else {
+        Need::RootOnly(format!("only root can delete '{key}' config for real devices"))
+    }
+}
+
+/// `update_vm_api`'s set loop for `serialN`: a socket where there was none or a socket needs
+/// `VM.Config.HWType`; anything else is root's, in the words of a change.
+pub fn serial_set(vmid: u64, key: &str, old: Option<&str>, new: &str) -> Need {
+    if old.is_none_or(|v| v == "socket") && new == "socket" {
+        vm_perm(vmid, None, &["VM.Config.HWType"], false)
+    } else {
+        Need::RootOnly(format!("only root can modify '{key}' config for real devices"))
+    }
+}
+
+/// `PUT .../resize` (`resize_vm`) of the volume `volid`: `VM.Config.Disk`, then in its worker
+/// `Datastore.AllocateSpace` on the volume's storage.
+pub fn resize(vmid: u64, volid: &str) -> Vec<Need> {
+    let mut needs = vec![all(vms(vmid), &["VM.Config.Disk"])];
+    needs.extend(resize_storage(volid));
+    needs
+}
+
+/// `PUT .../unlink` (`unlink`) of `key` (value `value`): `VM.Config.Disk`; removing the volume
+/// (`unusedN`, or a drive with `force` on a stopped VM) `try_deallocate_drive`'s storage check.
+pub fn unlink(vmid: u64, key: &str, value: &str, removes_volume: bool) -> Vec<Need> {
+    let mut needs = vec![all(vms(vmid), &["VM.Config.Disk"])];
+    if removes_volume || indexed(key, "unused") {
+        needs.extend(volume_removal(vmid, key, value));
+    }
+    needs
+}
+
+#[cfg(test)]
+mod tests;
