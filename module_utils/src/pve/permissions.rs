@@ -576,7 +576,7 @@ pub fn template(vmid: u64) -> Vec<Need> {
 
 mod handlers;
 mod privileges;
-pub use handlers::{resize, unlink};
+pub use handlers::{hibernate, resize, unlink, vmstate_storage};
 pub use privileges::Privileges;
 
 #[cfg(test)]

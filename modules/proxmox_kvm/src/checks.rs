@@ -135,6 +135,11 @@ impl<'a> Checks<'a> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
+            // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2)
+            let statestorage = permissions::vmstate_storage(&config.current, &self.preflight.storages()?);
+            self.privileges.require(&permissions::hibernate(vm.vmid, statestorage.as_deref()))?;
+        }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)
     }

@@ -7,8 +7,11 @@
 //! storage ones is skipped for `root@pam` itself, not for its API tokens: PVE compares the auth id
 //! (`$authuser eq 'root@pam'`), and a token's is `root@pam!<tokenid>`. docs/pve-semantics.md §44.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::{all, indexed, vm_perm, vms, Need};
-use crate::pve::devices::{volume_storage, Disk};
+use crate::pve::devices::{is_disk_key, volume_storage, Disk};
+use crate::pve::storage::StorageConfig;
 use crate::pve::volume::content_and_owner;
 
 /// One property of a property string (`source=/dev/hwrng,max_bytes=1024`), or its default key's
@@ -111,6 +114,44 @@ pub fn unlink(vmid: u64, key: &str, value: &str, removes_volume: bool) -> Vec<Ne
     let mut needs = vec![all(vms(vmid), &["VM.Config.Disk"])];
     if removes_volume || indexed(key, "unused") {
         needs.extend(volume_removal(vmid, key, value));
+    }
+    needs
+}
+
+/// QemuConfig.pm `find_vmstate_storage`: where a hibernation saves the VM's state when the call
+/// names no `statestorage`: the config's `vmstatestorage`; else a shared storage one of its
+/// drives (CD-ROMs left out) is on, else a local one, a file-based storage preferred in each;
+/// else `local`. `None` when a storage of its drives is not in `storages` (not visible to this
+/// user): then where PVE saves it is not known.
+pub fn vmstate_storage(config: &BTreeMap<String, String>, storages: &[StorageConfig]) -> Option<String> {
+    if let Some(sid) = config.get("vmstatestorage").filter(|s| !s.is_empty()) {
+        return Some(sid.clone());
+    }
+    let (mut shared, mut local): (Option<&StorageConfig>, Option<&StorageConfig>) = (None, None);
+    let used: BTreeSet<String> = config
+        .iter()
+        .filter(|(k, _)| is_disk_key(k) && !indexed(k, "unused"))
+        .filter_map(|(k, v)| Disk::parse(k, v).filter(|d| d.media != "cdrom"))
+        .filter_map(|d| d.volume.as_deref().and_then(volume_storage).map(str::to_string))
+        .collect();
+    for sid in used {
+        let scfg = storages.iter().find(|s| s.storage == sid)?;
+        let slot = if scfg.shared { &mut shared } else { &mut local };
+        if slot.is_none() || scfg.path.is_some() {
+            *slot = Some(scfg);
+        }
+    }
+    Some(shared.or(local).map_or_else(|| "local".to_string(), |s| s.storage.clone()))
+}
+
+/// `vm_suspend` with `todisk` (its permission text: "if you have set 'todisk', you need also
+/// 'VM.Config.Disk' on /vms/{vmid} and 'Datastore.AllocateSpace' on the storage for the
+/// vmstate"): `VM.PowerMgmt` (the method's), `VM.Config.Disk`, then `Datastore.AllocateSpace` on
+/// the state's storage (`vmstate_storage`; not checked when it is not known).
+pub fn hibernate(vmid: u64, statestorage: Option<&str>) -> Vec<Need> {
+    let mut needs = vec![all(vms(vmid), &["VM.PowerMgmt"]), vm_perm(vmid, None, &["VM.Config.Disk"], false)];
+    if let Some(sid) = statestorage {
+        needs.push(all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"]));
     }
     needs
 }

@@ -94,3 +94,33 @@ fn real_serial_devices_are_root_s_in_the_words_of_each_loop() {
     assert!(update(100, &usb, &form([("usb0", "spice")]), &[]).contains(&refused));
     assert!(update(100, &usb, &Vec::new(), &["usb0".to_string()]).contains(&refused));
 }
+
+#[test]
+fn a_hibernation_needs_space_where_pve_saves_the_state() {
+    // QemuConfig.pm find_vmstate_storage, Qemu.pm vm_suspend
+    let storage = |sid: &str, shared: bool, path: Option<&str>| {
+        let mut v = serde_json::json!({"storage": sid, "type": "dir", "content": "images", "shared": shared as u8});
+        if let Some(path) = path {
+            v["path"] = path.into();
+        }
+        StorageConfig::from_json(&v).unwrap()
+    };
+    let storages = [
+        storage("local", false, Some("/var/lib/vz")),
+        storage("local-lvm", false, None),
+        storage("nfs", true, Some("/mnt/nfs")),
+    ];
+    let lvm = config(&[("scsi0", "local-lvm:vm-100-disk-0,size=4G"), ("ide2", "nfs:iso/a.iso,media=cdrom")]);
+    assert_eq!(vmstate_storage(&lvm, &storages).as_deref(), Some("local-lvm"));
+    let both = config(&[("scsi0", "local-lvm:vm-100-disk-0"), ("scsi1", "nfs:100/vm-100-disk-1.qcow2")]);
+    assert_eq!(vmstate_storage(&both, &storages).as_deref(), Some("nfs"));
+    assert_eq!(vmstate_storage(&config(&[]), &storages).as_deref(), Some("local"));
+    let chosen = config(&[("vmstatestorage", "local"), ("scsi0", "nfs:100/vm-100-disk-1.qcow2")]);
+    assert_eq!(vmstate_storage(&chosen, &storages).as_deref(), Some("local"));
+    // a storage this user cannot see: not known
+    assert_eq!(vmstate_storage(&config(&[("scsi0", "hidden:vm-100-disk-0")]), &storages), None);
+    assert_eq!(
+        hibernate(100, Some("local-lvm")),
+        vec![vm("VM.PowerMgmt"), vm("VM.Config.Disk"), all("/storage/local-lvm", &["Datastore.AllocateSpace"])]
+    );
+}
