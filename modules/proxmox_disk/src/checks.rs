@@ -44,9 +44,9 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
             needs.extend(permissions::update(vm.vmid, &config.effective(), &form([(disk, pending.as_str())]), &[]));
             needs
         }
-        // a forced unlink frees the volume when the pending removal is applied: at once on a stopped VM
+        // a forced unlink frees the volume when the removal is applied: now, unless it waits for the next start
         Action::Unlink { force } => {
-            permissions::unlink(vm.vmid, disk, config.get(disk).unwrap_or(""), *force && !facts.running)
+            permissions::unlink(vm.vmid, disk, config.get(disk).unwrap_or(""), *force && !plan.pending)
         }
         Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
             (Some(target), _) => permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or("")),
