@@ -36,6 +36,9 @@ pub enum Need {
     /// Never held: PVE refuses with this message (inside a `OneOf`, unless an earlier option is
     /// held).
     Refused(String),
+    /// A change of the VM's tags from `old` to `new` under the datacenter's tag policy
+    /// (`assert_tag_permissions` after its `VM.Config.Options`; docs/pve-semantics.md §44.3).
+    Tags { old: String, new: String },
 }
 
 /// The privileges of one VM path, `/vms/{vmid}`.
@@ -383,8 +386,8 @@ pub fn create(vmid: u64, pool: Option<&str>, storage: Option<&str>, start: bool,
     if let Some((_, cpu)) = config_entries(config).find(|(k, _)| *k == "cpu") {
         needs.extend(handlers::cpu_model(cpu, None));
     }
-    if config_entries(config).any(|(k, _)| k == "tags") {
-        needs.extend(handlers::tags(vmid));
+    if let Some((_, tags)) = config_entries(config).find(|(k, _)| *k == "tags") {
+        needs.extend(handlers::tags(vmid, None, tags));
     }
     needs
 }
@@ -446,7 +449,7 @@ pub fn update(vmid: u64, current: &BTreeMap<String, String>, set: &Form, delete:
         } else if VALUE_DEVICES.iter().any(|p| indexed(key, p)) {
             needs.extend(device(vmid, None, key, old));
         } else if key == "tags" {
-            needs.extend(handlers::tags(vmid));
+            needs.extend(handlers::tags(vmid, Some(old), ""));
         }
     }
     for (key, value) in set {
@@ -458,7 +461,7 @@ pub fn update(vmid: u64, current: &BTreeMap<String, String>, set: &Form, delete:
         } else if indexed(key, "serial") {
             needs.push(handlers::serial_set(vmid, key, current.get(key).map(String::as_str), value));
         } else if key == "tags" {
-            needs.extend(handlers::tags(vmid));
+            needs.extend(handlers::tags(vmid, current.get(key).map(String::as_str), value));
         } else {
             // a device's old value is checked as its new one (`check_usb_perm` and the others)
             if let (true, Some(old)) = (VALUE_DEVICES.iter().any(|p| indexed(key, p)), current.get(key)) {
@@ -576,6 +579,7 @@ pub fn template(vmid: u64) -> Vec<Need> {
 
 mod handlers;
 mod privileges;
+mod tag_policy;
 pub use handlers::{hibernate, resize, unlink, vmstate_storage};
 pub use privileges::Privileges;
 

@@ -70,7 +70,7 @@ pub(crate) struct Checks<'a> {
     api: &'a dyn Api,
     /// The preflight's reads, also what names new volumes and what a removal frees (lib.rs).
     pub(crate) preflight: Preflight<'a>,
-    privileges: Privileges<'a>,
+    pub(crate) privileges: Privileges<'a>,
 }
 
 impl<'a> Checks<'a> {

@@ -73,11 +73,28 @@ pub fn cpu_model(new: &str, existing: Option<&str>) -> Vec<Need> {
     }
 }
 
-/// `assert_tag_permissions` for a change of `tags`: `VM.Config.Options` on the VM (never its
-/// pool). The datacenter's tag policy (`user-tag-access`, `registered-tags`), which only
-/// `Sys.Modify` on `/` overrides, is not read: see docs/pve-semantics.md §44.3.
-pub fn tags(vmid: u64) -> Vec<Need> {
-    vec![vm_perm(vmid, None, &["VM.Config.Options"], false)]
+/// `assert_tag_permissions` for a change of `tags` from `old` to `new`: `VM.Config.Options` on
+/// the VM (never its pool), then each tag added or removed under the datacenter's tag policy
+/// (`Need::Tags`, evaluated by `Privileges`).
+pub fn tags(vmid: u64, old: Option<&str>, new: &str) -> Vec<Need> {
+    vec![
+        vm_perm(vmid, None, &["VM.Config.Options"], false),
+        Need::Tags { old: old.unwrap_or("").to_string(), new: new.to_string() },
+    ]
+}
+
+/// The tags whose count differs between `old` and `new` (PVE's `split_list` of each), sorted.
+pub fn changed_tags(old: &str, new: &str) -> Vec<String> {
+    let count = |text: &str| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for tag in text.split([';', ',', ' ']).filter(|t| !t.is_empty()) {
+            *counts.entry(tag.to_string()).or_default() += 1;
+        }
+        counts
+    };
+    let (old, new) = (count(old), count(new));
+    let all: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    all.into_iter().filter(|t| old.get(*t) != new.get(*t)).cloned().collect()
 }
 
 /// `update_vm_api`'s delete loop for `serialN`: a socket needs `VM.Config.HWType`, a real
