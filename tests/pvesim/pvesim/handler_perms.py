@@ -11,6 +11,7 @@ docs/pve-semantics.md §27, §44.
 
 import re
 
+from fakepve.model import PveError
 from fakepve.routing import die
 
 from . import drives as d
@@ -30,9 +31,73 @@ def _props(value, default_key):
     return out
 
 
+def _tags(text):
+    """PVE::Tools split_list of a tags value."""
+    return [t for t in re.split(r'[;,\s]+', str(text or '')) if t]
+
+
 class HandlerPermsMixin:
-    """The value-dependent checks of create_vm and update_vm_api, try_deallocate_drive's storage check, and
-    vm_suspend's `todisk` checks."""
+    """The value-dependent checks of create_vm and update_vm_api, try_deallocate_drive's storage check,
+    vm_suspend's `todisk` checks, and the tag policy (GET /cluster/options, assert_tag_permissions)."""
+
+    def check_permissions(self, user, perms, values, declared=None):
+        """RPCEnvironment.pm check_api2_permissions: a method open to `user => 'all'` passes for anyone logged in,
+        before its `check` (which the method then applies in its code, as get_options does with Sys.Audit);
+        fakepve evaluates the `check` first."""
+        if user is not None and perms and perms.get('user') == 'all':
+            return
+        super().check_permissions(user, perms, values, declared)
+
+    def _routes_tag_policy(self):
+        return [('GET', '/cluster/options', self._cluster_options)]
+
+    def _allowed_tags(self, user, privileged):
+        """GuestHelpers.pm get_allowed_tags: the `user-allow-list` (unless `user-allow` is none), the tags of the
+        guests the user may audit (with `free` or `existing`), the registered tags only for a privileged user.
+        Returns (allowed, registered, freeform)."""
+        dc = self.datacenter
+        registered = set(dc.get('registered-tags') or [])
+        access = dc.get('user-tag-access') or {}
+        user_allow = access.get('user-allow', 'free')
+        allowed = set()
+        if user_allow != 'none' or privileged:
+            allowed.update(access.get('user-allow-list') or [])
+        if user_allow in ('free', 'existing') or privileged:
+            for vm in self.vms:
+                if privileged or self.allowed(user, '/vms/{0}'.format(vm.vmid), 'VM.Audit'):
+                    allowed.update(_tags(vm.config.get('tags')))
+        if privileged:
+            allowed |= registered
+        else:
+            allowed -= registered
+        return allowed, registered, user_allow == 'free'
+
+    async def _cluster_options(self, v, user):
+        """pve-manager PVE/API2/Cluster.pm get_options (`user => 'all'`): datacenter.cfg with Sys.Audit on /, else
+        only `console` and `tag-style`; always `allowed-tags`, the tags get_allowed_tags allows this user."""
+        who = user or ROOT
+        if self.allowed(who, '/', 'Sys.Audit'):
+            res = dict(self.datacenter)
+        else:
+            res = dict((k, self.datacenter[k]) for k in ('console', 'tag-style') if k in self.datacenter)
+        res['allowed-tags'] = sorted(self._allowed_tags(who, self.allowed(who, '/', 'Sys.Modify'))[0])
+        return res
+
+    def _assert_tag_permissions(self, user, vmid, old, new):
+        """GuestHelpers.pm assert_tag_permissions: VM.Config.Options on the VM, then each tag added or removed:
+        refused unless Sys.Modify on /, or it is allowed (or the policy is free) and not registered. PVE walks
+        the tags in hash order; pvesim sorted."""
+        self._vm_perm(user, vmid, None, 'VM.Config.Options')
+        if self.allowed(user, '/', 'Sys.Modify'):
+            return
+        old_tags, new_tags = _tags(old), _tags(new)
+        changed = sorted(t for t in set(old_tags) | set(new_tags) if old_tags.count(t) != new_tags.count(t))
+        if not changed:
+            return
+        allowed, registered, freeform = self._allowed_tags(user, False)
+        for tag in changed:
+            if (tag not in allowed and not freeform) or tag in registered:
+                raise PveError(403, "Permission check failed (/, Sys.Modify for modifying tag '{0}')".format(tag))
 
     def _vm_perm(self, user, vmid, pool, priv):
         """RPCEnvironment.pm check_vm_perm: the pool first, else the VM (the VM's path in the message)."""
@@ -99,6 +164,9 @@ class HandlerPermsMixin:
             self._rng_perm(user, vmid, pool, params['rng0'])
         if params.get('cpu') is not None:
             self._cpu_model_perm(user, params['cpu'])
+        if params.get('tags') is not None:
+            # PVE checks them in the create worker, before the config is written; pvesim before the task
+            self._assert_tag_permissions(user, vmid, '', params['tags'])
 
     def _value_perms_update(self, user, vm, p, deletes):
         """update_vm_api: the CPU model against the current one (load_and_check_config), then the delete loop's
@@ -123,6 +191,8 @@ class HandlerPermsMixin:
                 self._hostpci_perm(user, vm.vmid, None, key, old)
             elif re.fullmatch(r'rng\d+', key):
                 self._rng_perm(user, vm.vmid, None, old)
+            elif key == 'tags':
+                self._assert_tag_permissions(user, vm.vmid, old, '')
         for key in sorted(p):
             old, new = conf.get(key), str(p[key])
             if re.fullmatch(r'serial\d+', key):
@@ -142,6 +212,8 @@ class HandlerPermsMixin:
                 if old:
                     self._rng_perm(user, vm.vmid, None, old)
                 self._rng_perm(user, vm.vmid, None, new)
+            elif key == 'tags':
+                self._assert_tag_permissions(user, vm.vmid, old, new)
 
     def _volume_removal_perm(self, user, vmid, value):
         """QemuServer.pm try_deallocate_drive: freeing a volume the VM owns (not a CD-ROM) needs

@@ -6,7 +6,12 @@ Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (`create_vm`, `update_vm_api`, `
 `try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`.
 """
 
+import json
+import os
+
 from conftest import Q, config, create, error_of, ok, run
+
+SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
 
 ROOT_TOKEN = 'root@pam!ci=9a8b7c6d'
 ALL_VM = ['VM.Audit', 'VM.Config.Disk', 'VM.Config.HWType', 'VM.Config.CPU', 'VM.Config.Options', 'VM.PowerMgmt',
@@ -89,3 +94,39 @@ def test_hibernation_needs_space_where_the_state_goes(sim):
     err = error_of(sim.api, 'POST', Q + '/100/status/suspend', {'todisk': 1}, token='nap@pve!t=s')
     assert err.message == 'Permission check failed (/vms/100, VM.Config.Disk)'
     assert sim.api('GET', Q + '/100/status/current')['status'] == 'running'
+
+
+def _policy_seed(tmp_path, datacenter):
+    with open(os.path.join(SEEDS, 'default.json'), encoding='utf-8') as f:
+        seed = json.load(f)
+    seed['datacenter'] = dict(seed.get('datacenter', {}), **datacenter)
+    path = tmp_path / 'tags.json'
+    path.write_text(json.dumps(seed))
+    return str(path)
+
+
+def test_the_tag_policy_as_get_options_shows_it_and_assert_tag_permissions_applies_it(sim, tmp_path):
+    # pve-manager PVE/API2/Cluster.pm get_options (`user => 'all'`; datacenter.cfg only with Sys.Audit on /),
+    # pve-guest-common GuestHelpers.pm get_allowed_tags, assert_tag_permissions
+    sim.reset(_policy_seed(tmp_path, {'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web', 'db']},
+                                      'registered-tags': ['prod']}))
+    try:
+        sim.add_user('tagger@pve', tokens={'t': 's'}, acl={'/': ['VM.Audit', 'VM.Config.Options', 'Sys.Audit']})
+        sim.add_user('blind@pve', tokens={'t': 's'}, acl={'/vms': ['VM.Audit', 'VM.Config.Options']})
+        full = sim.api('GET', '/cluster/options', token='tagger@pve!t=s')
+        assert full['registered-tags'] == ['prod'] and full['allowed-tags'] == ['db', 'web']
+        assert sim.api('GET', '/cluster/options', token='blind@pve!t=s') == {'allowed-tags': ['db', 'web']}
+        before = config(sim, 100)
+        for tags, tag in (('prod;web;other', 'other'), ('web', 'prod')):
+            err = error_of(sim.api, 'PUT', Q + '/100/config', {'tags': tags}, token='tagger@pve!t=s')
+            assert (err.status, err.message) == (
+                403, "Permission check failed (/, Sys.Modify for modifying tag '{0}')".format(tag))
+        assert config(sim, 100) == before
+        sim.api('PUT', Q + '/100/config', {'tags': 'prod;web;db'}, token='tagger@pve!t=s')
+        assert config(sim, 100)['tags'] == 'db;prod;web'
+        # Sys.Modify on / may set any tag
+        sim.add_user('admin@pve', tokens={'t': 's'}, acl={'/': ['VM.Audit', 'VM.Config.Options', 'Sys.Modify']})
+        sim.api('PUT', Q + '/100/config', {'tags': 'other'}, token='admin@pve!t=s')
+        assert config(sim, 100)['tags'] == 'other'
+    finally:
+        sim.reset()
