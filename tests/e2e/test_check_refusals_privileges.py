@@ -23,7 +23,13 @@ VMS = [
     _vm(264, 'row-264'),
     _vm(265, 'row-265'),
     _vm(267, 'row-267'),
+    _vm(268, 'row-268', tags='web'),
+    _vm(269, 'row-269', tags='web'),
 ]
+
+# The datacenter's tag policy (datacenter.cfg `user-tag-access`, `registered-tags`): only the listed tags, and
+# `prod` only for Sys.Modify on / (pve-guest-common GuestHelpers.pm get_allowed_tags).
+DATACENTER = {'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web', 'db']}, 'registered-tags': ['prod']}
 
 # Every VM privilege but VM.Config.Options; storages readable, no space on any (no Datastore.AllocateSpace); no
 # Mapping.Use.
@@ -31,9 +37,18 @@ SUBSET_ACL = ['VM.Allocate', 'VM.Audit', 'VM.Clone', 'VM.Config.CDROM', 'VM.Conf
               'VM.Config.Disk', 'VM.Config.HWType', 'VM.Config.Memory', 'VM.Config.Network', 'VM.PowerMgmt',
               'VM.Migrate', 'Datastore.Audit', 'Sys.Audit', 'SDN.Use', 'SDN.Audit', 'Pool.Audit']
 USERS = {'subset@pve': {'tokens': {'rows': '3e5d7c9a-subset-rows'}, 'acl': {'/': SUBSET_ACL}},
+         # every VM privilege, and Sys.Audit on / (so the whole tag policy can be read), but not Sys.Modify
+         'tagger@pve': {'tokens': {'rows': '8d2c4e6f-tagger-rows'},
+                        'acl': {'/': SUBSET_ACL + ['VM.Config.Options', 'Datastore.AllocateSpace']}},
+         # the same without Sys.Audit: only `allowed-tags` of the policy can be read
+         'blind@pve': {'tokens': {'rows': '1f3e5d7c-blind-rows'},
+                       'acl': {'/vms': [p for p in SUBSET_ACL if p.startswith('VM.')] + ['VM.Config.Options'],
+                               '/storage': ['Datastore.Audit'], '/sdn': ['SDN.Use', 'SDN.Audit']}},
          # a token of root@pam without privilege separation: every privilege of root@pam, but not root@pam
          'root@pam': {'password': 'secret', 'tokens': {'ci': '6b4f2a1c-root-token'}}}
 SUBSET = {'PROXMOX_USER': 'subset@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3e5d7c9a-subset-rows'}
+TAGGER = {'PROXMOX_USER': 'tagger@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '8d2c4e6f-tagger-rows'}
+BLIND = {'PROXMOX_USER': 'blind@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '1f3e5d7c-blind-rows'}
 ROOT_TOKEN = {'PROXMOX_USER': 'root@pam', 'PROXMOX_TOKEN_ID': 'ci', 'PROXMOX_TOKEN_SECRET': '6b4f2a1c-root-token'}
 
 NO_SPACE = FORBIDDEN + ' (/storage/local-lvm, Datastore.AllocateSpace)'
@@ -59,7 +74,15 @@ ROOT_TOKEN_ROWS = [
         real_failure="only root can set 'serial0' config for real devices"),
 ]
 
-CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS
+TAG_POLICY_ROWS = [
+    one('tag policy: a tag outside the list', kvm(node='pve1', vmid=268, update=True, tags=['web', 'other']),
+        real_failure=FORBIDDEN + " (/, Sys.Modify for modifying tag 'other')"),
+    one('tag policy: a registered tag', kvm(node='pve1', vmid=268, update=True, tags=['prod']),
+        real_failure=FORBIDDEN + " (/, Sys.Modify for modifying tag 'prod')"),
+    one('tag policy: a listed tag', kvm(node='pve1', vmid=269, update=True, tags=['web', 'db']), real_changed=True),
+]
+
+CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS
 CENSUS = {
     'no space: resize': ('R-resize-60',),
     'no space: unused volume removed': ('R-config-60',),
@@ -69,16 +92,39 @@ CENSUS = {
     'root token: skiplock': ('R-any-60',),
     'root token: real serial device (update)': ('R-config-17',),
     'root token: real serial device (create)': ('R-create-12',),
+    'tag policy: a tag outside the list': ('R-config-62',),
+    'tag policy: a registered tag': ('R-config-62',),
+    'tag policy: a listed tag': ('R-config-62',),
 }
 
 
 def test_privileges_checked_inside_handlers_are_predicted(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS)
+    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER)
     problems = {}
     problems.update(run_batch(ansible, sim, seed, SUBSET_ROWS, env=SUBSET, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, ROOT_TOKEN_ROWS, env=ROOT_TOKEN, writes_nothing=True))
+    problems.update(run_batch(ansible, sim, seed, TAG_POLICY_ROWS, env=TAGGER))
     rows = CENSUS_ROWS
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     summary('check-versus-real (issue 32, privileges): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
     assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
         '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+
+
+def test_a_tag_the_policy_may_refuse_is_a_warning_without_sys_audit(ansible, sim, tmp_path):
+    """Without Sys.Audit on / a user reads only `allowed-tags` of the policy (pve-manager Cluster.pm get_options):
+    whether a tag outside it is refused (registered, or `user-allow` not `free`) is not known, so the check run
+    says so in a warning and does not guess (docs/pve-semantics.md §44.3); the real run shows PVE's answer."""
+    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER)
+    task = {'name': 'tags', 'delegate_to': 'localhost', 'ignore_errors': True,
+            'ferro.proxmox.proxmox_kvm': {'node': 'pve1', 'vmid': 269, 'update': True, 'tags': ['web', 'other']}}
+    play = [{'name': 'e2e', 'hosts': 'localhost', 'gather_facts': False, 'tasks': [task]}]
+    results = {}
+    for mode in ('check', 'real'):
+        sim.reset(seed)
+        run = ansible.run_playbook(play, check=mode == 'check', env=BLIND)
+        results[mode] = run.task('tags')['result']
+    warnings = ' '.join(results['check'].get('warnings') or [])
+    assert "the tag 'other' is not known" in warnings and 'Sys.Audit on /' in warnings, results['check']
+    assert results['check'].get('changed') is True and not results['check'].get('failed'), results['check']
+    assert "Sys.Modify for modifying tag 'other'" in str(results['real'].get('msg')), results['real']
