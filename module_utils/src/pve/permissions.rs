@@ -503,6 +503,7 @@ pub fn clone(
     if let Some(sid) = source.get("vmstatestorage") {
         needs.push(all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"]));
     }
+    needs.extend(handlers::mapping_access(source));
     for (key, value) in source.iter().filter(|(k, _)| is_nic_key(k)) {
         needs.extend(bridge(key, value));
     }

@@ -73,6 +73,38 @@ pub fn cpu_model(new: &str, existing: Option<&str>) -> Vec<Need> {
     }
 }
 
+/// QemuServer.pm `check_mapping_access` on a clone's source config: a host USB device (not
+/// `spice`) or a host PCI device is root's; a mapped USB or PCI device, a hardware RNG and a
+/// virtiofs directory need `Mapping.Use` on their mapping (keys in order; PVE walks a hash).
+pub fn mapping_access(config: &BTreeMap<String, String>) -> Vec<Need> {
+    let mut needs = Vec::new();
+    for (key, value) in config {
+        let mapping = |kind: &str, id: Option<String>| match id {
+            Some(id) => all(format!("/mapping/{kind}/{id}"), &["Mapping.Use"]),
+            None => Need::Refused("either 'host' or 'mapping' must be set.".into()),
+        };
+        if indexed(key, "usb") {
+            needs.push(match prop(value, "host", true) {
+                Some(h) if h.eq_ignore_ascii_case("spice") => continue,
+                Some(_) => Need::RootOnly(format!("only root can set '{key}' config for real devices")),
+                None => mapping("usb", prop(value, "mapping", false)),
+            });
+        } else if indexed(key, "hostpci") {
+            needs.push(match prop(value, "host", true) {
+                Some(_) => Need::RootOnly(format!("only root can set '{key}' config for non-mapped devices")),
+                None => mapping("pci", prop(value, "mapping", false)),
+            });
+        } else if indexed(key, "rng") {
+            if prop(value, "source", true).as_deref() == Some("/dev/hwrng") {
+                needs.push(all("/mapping/hwrng", &["Mapping.Use"]));
+            }
+        } else if indexed(key, "virtiofs") {
+            needs.push(mapping("dir", prop(value, "dirid", true)));
+        }
+    }
+    needs
+}
+
 /// `assert_tag_permissions` for a change of `tags` from `old` to `new`: `VM.Config.Options` on
 /// the VM (never its pool), then each tag added or removed under the datacenter's tag policy
 /// (`Need::Tags`, evaluated by `Privileges`).

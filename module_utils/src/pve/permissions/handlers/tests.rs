@@ -124,3 +124,32 @@ fn a_hibernation_needs_space_where_pve_saves_the_state() {
         vec![vm("VM.PowerMgmt"), vm("VM.Config.Disk"), all("/storage/local-lvm", &["Datastore.AllocateSpace"])]
     );
 }
+
+#[test]
+fn a_clone_s_source_devices_need_their_mapping_or_root() {
+    // QemuServer.pm check_mapping_access, called by Qemu.pm clone_vm on the source's config
+    let source = config(&[
+        ("usb0", "spice"),
+        ("usb1", "mapping=keys"),
+        ("hostpci0", "mapping=gpu,pcie=1"),
+        ("rng0", "source=/dev/hwrng"),
+        ("virtiofs0", "share1"),
+    ]);
+    assert_eq!(
+        mapping_access(&source),
+        vec![
+            all("/mapping/pci/gpu", &["Mapping.Use"]),
+            all("/mapping/hwrng", &["Mapping.Use"]),
+            all("/mapping/usb/keys", &["Mapping.Use"]),
+            all("/mapping/dir/share1", &["Mapping.Use"]),
+        ]
+    );
+    let host = config(&[("hostpci0", "0000:01:00.0"), ("usb0", "host=1234:5678")]);
+    assert_eq!(
+        mapping_access(&host),
+        vec![
+            Need::RootOnly("only root can set 'hostpci0' config for non-mapped devices".into()),
+            Need::RootOnly("only root can set 'usb0' config for real devices".into()),
+        ]
+    );
+}
