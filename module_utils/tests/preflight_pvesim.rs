@@ -122,7 +122,7 @@ fn a_read_only_token_is_refused_before_the_write_with_the_403_of_the_write() {
     }
     let ours = privileges.require(&permissions::power(100)).unwrap_err().to_string();
     assert_eq!(ours, refusal(api.post(&vm100().join(["status", "start"]), &Vec::new())));
-    let ours = privileges.require(&permissions::resize(100)).unwrap_err().to_string();
+    let ours = privileges.require(&permissions::resize(100, "local-lvm:vm-100-disk-0")).unwrap_err().to_string();
     assert_eq!(ours, refusal(api.put(&vm100().join(["resize"]), &form([("disk", "scsi0"), ("size", "+1G")]))));
     let new = form([("name", "x"), ("net0", "virtio,bridge=vmbr0")]);
     let ours = privileges.require(&permissions::create(301, None, None, false, &new)).unwrap_err().to_string();

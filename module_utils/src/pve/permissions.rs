@@ -36,6 +36,9 @@ pub enum Need {
     /// Never held: PVE refuses with this message (inside a `OneOf`, unless an earlier option is
     /// held).
     Refused(String),
+    /// A change of the VM's tags from `old` to `new` under the datacenter's tag policy
+    /// (`assert_tag_permissions` after its `VM.Config.Options`; docs/pve-semantics.md §44.3).
+    Tags { old: String, new: String },
 }
 
 /// The privileges of one VM path, `/vms/{vmid}`.
@@ -312,6 +315,9 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
             _ => vec![Need::RootOnly(format!("only root can set '{key}' config for non-mapped devices"))],
         };
     }
+    if indexed(key, "rng") {
+        return handlers::rng(vmid, pool, value);
+    }
     if indexed(key, "virtiofs") {
         let dirid = prop("dirid").unwrap_or_else(|| value.split(',').next().unwrap_or("").to_string());
         return vec![
@@ -321,6 +327,9 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     }
     Vec::new()
 }
+
+/// The device keys whose old value `update_vm_api` checks as it checks a new one.
+const VALUE_DEVICES: &[&str] = &["usb", "hostpci", "rng", "virtiofs"];
 
 /// The parameters of `create_vm` that are not config keys (taken out before its checks).
 const CREATE_PARAMS: &[&str] = &[
@@ -374,6 +383,12 @@ pub fn create(vmid: u64, pool: Option<&str>, storage: Option<&str>, start: bool,
     for (key, value) in config_entries(config).filter(|(k, _)| is_nic_key(k)) {
         needs.extend(bridge(key, value));
     }
+    if let Some((_, cpu)) = config_entries(config).find(|(k, _)| *k == "cpu") {
+        needs.extend(handlers::cpu_model(cpu, None));
+    }
+    if let Some((_, tags)) = config_entries(config).find(|(k, _)| *k == "tags") {
+        needs.extend(handlers::tags(vmid, None, tags));
+    }
     needs
 }
 
@@ -417,14 +432,24 @@ pub fn update(vmid: u64, current: &BTreeMap<String, String>, set: &Form, delete:
     for (key, value) in set.iter().filter(|(k, _)| is_nic_key(k)) {
         needs.extend(bridge(key, value));
     }
+    if let Some((_, cpu)) = set.iter().find(|(k, _)| k == "cpu") {
+        needs.extend(handlers::cpu_model(cpu, current.get("cpu").map(String::as_str)));
+    }
     for key in delete {
-        let old = current.get(key);
+        let Some(old) = current.get(key) else { continue };
         if indexed(key, "unused") {
             needs.push(vm_perm(vmid, None, &["VM.Config.Disk"], false));
-        } else if let (true, Some(old)) = (is_disk_key(key), old) {
+            needs.extend(handlers::volume_removal(vmid, key, old));
+        } else if is_disk_key(key) {
             needs.push(drive(vmid, key, old));
-        } else if let (true, Some(old)) = (is_nic_key(key), old) {
+        } else if is_nic_key(key) {
             needs.extend(bridge(key, old));
+        } else if indexed(key, "serial") {
+            needs.push(handlers::serial_delete(vmid, key, old));
+        } else if VALUE_DEVICES.iter().any(|p| indexed(key, p)) {
+            needs.extend(device(vmid, None, key, old));
+        } else if key == "tags" {
+            needs.extend(handlers::tags(vmid, Some(old), ""));
         }
     }
     for (key, value) in set {
@@ -434,10 +459,14 @@ pub fn update(vmid: u64, current: &BTreeMap<String, String>, set: &Form, delete:
             }
             needs.push(drive(vmid, key, value));
         } else if indexed(key, "serial") {
-            // a socket stays a socket: VM.Config.HWType; anything else is root's
-            let old_socket = current.get(key).is_none_or(|v| v == "socket");
-            needs.extend(device(vmid, None, key, if old_socket { value } else { "host" }));
+            needs.push(handlers::serial_set(vmid, key, current.get(key).map(String::as_str), value));
+        } else if key == "tags" {
+            needs.extend(handlers::tags(vmid, current.get(key).map(String::as_str), value));
         } else {
+            // a device's old value is checked as its new one (`check_usb_perm` and the others)
+            if let (true, Some(old)) = (VALUE_DEVICES.iter().any(|p| indexed(key, p)), current.get(key)) {
+                needs.extend(device(vmid, None, key, old));
+            }
             needs.extend(device(vmid, None, key, value));
         }
     }
@@ -474,8 +503,12 @@ pub fn clone(
     if let Some(sid) = source.get("vmstatestorage") {
         needs.push(all(format!("/storage/{sid}"), &["Datastore.AllocateSpace"]));
     }
+    needs.extend(handlers::mapping_access(source));
     for (key, value) in source.iter().filter(|(k, _)| is_nic_key(k)) {
         needs.extend(bridge(key, value));
+    }
+    if let Some(cpu) = source.get("cpu") {
+        needs.extend(handlers::cpu_model(cpu, None));
     }
     needs
 }
@@ -495,11 +528,6 @@ pub fn pool_move(vmid: u64, to: &str, from: Option<&str>) -> Vec<Need> {
     needs
 }
 
-/// `PUT .../resize` (`resize_vm`): `VM.Config.Disk`.
-pub fn resize(vmid: u64) -> Vec<Need> {
-    vec![all(vms(vmid), &["VM.Config.Disk"])]
-}
-
 /// `POST .../move_disk` (`move_vm_disk`) to `storage`: `VM.Config.Disk`, then
 /// `Datastore.AllocateSpace` on the target storage.
 pub fn move_disk(vmid: u64, storage: &str) -> Vec<Need> {
@@ -515,11 +543,6 @@ pub fn reassign_disk(vmid: u64, target_vmid: u64, storage: &str) -> Vec<Need> {
         vm_perm(target_vmid, None, &["VM.Config.Disk"], false),
         all(format!("/storage/{storage}"), &["Datastore.AllocateSpace"]),
     ]
-}
-
-/// `PUT .../unlink` (`unlink`): `VM.Config.Disk`.
-pub fn unlink(vmid: u64) -> Vec<Need> {
-    vec![all(vms(vmid), &["VM.Config.Disk"])]
 }
 
 /// `POST .../migrate` (`migrate_vm`): `VM.Migrate`; with `targetstorage` other than the identity
@@ -555,7 +578,10 @@ pub fn template(vmid: u64) -> Vec<Need> {
     vec![all(vms(vmid), &["VM.Allocate"])]
 }
 
+mod handlers;
 mod privileges;
+mod tag_policy;
+pub use handlers::{hibernate, resize, unlink, vmstate_storage};
 pub use privileges::Privileges;
 
 #[cfg(test)]

@@ -32,23 +32,24 @@ pub struct Checks<'a> {
 pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
     let disk = params.disk.as_str();
     let config = facts.config;
+    let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
     let needs: Vec<Need> = match &plan.action {
         Action::None => return Ok(()),
         Action::SetDrive(value) => {
             permissions::update(vm.vmid, &config.effective(), &form([(disk, value.as_str())]), &[])
         }
-        Action::Resize(_) => permissions::resize(vm.vmid),
+        Action::Resize(_) => permissions::resize(vm.vmid, volume),
         Action::ResizeKeepingPending { pending, .. } => {
-            let mut needs = permissions::resize(vm.vmid);
+            let mut needs = permissions::resize(vm.vmid, volume);
             needs.extend(permissions::update(vm.vmid, &config.effective(), &form([(disk, pending.as_str())]), &[]));
             needs
         }
-        Action::Unlink { .. } => permissions::unlink(vm.vmid),
+        // a forced unlink frees the volume when the removal is applied: now, unless it waits for the next start
+        Action::Unlink { force } => {
+            permissions::unlink(vm.vmid, disk, config.get(disk).unwrap_or(""), *force && !plan.pending)
+        }
         Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
-            (Some(target), _) => {
-                let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
-                permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""))
-            }
+            (Some(target), _) => permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or("")),
             (None, Some(storage)) => permissions::move_disk(vm.vmid, storage),
             (None, None) => Vec::new(),
         },

@@ -71,7 +71,7 @@ pub(crate) struct Checks<'a> {
     api: &'a dyn Api,
     /// The preflight's reads, also what names new volumes and what a removal frees (lib.rs).
     pub(crate) preflight: Preflight<'a>,
-    privileges: Privileges<'a>,
+    pub(crate) privileges: Privileges<'a>,
 }
 
 impl<'a> Checks<'a> {
@@ -136,6 +136,11 @@ impl<'a> Checks<'a> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
+        if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
+            // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2)
+            let statestorage = permissions::vmstate_storage(&config.current, &self.preflight.storages()?);
+            self.privileges.require(&permissions::hibernate(vm.vmid, statestorage.as_deref()))?;
+        }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)
     }

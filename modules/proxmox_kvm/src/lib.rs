@@ -104,6 +104,9 @@ impl Run<'_> {
                 (id, None)
             }
         };
+        for unknown in self.checks.privileges.take_unknowns() {
+            self.ctx.warn(unknown);
+        }
         // New volumes named with their id (check mode named them above), then their space, last as in PVE.
         if offered_vmid.is_some() {
             plan.set_vmid(vmid);

@@ -205,12 +205,20 @@ impl Params {
         // outside PVE's range (docs/pve-semantics.md §29).
         let vmid = vmid_option("vmid", p.int("vmid"))?;
         let newid = vmid_option("newid", p.int("newid"))?;
-        let api_user = p.str("api_user").unwrap_or_default();
+        // PVE compares the auth id (`$authuser eq 'root@pam'`): an API token of root@pam,
+        // `root@pam!<id>`, is not root@pam (docs/pve-semantics.md §44.1).
+        let authid = module_utils::connect::connection(p)
+            .map(|c| c.authid())
+            .unwrap_or_else(|_| p.str("api_user").unwrap_or_default().to_string());
         let root_only = |opt: &str| -> Result<()> {
-            if api_user != "root@pam" {
-                return Err(Error::args(format!("{opt} parameter require root@pam user. ")));
+            match authid.as_str() {
+                "root@pam" => Ok(()),
+                token if token.starts_with("root@pam!") => Err(Error::args(format!(
+                    "{opt} parameter require root@pam user. The API token {token} is not root@pam to Proxmox VE, \
+                     which refuses it: Only root may use this option."
+                ))),
+                _ => Err(Error::args(format!("{opt} parameter require root@pam user. "))),
             }
-            Ok(())
         };
         if p.is_set("args") {
             root_only("args")?;

@@ -595,6 +595,11 @@ fn params_reject_what_pve_would_reject() {
             "efidisk0 cannot be used if bios is not set to ovmf",
         ),
         (json!({"node": "pve1", "vmid": 100, "args": "-foo"}), "args parameter require root@pam user"),
+        // an API token of root@pam is not root@pam (Qemu.pm: `$authuser ne 'root@pam'`)
+        (
+            json!({"node": "pve1", "vmid": 100, "skiplock": true, "api_user": "root@pam", "api_token_id": "ci"}),
+            "The API token root@pam!ci is not root@pam to Proxmox VE, which refuses it: Only root may use this option.",
+        ),
         (
             json!({"node": "pve1", "vmid": 100, "tpmstate0": {"version": "2.0"}}),
             "missing required arguments: storage found in tpmstate0",
@@ -634,6 +639,9 @@ fn params_reject_what_pve_would_reject() {
         let e = params_from(args.clone()).unwrap_err().to_string();
         assert!(e.contains(want), "{args}: {e}");
     }
+    // root@pam itself, logged in with its password, may skip locks
+    let root = json!({"node": "pve1", "vmid": 100, "skiplock": true, "api_user": "root@pam", "api_password": "pw"});
+    assert!(params_from(root).unwrap().skiplock);
 }
 
 #[test]

@@ -96,8 +96,9 @@ class ConfigUpdateMixin:
                 p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
         self._check_config_perms(user, vm, list(p) + deletes + revert, p)
         self._check_bridge_access(user, p)
+        self._value_perms_update(user, vm, p, deletes)
         return {'p': p, 'deletes': deletes, 'revert': revert, 'force': bool(force), 'digest': digest,
-                'skiplock': bool(skiplock)}
+                'skiplock': bool(skiplock), 'user': user}
 
     def _update_check_state(self, vm, plan):
         """The checks on the loaded config: digest, lock, balloon (§5.1 step 8, D10)."""
@@ -154,6 +155,7 @@ class ConfigUpdateMixin:
                 volume = d.parse_drive(conf.get(opt))[0]
                 if conf.get('protection') in (1, '1'):
                     raise die("can't remove unused disk '{0}' - protection mode enabled".format(volume))
+                self._volume_removal_perm(plan.get('user'), vm.vmid, conf.get(opt))
                 if volume and d.volume_owner(volume) == vm.vmid:
                     self._qm_free(volume)
                 conf.pop(opt, None)

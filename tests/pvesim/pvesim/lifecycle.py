@@ -27,6 +27,7 @@ class LifecycleMixin:
             elif d.is_drive(key):
                 v[key] = d.canon_drive(v[key])
         self._create_allocate_check(v, user)
+        self._value_perms_create(user, int(v['vmid']), v.get('pool'), v)
         self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
 

@@ -18,6 +18,7 @@ from .config_state import ConfigStateMixin
 from .config_update import ConfigUpdateMixin
 from .disk_calls import DiskCallsMixin
 from .empty_values import EmptyValuesMixin
+from .handler_perms import HandlerPermsMixin
 from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
@@ -34,7 +35,7 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 
 
 class Pvesim(ValuesMixin, TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
-             DiskCallsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
+             DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach

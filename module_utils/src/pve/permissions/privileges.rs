@@ -15,18 +15,29 @@ use crate::pve::request::{form, ApiPath};
 /// (`GET /access/permissions?path=...`, as the caller itself: anyone may read their own) and kept
 /// for the run.
 pub struct Privileges<'a> {
-    api: &'a dyn Api,
+    pub(super) api: &'a dyn Api,
     /// `user@realm` or `user@realm!token`: `root@pam` itself (not its tokens) passes the
     /// root-only checks.
-    authid: String,
+    pub(super) authid: String,
     /// VNet -> SDN zone; a bridge not listed is in `localnetwork`.
     vnet_zones: BTreeMap<String, String>,
     held: RefCell<BTreeMap<String, Rc<BTreeSet<String>>>>,
+    /// `GET /cluster/options` as this user reads it, once (the tag policy, `tag_policy.rs`).
+    pub(super) options: RefCell<Option<Rc<Value>>>,
+    /// What a check could not know (a tag the policy may or may not allow), for the run's warnings.
+    pub(super) unknown: RefCell<Vec<String>>,
 }
 
 impl<'a> Privileges<'a> {
     pub fn new(api: &'a dyn Api, authid: &str) -> Privileges<'a> {
-        Privileges { api, authid: authid.to_string(), vnet_zones: BTreeMap::new(), held: RefCell::new(BTreeMap::new()) }
+        Privileges {
+            api,
+            authid: authid.to_string(),
+            vnet_zones: BTreeMap::new(),
+            held: RefCell::new(BTreeMap::new()),
+            options: RefCell::new(None),
+            unknown: RefCell::new(Vec::new()),
+        }
     }
 
     /// The SDN zone of each VNet a NIC may name (`GET /cluster/sdn/vnets`), for `Need::Bridge`.
@@ -52,6 +63,18 @@ impl<'a> Privileges<'a> {
         Ok(privs)
     }
 
+    /// What the checks since the last call could not know (each once), to be reported as
+    /// warnings: the run neither refuses nor promises these.
+    pub fn take_unknowns(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for w in std::mem::take(&mut *self.unknown.borrow_mut()) {
+            if !seen.contains(&w) {
+                seen.push(w);
+            }
+        }
+        seen
+    }
+
     /// Read now the privileges on the paths `require(needs)` reads, in its order, except
     /// `except`, so that `require` then asks only for that one: a create or clone reads the rest
     /// before it asks PVE for the new VM's id (`except` is the path of a placeholder id), which
@@ -69,7 +92,9 @@ impl<'a> Privileges<'a> {
                 Need::Privs { path, .. } if path != except => self.check(need)?.is_none(),
                 Need::AllOf(inner) => self.read_ahead_until_refused(inner, except)?,
                 Need::Bridge { .. } => self.check(need)?.is_none(),
-                Need::Privs { .. } | Need::OneOf { .. } | Need::RootOnly(_) | Need::Refused(_) => true,
+                Need::Privs { .. } | Need::OneOf { .. } | Need::RootOnly(_) | Need::Refused(_) | Need::Tags { .. } => {
+                    true
+                }
             };
             if !held {
                 return Ok(false);
@@ -133,6 +158,7 @@ impl<'a> Privileges<'a> {
             }
             Need::RootOnly(message) => (self.authid != "root@pam").then(|| message.clone()),
             Need::Refused(message) => Some(message.clone()),
+            Need::Tags { old, new } => super::tag_policy::refusal(self, old, new)?,
         })
     }
 }

@@ -160,8 +160,8 @@ fn bridges_need_sdn_use_on_the_bridge_or_each_vlan() {
 
 #[test]
 fn each_operation_lists_the_checks_of_its_api_method() {
-    assert_eq!(resize(100), [vm("VM.Config.Disk")]);
-    assert_eq!(unlink(100), [vm("VM.Config.Disk")]);
+    assert_eq!(resize(100, "/dev/sdb"), [vm("VM.Config.Disk")]);
+    assert_eq!(unlink(100, "scsi1", "local-lvm:vm-100-disk-1", false), [vm("VM.Config.Disk")]);
     assert_eq!(power(100), [vm("VM.PowerMgmt")]);
     assert_eq!(destroy(100), [vm("VM.Allocate")]);
     assert_eq!(template(100), [vm("VM.Allocate")]);

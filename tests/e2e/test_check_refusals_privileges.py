@@ -1,0 +1,130 @@
+"""Check versus real, issue 32 (B3): the privileges PVE checks inside its handlers and workers, and the auth id.
+
+Each row runs the same play with `--check --diff` and for real, from the same pvesim state, as a token that holds a
+subset of the privileges, and the two must agree task by task (test_check_vs_real.py's `run_batch` and
+`compare_row`); nothing may be written. The rules (docs/pve-semantics.md §44, module_utils
+src/pve/permissions/handlers.rs):
+
+1. a token without `Datastore.AllocateSpace`: resize (Qemu.pm `resize_vm`), removing an `unusedN` the VM owns
+   (QemuServer.pm `try_deallocate_drive`), hibernation (Qemu.pm `vm_suspend`, QemuConfig.pm `find_vmstate_storage`);
+   without `VM.Config.Options`: tags (GuestHelpers.pm `assert_tag_permissions`); without `Mapping.Use`: the host's
+   hardware RNG (Qemu.pm `check_rng_perm`);
+2. a token of root@pam, `root@pam!ci`, which PVE does not take for root@pam (`$authuser eq 'root@pam'`): skiplock,
+   and a real serial device at create ("set") and update ("modify").
+"""
+
+from test_check_vs_real import FORBIDDEN, _vm, disk, kvm, one, run_batch, write_seed
+
+VMS = [
+    _vm(260, 'row-260'),
+    _vm(261, 'row-261', unused0='local-lvm:vm-261-disk-1'),
+    _vm(262, 'row-262', status='running'),
+    _vm(263, 'row-263', tags='old'),
+    _vm(264, 'row-264'),
+    _vm(265, 'row-265'),
+    _vm(267, 'row-267'),
+    _vm(268, 'row-268', tags='web'),
+    _vm(269, 'row-269', tags='web'),
+]
+
+# The datacenter's tag policy (datacenter.cfg `user-tag-access`, `registered-tags`): only the listed tags, and
+# `prod` only for Sys.Modify on / (pve-guest-common GuestHelpers.pm get_allowed_tags).
+DATACENTER = {'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web', 'db']}, 'registered-tags': ['prod']}
+
+# Every VM privilege but VM.Config.Options; storages readable, no space on any (no Datastore.AllocateSpace); no
+# Mapping.Use.
+SUBSET_ACL = ['VM.Allocate', 'VM.Audit', 'VM.Clone', 'VM.Config.CDROM', 'VM.Config.CPU', 'VM.Config.Cloudinit',
+              'VM.Config.Disk', 'VM.Config.HWType', 'VM.Config.Memory', 'VM.Config.Network', 'VM.PowerMgmt',
+              'VM.Migrate', 'Datastore.Audit', 'Sys.Audit', 'SDN.Use', 'SDN.Audit', 'Pool.Audit']
+USERS = {'subset@pve': {'tokens': {'rows': '3e5d7c9a-subset-rows'}, 'acl': {'/': SUBSET_ACL}},
+         # every VM privilege, and Sys.Audit on / (so the whole tag policy can be read), but not Sys.Modify
+         'tagger@pve': {'tokens': {'rows': '8d2c4e6f-tagger-rows'},
+                        'acl': {'/': SUBSET_ACL + ['VM.Config.Options', 'Datastore.AllocateSpace']}},
+         # the same without Sys.Audit: only `allowed-tags` of the policy can be read
+         'blind@pve': {'tokens': {'rows': '1f3e5d7c-blind-rows'},
+                       'acl': {'/vms': [p for p in SUBSET_ACL if p.startswith('VM.')] + ['VM.Config.Options'],
+                               '/storage': ['Datastore.Audit'], '/sdn': ['SDN.Use', 'SDN.Audit']}},
+         # a token of root@pam without privilege separation: every privilege of root@pam, but not root@pam
+         'root@pam': {'password': 'secret', 'tokens': {'ci': '6b4f2a1c-root-token'}}}
+SUBSET = {'PROXMOX_USER': 'subset@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3e5d7c9a-subset-rows'}
+TAGGER = {'PROXMOX_USER': 'tagger@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '8d2c4e6f-tagger-rows'}
+BLIND = {'PROXMOX_USER': 'blind@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '1f3e5d7c-blind-rows'}
+ROOT_TOKEN = {'PROXMOX_USER': 'root@pam', 'PROXMOX_TOKEN_ID': 'ci', 'PROXMOX_TOKEN_SECRET': '6b4f2a1c-root-token'}
+
+NO_SPACE = FORBIDDEN + ' (/storage/local-lvm, Datastore.AllocateSpace)'
+
+SUBSET_ROWS = [
+    one('no space: resize', disk(vmid=260, disk='scsi0', state='resized', size='+1G'), real_failure=NO_SPACE),
+    one('no space: unused volume removed', disk(vmid=261, disk='unused0', state='absent'), real_failure=NO_SPACE),
+    one('no space: hibernation', kvm(node='pve1', vmid=262, state='hibernated'), real_failure=NO_SPACE),
+    one('no options: tags', kvm(node='pve1', vmid=263, update=True, tags=['new']),
+        real_failure=FORBIDDEN + ' (/vms/263, VM.Config.Options)'),
+    one('no mapping: hardware rng', kvm(node='pve1', vmid=267, update=True, rng0='source=/dev/hwrng'),
+        real_failure=FORBIDDEN + ' (/mapping/hwrng, Mapping.Use)'),
+]
+
+ROOT_TOKEN_ROWS = [
+    one('root token: skiplock', kvm(node='pve1', vmid=264, update=True, cores=2, skiplock=True),
+        real_failure='Only root may use this option.'),
+    one('root token: real serial device (update)', kvm(node='pve1', vmid=265, update=True,
+                                                       serial={'serial0': '/dev/ttyS0'}),
+        real_failure="only root can modify 'serial0' config for real devices"),
+    one('root token: real serial device (create)', kvm(node='pve1', vmid=266, name='row-266',
+                                                       serial={'serial0': '/dev/ttyS0'}),
+        real_failure="only root can set 'serial0' config for real devices"),
+]
+
+TAG_POLICY_ROWS = [
+    one('tag policy: a tag outside the list', kvm(node='pve1', vmid=268, update=True, tags=['web', 'other']),
+        real_failure=FORBIDDEN + " (/, Sys.Modify for modifying tag 'other')"),
+    one('tag policy: a registered tag', kvm(node='pve1', vmid=268, update=True, tags=['prod']),
+        real_failure=FORBIDDEN + " (/, Sys.Modify for modifying tag 'prod')"),
+    one('tag policy: a listed tag', kvm(node='pve1', vmid=269, update=True, tags=['web', 'db']), real_changed=True),
+]
+
+CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS
+CENSUS = {
+    'no space: resize': ('R-resize-60',),
+    'no space: unused volume removed': ('R-config-60',),
+    'no space: hibernation': ('R-power-60',),
+    'no options: tags': ('R-config-61',),
+    'no mapping: hardware rng': ('R-config-63',),
+    'root token: skiplock': ('R-any-60',),
+    'root token: real serial device (update)': ('R-config-17',),
+    'root token: real serial device (create)': ('R-create-12',),
+    'tag policy: a tag outside the list': ('R-config-62',),
+    'tag policy: a registered tag': ('R-config-62',),
+    'tag policy: a listed tag': ('R-config-62',),
+}
+
+
+def test_privileges_checked_inside_handlers_are_predicted(ansible, sim, tmp_path, summary):
+    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER)
+    problems = {}
+    problems.update(run_batch(ansible, sim, seed, SUBSET_ROWS, env=SUBSET, writes_nothing=True))
+    problems.update(run_batch(ansible, sim, seed, ROOT_TOKEN_ROWS, env=ROOT_TOKEN, writes_nothing=True))
+    problems.update(run_batch(ansible, sim, seed, TAG_POLICY_ROWS, env=TAGGER))
+    rows = CENSUS_ROWS
+    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
+    summary('check-versus-real (issue 32, privileges): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
+    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
+        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+
+
+def test_a_tag_the_policy_may_refuse_is_a_warning_without_sys_audit(ansible, sim, tmp_path):
+    """Without Sys.Audit on / a user reads only `allowed-tags` of the policy (pve-manager Cluster.pm get_options):
+    whether a tag outside it is refused (registered, or `user-allow` not `free`) is not known, so the check run
+    says so in a warning and does not guess (docs/pve-semantics.md §44.3); the real run shows PVE's answer."""
+    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER)
+    task = {'name': 'tags', 'delegate_to': 'localhost', 'ignore_errors': True,
+            'ferro.proxmox.proxmox_kvm': {'node': 'pve1', 'vmid': 269, 'update': True, 'tags': ['web', 'other']}}
+    play = [{'name': 'e2e', 'hosts': 'localhost', 'gather_facts': False, 'tasks': [task]}]
+    results = {}
+    for mode in ('check', 'real'):
+        sim.reset(seed)
+        run = ansible.run_playbook(play, check=mode == 'check', env=BLIND)
+        results[mode] = run.task('tags')['result']
+    warnings = ' '.join(results['check'].get('warnings') or [])
+    assert "the tag 'other' is not known" in warnings and 'Sys.Audit on /' in warnings, results['check']
+    assert results['check'].get('changed') is True and not results['check'].get('failed'), results['check']
+    assert "Sys.Modify for modifying tag 'other'" in str(results['real'].get('msg')), results['real']
