@@ -69,6 +69,9 @@ pub struct NewVolume {
     pub bytes: u64,
     pub option: String,
     pub during: String,
+    /// The format a new disk asks for (`format=`), which its storage may refuse (`new_format`);
+    /// `None` for a copy, whose format PVE resolves to one the storage takes.
+    pub format: Option<String>,
 }
 
 pub struct Preflight<'a> {
@@ -314,6 +317,19 @@ impl<'a> Preflight<'a> {
         Ok(list)
     }
 
+    /// A new volume in `format` on `storage`: Qemu.pm `create_disks` passes a new disk's
+    /// `format=` to Storage.pm `vdisk_alloc` as it is, and the storage's plugin refuses one it
+    /// cannot make (`StorageConfig::refuses_format`, §42.1), after `during` (the words of the call
+    /// that allocates it), as `option`'s error. A storage storage.cfg does not show is left to
+    /// `storage`'s check.
+    pub fn new_format(&self, storage: &str, format: &str, option: &str, during: &str) -> Result<()> {
+        let storages = self.storages()?;
+        match storages.iter().find(|s| s.storage == storage).and_then(|s| s.refuses_format(format)) {
+            Some(why) => Err(refuse(option, format!("{during}{why}"))),
+            None => Ok(()),
+        }
+    }
+
     /// Allocating `bytes` on `storage` of `node` fits where the storage reserves the size (thick
     /// LVM, a non-sparse zfspool, a preallocating file storage); elsewhere allocation
     /// over-provisions and never fails for space (§22.4). The free space is the storage's `avail`
@@ -356,6 +372,9 @@ impl<'a> Preflight<'a> {
         let storages = self.storages()?;
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
+            if let Some(format) = &v.format {
+                self.new_format(&v.storage, format, &v.option, &v.during)?;
+            }
             let Some(scfg) = reserving(&storages, &v.storage) else {
                 continue;
             };

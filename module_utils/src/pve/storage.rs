@@ -45,6 +45,9 @@ pub struct StorageConfig {
     /// An lvm storage's `saferemove` option: a freed LV is renamed and zeroed by a worker, its
     /// space back only when that worker removes it.
     pub saferemove: bool,
+    /// An lvm storage's `snapshot-as-volume-chain` option (PVE 9): qcow2 volumes on its LVs,
+    /// named `vm-<vmid>-disk-<n>.qcow2`, and qcow2 the default of a new one (§42).
+    pub volume_chain: bool,
 }
 
 impl StorageConfig {
@@ -72,6 +75,7 @@ impl StorageConfig {
             path: text("path"),
             preallocation: text("preallocation"),
             saferemove: lenient_bool(v.get("saferemove")),
+            volume_chain: lenient_bool(v.get("snapshot-as-volume-chain")),
         })
     }
 }
@@ -90,15 +94,27 @@ pub fn is_file_storage(plugintype: &str) -> bool {
     FILE_STORAGE_TYPES.contains(&plugintype)
 }
 
+/// Whether a storage of `plugintype` names its `format` volumes with the format's extension
+/// although it is a block storage: LVM's qcow2 volumes (LVMPlugin.pm `find_free_diskname` and
+/// `create_disks` add `.qcow2`, which `parse_volname` reads back as the format; only a storage with
+/// `snapshot-as-volume-chain` makes them).
+fn block_suffix(plugintype: &str, format: &str) -> &'static str {
+    if plugintype == "lvm" && format == "qcow2" {
+        ".qcow2"
+    } else {
+        ""
+    }
+}
+
 /// The name (after `storage:`) of disk `n` of VM `vmid` that a storage of `plugintype` allocates
 /// in `format`: `<vmid>/vm-<vmid>-disk-<n>.<format>` on a file storage (Plugin.pm `alloc_image`),
 /// `vm-<vmid>-disk-<n>` on a block storage (LVM, LVM-thin, RBD, ZFS `alloc_image`), whose
-/// volumes are raw.
+/// volumes are raw, except LVM's qcow2 ones, `vm-<vmid>-disk-<n>.qcow2` (`block_suffix`).
 pub fn new_volume_name(plugintype: &str, vmid: u64, n: u32, format: &str) -> String {
     if is_file_storage(plugintype) {
         format!("{vmid}/vm-{vmid}-disk-{n}.{format}")
     } else {
-        format!("vm-{vmid}-disk-{n}")
+        format!("vm-{vmid}-disk-{n}{}", block_suffix(plugintype, format))
     }
 }
 
@@ -136,12 +152,13 @@ pub fn linked_clone_name(plugintype: &str, base: &Volume, vmid: u64, n: u32) -> 
 /// The name (after `storage:`) of VM `vmid`'s cloud-init volume on a storage of `plugintype`
 /// (qemu-server `API2/Qemu.pm` `create_disks` and `QemuServer.pm` `clone_disk`:
 /// `vm-<vmid>-cloudinit`, in the `<vmid>/` directory with the `format` extension on a file
-/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it).
+/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it;
+/// `.qcow2` on an LVM storage with volume chains, whose new cloud-init volume is qcow2).
 pub fn cloudinit_volume_name(plugintype: &str, vmid: u64, format: &str) -> String {
     if is_file_storage(plugintype) {
         format!("{vmid}/vm-{vmid}-cloudinit.{format}")
     } else {
-        format!("vm-{vmid}-cloudinit")
+        format!("vm-{vmid}-cloudinit{}", block_suffix(plugintype, format))
     }
 }
 
@@ -153,16 +170,49 @@ impl StorageConfig {
 
     /// The formats a new volume may have here, and the default: each plugin's `plugindata`
     /// `format` (`get_formats`), the default replaced by the storage's `format` option where the
-    /// type has one. A type without a list (rbd, lvmthin, lvm without volume chains) is raw only.
+    /// type has one. A type without a list (rbd, lvmthin) is raw only; LVM overrides
+    /// `get_formats`: raw only, or raw and qcow2 with `snapshot-as-volume-chain`, whose default
+    /// is qcow2 whatever `format` says (LVMPlugin.pm `get_formats`).
     pub fn formats(&self) -> (&'static [&'static str], String) {
         let valid: &'static [&'static str] = match self.plugintype.as_str() {
             "dir" => &["raw", "qcow2", "vmdk", "subvol"],
             "nfs" | "cifs" | "glusterfs" => &["raw", "qcow2", "vmdk"],
             "btrfs" | "zfspool" => &["raw", "subvol"],
+            "lvm" if self.volume_chain => return (&["raw", "qcow2"], "qcow2".to_string()),
             _ => &["raw"],
         };
         let default = self.format.as_deref().filter(|f| valid.contains(f)).unwrap_or("raw").to_string();
         (valid, default)
+    }
+
+    /// The format of a new cloud-init volume here (Qemu.pm `create_disks`): the drive's
+    /// `format=`, else qcow2 on a storage with a path (file storages) or an LVM storage with
+    /// `snapshot-as-volume-chain`, raw elsewhere; a format the storage cannot make is refused
+    /// (`refuses_format`).
+    pub fn new_cloudinit_format(&self, asked: Option<&str>) -> String {
+        let qcow2 = self.is_file() || (self.plugintype == "lvm" && self.volume_chain);
+        asked.unwrap_or(if qcow2 { "qcow2" } else { "raw" }).to_string()
+    }
+
+    /// Why PVE refuses a new volume in `format` here, in its words; `None` where it makes one.
+    /// Qemu.pm `create_disks` hands a new disk's `format=` to Storage.pm `vdisk_alloc` as it is
+    /// (no fallback to the default, unlike a move or a clone), and the plugin's `alloc_image`
+    /// refuses what it cannot make: LVMPlugin.pm `alloc_lvm_image` (qcow2 only with
+    /// `snapshot-as-volume-chain`, nothing but raw and qcow2), LvmThinPlugin.pm (raw only),
+    /// ZFSPoolPlugin.pm (raw, subvol). RBDPlugin.pm ignores the format (its images are raw) and
+    /// file storages make a file of any format qemu-img knows (§42.1). PVE's `die` there has no
+    /// newline, so Perl adds ` at <plugin file> line <n>.`, left out here.
+    pub fn refuses_format(&self, format: &str) -> Option<String> {
+        let unsupported = || Some(format!("unsupported format '{format}'"));
+        match self.plugintype.as_str() {
+            "lvm" if format == "qcow2" && !self.volume_chain => {
+                Some("snapshot-as-volume-chain option need to be enabled to use qcow2 format".to_string())
+            }
+            "lvm" if format != "raw" && format != "qcow2" => unsupported(),
+            "lvmthin" if format != "raw" => unsupported(),
+            "zfspool" if format != "raw" && format != "subvol" => unsupported(),
+            _ => None,
+        }
     }
 
     /// The format PVE gives a new volume here: the one asked for (`requested`), else, for a copy
@@ -173,11 +223,12 @@ impl StorageConfig {
         requested.or(source).filter(|f| valid.contains(f)).map_or(default, str::to_string)
     }
 
-    /// Whether `find_free_diskname` only counts names with the new volume's extension
-    /// (`$get_vm_disk_number` on nfs and cifs, §22.2): a `vm-100-disk-0.raw` leaves
+    /// Whether `find_free_diskname` only counts names with the new volume's extension, for a
+    /// volume in `format` (`$get_vm_disk_number` on nfs and cifs, §22.2; on LVM for a qcow2 one,
+    /// whose `.qcow2` suffix its pattern asks for, §42.1): a `vm-100-disk-0.raw` leaves
     /// `vm-100-disk-0.qcow2` free.
-    pub fn numbers_by_format(&self) -> bool {
-        matches!(self.plugintype.as_str(), "nfs" | "cifs")
+    pub fn numbers_by_format(&self, format: &str) -> bool {
+        matches!(self.plugintype.as_str(), "nfs" | "cifs") || (self.plugintype == "lvm" && format == "qcow2")
     }
 
     /// The name of new volume `n` of `vmid` here in `format`, as a volume id.
@@ -358,6 +409,41 @@ mod tests {
     }
 
     #[test]
+    fn formats_a_new_disk_may_have_on_each_storage_type() {
+        // LVMPlugin.pm get_formats / alloc_lvm_image, LvmThinPlugin.pm and ZFSPoolPlugin.pm
+        // alloc_image; RBDPlugin.pm alloc_image ignores the format; Plugin.pm makes any file (§42.1)
+        let lvm = scfg(json!({"storage": "san-lvm", "type": "lvm", "vgname": "san"}));
+        let chain = scfg(json!({"storage": "c", "type": "lvm", "vgname": "c", "snapshot-as-volume-chain": 1}));
+        let thin = scfg(json!({"storage": "local-lvm", "type": "lvmthin"}));
+        let zfs = scfg(json!({"storage": "z", "type": "zfspool"}));
+        let rbd = scfg(json!({"storage": "ceph", "type": "rbd"}));
+        let dir = scfg(json!({"storage": "local", "type": "dir"}));
+        let chain_words = "snapshot-as-volume-chain option need to be enabled to use qcow2 format";
+        assert_eq!(lvm.refuses_format("qcow2").as_deref(), Some(chain_words));
+        assert_eq!(lvm.refuses_format("raw"), None);
+        assert_eq!(lvm.refuses_format("vmdk").as_deref(), Some("unsupported format 'vmdk'"));
+        assert_eq!(chain.refuses_format("qcow2"), None);
+        assert_eq!(thin.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
+        assert_eq!(zfs.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
+        assert_eq!(zfs.refuses_format("subvol"), None);
+        assert_eq!((rbd.refuses_format("qcow2"), dir.refuses_format("vmdk")), (None, None));
+        // a volume chain: qcow2 by default, named with its extension, numbered among the qcow2 LVs
+        assert_eq!(chain.formats().1, "qcow2");
+        assert_eq!(chain.new_volume_format(None, None), "qcow2");
+        assert_eq!(chain.new_volume_format(Some("raw"), None), "raw");
+        assert_eq!(chain.volume_name(300, 1, "qcow2"), "c:vm-300-disk-1.qcow2");
+        assert_eq!(chain.volume_name(300, 1, "raw"), "c:vm-300-disk-1");
+        assert!(chain.numbers_by_format("qcow2") && !chain.numbers_by_format("raw"));
+        assert_eq!(cloudinit_volume_name("lvm", 300, "qcow2"), "vm-300-cloudinit.qcow2");
+        assert_eq!((chain.new_cloudinit_format(None), lvm.new_cloudinit_format(None)), ("qcow2".into(), "raw".into()));
+        assert_eq!(
+            (dir.new_cloudinit_format(None), thin.new_cloudinit_format(Some("qcow2"))),
+            ("qcow2".into(), "qcow2".into())
+        );
+        assert_eq!(lvm.new_volume_format(None, None), "raw");
+    }
+
+    #[test]
     fn thick_lvm_and_zvols_refuse_what_does_not_fit() {
         let lvm = scfg(json!({"storage": "san-lvm", "type": "lvm", "vgname": "san"}));
         let avail = 34560 * LVM_EXTENT;
@@ -448,9 +534,10 @@ mod tests {
             ("zfspool", "local-zfs:base-500-disk-0", "vm-300-disk-1", Some("base-500-disk-0/vm-300-disk-1")),
             // LvmThinPlugin.pm clone_image: a thin snapshot under the clone's own name
             ("lvmthin", "local-lvm:base-9000-disk-0", "vm-300-disk-1", Some("vm-300-disk-1")),
-            // LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM, even of a template's disk
-            ("lvm", "san-lvm:vm-600-disk-0", "vm-300-disk-1", None),
-            ("lvm", "san-lvm:base-600-disk-0", "vm-300-disk-1", None),
+            // LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM, even of a template's disk;
+            // a qcow2 LV (volume chains) carries its extension (find_free_diskname)
+            ("lvm", "san-lvm:vm-600-disk-0", "vm-300-disk-1.qcow2", None),
+            ("lvm", "san-lvm:base-600-disk-0", "vm-300-disk-1.qcow2", None),
             // 'clone' is offered on a base volume only
             ("lvmthin", "local-lvm:vm-100-disk-0", "vm-300-disk-1", None),
             ("dir", "local:100/vm-100-disk-0.qcow2", "300/vm-300-disk-1.qcow2", None),

@@ -67,6 +67,10 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
         }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
+            // create_disks hands `format` to the storage as it is (§42.1)
+            if let Some(format) = &params.format {
+                preflight.new_format(storage, format, "format", "")?;
+            }
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),

@@ -16,7 +16,9 @@ type Reserved = BTreeMap<String, i64>;
 use module_utils::pve::client::Api;
 
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
+use module_utils::pve::devices::{
+    disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, second_cloudinit, Disk,
+};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::pools::{require_pool, PoolMove};
 use module_utils::pve::preflight::{Content, NewVolume, Preflight};
@@ -136,7 +138,8 @@ impl<'a> Checks<'a> {
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
         self.state(write, before, vmid, p)?;
-        while_writing(write, before)
+        while_writing(write, before)?;
+        one_cloudinit(write, before, vmid)
     }
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
@@ -159,6 +162,7 @@ impl<'a> Checks<'a> {
         self.privileges.require(&needs(write, before, vmid, p))?;
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
+        one_cloudinit(write, before, vmid)?;
         Ok(vmid)
     }
 
@@ -384,6 +388,17 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
         keys
     };
     let config = after.effective();
+    // a new disk's `format=` as the request asks it (create_disks passes it to vdisk_alloc)
+    let asked: &Form = match write {
+        Write::Create { form, .. } => form,
+        Write::Config { body, .. } => body,
+        Write::Clone { configure, .. } => configure,
+        _ => return Vec::new(),
+    };
+    let format_of = |key: &str| {
+        let value = asked.iter().find(|(k, _)| k == key)?.1.as_str();
+        Disk::parse(key, value).filter(|d| d.volume.as_deref().is_some_and(is_request))?.format
+    };
     // (key, option, words before PVE's error)
     let order: Vec<(String, String, String)> = match write {
         Write::Create { form, .. } => {
@@ -414,7 +429,8 @@ fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig,
                 return None;
             }
             let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
-            Some(NewVolume { storage, volid, bytes, option, during })
+            let format = format_of(&key);
+            Some(NewVolume { storage, volid, bytes, option, during, format })
         })
         .collect()
 }
@@ -433,6 +449,31 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
     };
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
     boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(&context))
+}
+
+/// Qemu.pm `create_disks` refuses a second cloud-init drive (`devices::second_cloudinit`, §42.2):
+/// in a create's drives, a config write's (against the VM's config and its pending part) and a
+/// clone's configuring write (against the source's config, which the clone copies), with the
+/// context of the real run's failure (`unable to create VM <vmid> - ` in a create's task).
+fn one_cloudinit(write: &Write, before: Option<&VmConfig>, vmid: u64) -> Result<()> {
+    let none = BTreeMap::new();
+    let (sets, current, pending, context) = match write {
+        Write::Create { form, label, .. } => {
+            let context = format!("creation of qemu VM {label} with vmid {vmid} failed: unable to create VM {vmid} -");
+            (form, &none, &none, context)
+        }
+        Write::Config { body, context, .. } => {
+            (body, before.map_or(&none, |c| &c.current), before.map_or(&none, |c| &c.pending), format!("{context}:"))
+        }
+        Write::Clone { source, configure, .. } => {
+            (configure, before.map_or(&none, |c| &c.current), &none, format!("{}:", clone_unconfigurable(source)))
+        }
+        _ => return Ok(()),
+    };
+    match second_cloudinit(sets.iter().map(|(k, v)| (k.as_str(), v.as_str())), current, pending) {
+        Some(words) => Err(Error::failed(format!("{context} {words}"))),
+        None => Ok(()),
+    }
 }
 
 /// The value of `key` in a request body.
