@@ -10,6 +10,10 @@ in both runs with PVE's words, and the check run writes nothing.
    format`) refuses it; with `snapshot-as-volume-chain` a thick LVM storage makes qcow2 volumes named
    `vm-<vmid>-disk-<n>.qcow2` (LVMPlugin.pm `get_formats`, `find_free_diskname`; docs/pve-semantics.md
    §42.1).
+3. Growing a disk on thick LVM beyond its free space: LVMPlugin.pm `volume_resize` (`lvextend`) refuses it
+   (`error resizing volume '<path>':   Insufficient free space: ...`; §42.3).
+2. A second cloud-init drive: Qemu.pm `create_disks` with QemuConfig.pm `has_cloudinit` (`<key> - cloud-init
+   drive is already attached at '<key>'`), in a config update and in a create (§42.2).
 """
 
 import copy
@@ -20,8 +24,11 @@ from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, one, run_batch, wr
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-449.
-VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)]
+# Rows' VMs: 440-452 (446, 448, 449 and 450 are made by the rows).
+VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
+    _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
+    _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
+    _vm(452, 'row-452', scsi1='thick-raw:vm-452-disk-0,size=4G')]
 
 # A thick LVM storage without volume chains and one with them (PVE 9), 50 GiB each.
 LVM = {'thick-raw': {'type': 'lvm', 'vgname': 'thickraw', 'content': 'images', 'shared': 0, 'total': 50 * GIB},
@@ -48,6 +55,10 @@ def _volume_in_diff(name):
     return expect
 
 
+def _both(*expects):
+    return lambda check, real: [p for expect in expects for p in expect(check, real)]
+
+
 FORMATS = [
     one('qcow2 on lvmthin (disk)', disk(vmid=440, disk='scsi1', storage='local-lvm', size='1', format='qcow2'),
         real_failure="unsupported format 'qcow2'"),
@@ -70,7 +81,34 @@ FORMATS = [
         real_changed=True, expect=_volume_in_diff('thick-chain:vm-445-disk-0,')),
 ]
 
-CENSUS_ROWS = FORMATS
+CLOUDINIT = [
+    one('second cloud-init drive (update)', kvm(node='pve1', vmid=447, update=True,
+                                                ide={'ide2': 'local-lvm:vm-447-cloudinit,media=cdrom',
+                                                     'ide3': 'local-lvm:cloudinit'}),
+        real_failure="ide3 - cloud-init drive is already attached at 'ide2'"),
+    one('two cloud-init drives (create)', kvm(node='pve1', vmid=448, name='row-448', ide={'ide2': 'local-lvm:cloudinit'},
+                                              scsi={'scsi0': 'local-lvm:2', 'scsi5': 'vmdata:cloudinit'}),
+        real_failure="scsi5 - cloud-init drive is already attached at 'ide2'"),
+    one('cloud-init qcow2 on lvmthin (create)', kvm(node='pve1', vmid=449, name='row-449',
+                                                    ide={'ide2': 'local-lvm:cloudinit,format=qcow2'}),
+        real_failure="unable to create VM 449 - unsupported format 'qcow2'"),
+    # LVM with volume chains: a new cloud-init volume is qcow2 there (create_disks)
+    one('cloud-init and disk on a volume chain (create)',
+        kvm(node='pve1', vmid=450, name='row-450', ide={'ide2': 'thick-chain:cloudinit'},
+            scsi={'scsi0': 'thick-chain:1'}),
+        real_changed=True, expect=_both(_volume_in_diff('thick-chain:vm-450-cloudinit.qcow2'),
+                                        _volume_in_diff('thick-chain:vm-450-disk-0.qcow2'))),
+]
+
+# thick-raw: 50 GiB, 8 GiB of it taken by the two 4 GiB LVs
+RESIZE = [
+    one('grow beyond thick lvm', disk(vmid=451, disk='scsi1', state='resized', size='60G'),
+        real_failure="error resizing volume '/dev/thickraw/vm-451-disk-0':   Insufficient free space: 14336 extents "
+                     "needed, but only 10752 available"),
+    one('grow within thick lvm', disk(vmid=452, disk='scsi1', state='resized', size='+2G'), real_changed=True),
+]
+
+CENSUS_ROWS = FORMATS + CLOUDINIT + RESIZE
 
 # case name -> the census rows (docs/refusals.md) it covers
 CENSUS = {
@@ -78,13 +116,17 @@ CENSUS = {
     'qcow2 on thick lvm (update)': ('R-config-40',),
     'qcow2 on thick lvm (disk)': ('R-config-40',),
     'qcow2 on lvmthin (create)': ('R-create-40',),
+    'cloud-init qcow2 on lvmthin (create)': ('R-create-40',),
+    'second cloud-init drive (update)': ('R-config-20',),
+    'two cloud-init drives (create)': ('R-create-41',),
+    'grow beyond thick lvm': ('R-resize-40',),
 }
 
 
 def test_storage_refusals_are_predicted_by_the_check_run(ansible, sim, tmp_path, summary):
     seed = _seed(tmp_path)
-    problems = run_batch(ansible, sim, seed, FORMATS)
-    rows = FORMATS
+    rows = FORMATS + CLOUDINIT + RESIZE
+    problems = run_batch(ansible, sim, seed, rows)
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     summary('check-versus-real (issue 32, storages): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
     assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(

@@ -330,6 +330,24 @@ impl<'a> Preflight<'a> {
         }
     }
 
+    /// Growing existing volume `volid` on `node` by `delta` bytes fits where its storage
+    /// reserves the size (`StorageConfig::refuses_growth`: thick LVM, a non-sparse zfspool; the
+    /// free space read as `allocation` reads it), else PVE's words after `context` (§42.3).
+    pub fn growth(&self, node: &str, volid: &str, delta: u64, context: &str) -> Result<()> {
+        let Some(volume) = Volume::parse(volid) else { return Ok(()) };
+        let storages = self.storages()?;
+        let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
+        // a storage that grows the volume even with nothing free needs no status read
+        if scfg.refuses_growth(volume.volname, delta, 0).is_none() {
+            return Ok(());
+        }
+        let Some(avail) = self.avail(node, scfg)? else { return Ok(()) };
+        match scfg.refuses_growth(volume.volname, delta, avail) {
+            Some(why) => Err(refuse(context, why)),
+            None => Ok(()),
+        }
+    }
+
     /// Allocating `bytes` on `storage` of `node` fits where the storage reserves the size (thick
     /// LVM, a non-sparse zfspool, a preallocating file storage); elsewhere allocation
     /// over-provisions and never fails for space (§22.4). The free space is the storage's `avail`

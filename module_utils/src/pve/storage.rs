@@ -349,6 +349,38 @@ impl StorageConfig {
     }
 }
 
+impl StorageConfig {
+    /// Why growing volume `volname` here by `delta` bytes fails when the storage has `avail`
+    /// bytes free, in PVE's words; `None` where it grows (§42.3). Thick LVM (LVMPlugin.pm
+    /// `volume_resize`: `lvextend -L` to the new size, whose extents past the LV's must be free;
+    /// `run_command`'s `error resizing volume '<path>'` before lvextend's words) and a non-sparse
+    /// zfspool (ZFSPoolPlugin.pm `volume_resize`: `zfs set volsize`, whose new reservation must fit)
+    /// reserve the size; thin storages and files grow without a check.
+    pub fn refuses_growth(&self, volname: &str, delta: u64, avail: u64) -> Option<String> {
+        match self.plugintype.as_str() {
+            "lvm" => {
+                let (need, have) = (delta.div_ceil(LVM_EXTENT), avail / LVM_EXTENT);
+                let vg = self.vgname.as_deref().unwrap_or("pve");
+                (need > have).then(|| {
+                    format!(
+                        "error resizing volume '/dev/{vg}/{volname}':   Insufficient free space: {need} extents \
+                         needed, but only {have} available"
+                    )
+                })
+            }
+            "zfspool" if !self.sparse => {
+                let pool = self.pool.as_deref().unwrap_or("rpool");
+                (delta > avail).then(|| {
+                    format!(
+                        "zfs error: cannot set property for '{pool}/{volname}': size is greater than available space"
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The format a volume name ends with on a file storage (`.qcow2`), raw without one.
 fn name_format(volname: &str) -> &str {
     volname.rsplit_once('.').map_or("raw", |(_, ext)| ext)
@@ -441,6 +473,25 @@ mod tests {
             ("qcow2".into(), "qcow2".into())
         );
         assert_eq!(lvm.new_volume_format(None, None), "raw");
+    }
+
+    #[test]
+    fn growing_a_volume_on_thick_lvm_or_a_zvol_needs_the_space() {
+        // LVMPlugin.pm volume_resize (lvextend), ZFSPoolPlugin.pm volume_resize (zfs set volsize)
+        let lvm = scfg(json!({"storage": "san-lvm", "type": "lvm", "vgname": "san"}));
+        assert_eq!(
+            lvm.refuses_growth("vm-121-disk-0", 10 * GIB, 4 * GIB).as_deref(),
+            Some("error resizing volume '/dev/san/vm-121-disk-0':   Insufficient free space: 2560 extents needed, but only 1024 available")
+        );
+        assert_eq!(lvm.refuses_growth("vm-121-disk-0", 4 * GIB, 4 * GIB), None);
+        let zfs = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank"}));
+        assert_eq!(
+            zfs.refuses_growth("vm-1-disk-0", 2 * GIB, GIB).as_deref(),
+            Some("zfs error: cannot set property for 'tank/vm-1-disk-0': size is greater than available space")
+        );
+        let sparse = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank", "sparse": 1}));
+        let thin = scfg(json!({"storage": "t", "type": "lvmthin"}));
+        assert_eq!((sparse.refuses_growth("v", 2 * GIB, 0), thin.refuses_growth("v", 2 * GIB, 0)), (None, None));
     }
 
     #[test]

@@ -77,6 +77,20 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
                 None => Ok(()),
             }
         }
+        (Action::Resize(_) | Action::ResizeKeepingPending { .. }, _) => {
+            // resize_vm's volume_resize takes the added size where the storage reserves it (§42.3)
+            let size_of = |value: Option<&String>| {
+                let drive = Disk::parse(disk, value?)?;
+                Some((drive.volume?, drive.size_bytes?))
+            };
+            let (Some((volid, have)), Some((_, want))) =
+                (size_of(config.current.get(disk)), size_of(plan.after.current.get(disk)))
+            else {
+                return Ok(());
+            };
+            let context = apply::context(vm.vmid, disk, &plan.action);
+            preflight.growth(node, &volid, want.saturating_sub(have), &context)
+        }
         (Action::SetDrive(_), None) => match &params.iso_image {
             Some(iso) => preflight.volume(node, iso, "iso_image"),
             None => Ok(()),

@@ -64,6 +64,8 @@ class VolumesMixin:
         """fakepve's drive allocation with PVE's cloud-init volume name and EFI disk sizes (§8.5, D15)."""
         volume, props = d.parse_drive(value)
         found = re.fullmatch(r'(?:([^/:\s]+):)?cloudinit', volume or '')
+        if found or d.is_cloudinit(value):
+            self._one_cloudinit_in_create(vmid, key)
         if found:
             sid = found.group(1) or default
             if sid not in self.storages:
@@ -83,6 +85,18 @@ class VolumesMixin:
             props['size'] = d.format_size(self._qm_volume(volid)['size'])
             return d.print_drive(volid, props), [volid]
         return super()._qm_new_drive(vmid, key, value, default)
+
+    def _one_cloudinit_in_create(self, vmid, key):
+        """Qemu.pm create_disks in create_vm: a cloud-init drive while an earlier drive of the same create was
+        one (QemuConfig.pm has_cloudinit on `$res`, the drives made so far, in sorted key order). A config
+        update checks its own (config_update.py) before it allocates."""
+        vm = self.vm(vmid)
+        if vm is None or vm.config.get('lock') != 'create':
+            return
+        earlier = getattr(vm, 'cloudinit_key', None)
+        if earlier and earlier != key:
+            raise die("{0} - cloud-init drive is already attached at '{1}'".format(key, earlier))
+        vm.cloudinit_key = key
 
     def _qm_import_drive(self, vmid, volume, props, default):
         """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source

@@ -60,3 +60,12 @@ def test_a_second_cloud_init_drive_is_refused_new_or_an_existing_volume(sim):
         assert status['exitstatus'] == "ide3 - cloud-init drive is already attached at 'ide2'"
         assert 'ide3' not in config(sim, 103)
     assert [v for v in volumes(sim, 'dirs')] == []
+
+
+def test_a_create_with_two_cloud_init_drives_is_refused(sim):
+    # Qemu.pm create_disks in create_vm: has_cloudinit on the drives made so far (`$res`), keys in sorted
+    # order; create_disks frees what it made and no VM is left
+    status = run(sim, 'POST', Q, {'vmid': 104, 'ide2': 'thin:cloudinit', 'scsi5': 'dirs:cloudinit'})
+    assert status['exitstatus'] == "unable to create VM 104 - scsi5 - cloud-init drive is already attached at 'ide2'"
+    assert volumes(sim, 'thin') == {} and volumes(sim, 'dirs') == {}
+    assert 104 not in [vm['vmid'] for vm in sim.api('GET', '/nodes/pve1/qemu')]
