@@ -10,6 +10,9 @@ in both runs with PVE's words, and the check run writes nothing.
    format`) refuses it; with `snapshot-as-volume-chain` a thick LVM storage makes qcow2 volumes named
    `vm-<vmid>-disk-<n>.qcow2` (LVMPlugin.pm `get_formats`, `find_free_diskname`; docs/pve-semantics.md
    §42.1).
+4. A drive on an existing volume of the wrong content: an ISO without `media=cdrom` (Qemu.pm
+   `$check_drive_param`), an `import/` volume as a disk's volume (`$check_storage_access`: `content type needs
+   to be 'images' or 'iso'`; an import volume is only an `import-from` source) (§42.4).
 3. Growing a disk on thick LVM beyond its free space: LVMPlugin.pm `volume_resize` (`lvextend`) refuses it
    (`error resizing volume '<path>':   Insufficient free space: ...`; §42.3).
 2. A second cloud-init drive: Qemu.pm `create_disks` with QemuConfig.pm `has_cloudinit` (`<key> - cloud-init
@@ -24,11 +27,12 @@ from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, one, run_batch, wr
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-452 (446, 448, 449 and 450 are made by the rows).
+# Rows' VMs: 440-454 (446, 448, 449, 450 and 453 are made by the rows).
 VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
     _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
-    _vm(452, 'row-452', scsi1='thick-raw:vm-452-disk-0,size=4G')]
+    _vm(452, 'row-452', scsi1='thick-raw:vm-452-disk-0,size=4G'),
+    _vm(454, 'row-454')]
 
 # A thick LVM storage without volume chains and one with them (PVE 9), 50 GiB each.
 LVM = {'thick-raw': {'type': 'lvm', 'vgname': 'thickraw', 'content': 'images', 'shared': 0, 'total': 50 * GIB},
@@ -108,7 +112,17 @@ RESIZE = [
     one('grow within thick lvm', disk(vmid=452, disk='scsi1', state='resized', size='+2G'), real_changed=True),
 ]
 
-CENSUS_ROWS = FORMATS + CLOUDINIT + RESIZE
+CONTENT = [
+    one('ISO without media=cdrom (create)', kvm(node='pve1', vmid=453, name='row-453',
+                                                ide={'ide2': 'isos:iso/debian-13-netinst.iso'}),
+        real_failure="explicit 'media=cdrom' is required for iso images"),
+    one('import volume as a disk (update)', kvm(node='pve1', vmid=454, update=True,
+                                                scsi={'scsi0': 'local-lvm:vm-454-disk-0,size=4G',
+                                                      'scsi1': 'local:import/debian.qcow2'}),
+        real_failure="content type needs to be 'images' or 'iso'"),
+]
+
+CENSUS_ROWS = FORMATS + CLOUDINIT + RESIZE + CONTENT
 
 # case name -> the census rows (docs/refusals.md) it covers
 CENSUS = {
@@ -120,12 +134,14 @@ CENSUS = {
     'second cloud-init drive (update)': ('R-config-20',),
     'two cloud-init drives (create)': ('R-create-41',),
     'grow beyond thick lvm': ('R-resize-40',),
+    'ISO without media=cdrom (create)': ('R-create-09',),
+    'import volume as a disk (update)': ('R-create-08',),
 }
 
 
 def test_storage_refusals_are_predicted_by_the_check_run(ansible, sim, tmp_path, summary):
     seed = _seed(tmp_path)
-    rows = FORMATS + CLOUDINIT + RESIZE
+    rows = CENSUS_ROWS
     problems = run_batch(ansible, sim, seed, rows)
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     summary('check-versus-real (issue 32, storages): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
