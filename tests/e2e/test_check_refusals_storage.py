@@ -27,12 +27,13 @@ from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, one, run_batch, wr
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-454 (446, 448, 449, 450 and 453 are made by the rows).
+# Rows' VMs: 440-455 (446, 448, 449, 450 and 453 are made by the rows).
 VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
     _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
     _vm(452, 'row-452', scsi1='thick-raw:vm-452-disk-0,size=4G'),
-    _vm(454, 'row-454')]
+    _vm(454, 'row-454'),
+    _vm(455, 'row-455')]
 
 # A thick LVM storage without volume chains and one with them (PVE 9), 50 GiB each.
 LVM = {'thick-raw': {'type': 'lvm', 'vgname': 'thickraw', 'content': 'images', 'shared': 0, 'total': 50 * GIB},
@@ -44,6 +45,7 @@ def _seed(tmp_path):
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         storages = copy.deepcopy(json.load(f)['storages'])
     storages.update(copy.deepcopy(LVM))
+    storages['local']['files'] = {'import/debian.qcow2': 2 * GIB}
     return write_seed(tmp_path, 'refusals-storage', VMS, storages=storages)
 
 
@@ -116,6 +118,11 @@ CONTENT = [
     one('ISO without media=cdrom (create)', kvm(node='pve1', vmid=453, name='row-453',
                                                 ide={'ide2': 'isos:iso/debian-13-netinst.iso'}),
         real_failure="explicit 'media=cdrom' is required for iso images"),
+    # PVE refuses the content type before it looks for the volume: an existing one and a missing one alike
+    one('missing import volume as a disk (update)', kvm(node='pve1', vmid=455, update=True,
+                                                        scsi={'scsi0': 'local-lvm:vm-455-disk-0,size=4G',
+                                                              'scsi1': 'local:import/nope.qcow2'}),
+        real_failure="content type needs to be 'images' or 'iso'"),
     one('import volume as a disk (update)', kvm(node='pve1', vmid=454, update=True,
                                                 scsi={'scsi0': 'local-lvm:vm-454-disk-0,size=4G',
                                                       'scsi1': 'local:import/debian.qcow2'}),

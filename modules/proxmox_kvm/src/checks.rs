@@ -26,7 +26,7 @@ use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::{boot_order_devices, check_write};
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::storage::StorageConfig;
-use module_utils::pve::volume::{Volume, VolumeKind};
+use module_utils::pve::volume::{content_and_owner, Volume, VolumeKind};
 use module_utils::{Error, Result};
 
 use crate::params::Params;
@@ -108,10 +108,12 @@ impl<'a> Checks<'a> {
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
+                && matches!(content_and_owner(file).0, "iso" | "images")
             {
                 // an ISO or import source: PVE takes the reference and fails in its task. A VM's
                 // own images are not listed here: a user may change a drive's options without
                 // the right to list the storage (`check_volume_access` asks nothing for them).
+                // A volume of another content is refused first, by the schema check (§42.4).
                 self.preflight.volume(node, file, &option)?;
             }
         }
