@@ -13,6 +13,7 @@ in both runs with PVE's words, and the check run writes nothing.
 4. A drive on an existing volume of the wrong content: an ISO without `media=cdrom` (Qemu.pm
    `$check_drive_param`), an `import/` volume as a disk's volume (`$check_storage_access`: `content type needs
    to be 'images' or 'iso'`; an import volume is only an `import-from` source) (§42.4).
+5. A disk moved to a VM on another node: Qemu.pm `move_vm_disk` (`Both VMs need to be on the same node`).
 3. Growing a disk on thick LVM beyond its free space: LVMPlugin.pm `volume_resize` (`lvextend`) refuses it
    (`error resizing volume '<path>':   Insufficient free space: ...`; §42.3).
 2. A second cloud-init drive: Qemu.pm `create_disks` with QemuConfig.pm `has_cloudinit` (`<key> - cloud-init
@@ -27,13 +28,15 @@ from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, one, run_batch, wr
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-455 (446, 448, 449, 450 and 453 are made by the rows).
+# Rows' VMs: 440-457 (446, 448, 449, 450 and 453 are made by the rows).
 VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
     _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
     _vm(452, 'row-452', scsi1='thick-raw:vm-452-disk-0,size=4G'),
     _vm(454, 'row-454'),
-    _vm(455, 'row-455')]
+    _vm(455, 'row-455'),
+    _vm(456, 'row-456', scsi1='local-lvm:vm-456-disk-1,size=1G'),
+    dict(_vm(457, 'row-457'), node='pve2')]
 
 # A thick LVM storage without volume chains and one with them (PVE 9), 50 GiB each.
 LVM = {'thick-raw': {'type': 'lvm', 'vgname': 'thickraw', 'content': 'images', 'shared': 0, 'total': 50 * GIB},
@@ -129,7 +132,12 @@ CONTENT = [
         real_failure="content type needs to be 'images' or 'iso'"),
 ]
 
-CENSUS_ROWS = FORMATS + CLOUDINIT + RESIZE + CONTENT
+REASSIGN = [
+    one('disk to a VM on another node', disk(vmid=456, disk='scsi1', state='moved', target_vmid=457),
+        real_failure='Both VMs need to be on the same node (pve1 != pve2)'),
+]
+
+CENSUS_ROWS = FORMATS + CLOUDINIT + RESIZE + CONTENT + REASSIGN
 
 # case name -> the census rows (docs/refusals.md) it covers
 CENSUS = {
@@ -143,6 +151,8 @@ CENSUS = {
     'grow beyond thick lvm': ('R-resize-40',),
     'ISO without media=cdrom (create)': ('R-create-09',),
     'import volume as a disk (update)': ('R-create-08',),
+    'missing import volume as a disk (update)': ('R-create-08',),
+    'disk to a VM on another node': ('R-move-10',),
 }
 
 

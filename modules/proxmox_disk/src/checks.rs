@@ -29,7 +29,14 @@ pub struct Checks<'a> {
 /// method's own privileges before anything else), PVE's API schema on each write as it will be
 /// sent (through the client, which then sends it without a second check), the VM's state
 /// (`vm_state`), then the storage or volume they use (docs/pve-semantics.md §26, §27, §28, §33).
-pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
+pub fn guard(
+    checks: &Checks,
+    vm: &VmResource,
+    facts: &Facts,
+    params: &Params,
+    plan: &Plan,
+    target: Option<&VmResource>,
+) -> Result<()> {
     let disk = params.disk.as_str();
     let config = facts.config;
     let needs: Vec<Need> = match &plan.action {
@@ -56,6 +63,16 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
     checks.privileges.require(&needs)?;
     for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
         checks.api.check_write(method, &path, &body)?;
+    }
+    if let (Action::Move(_), Some(target)) = (&plan.action, target) {
+        // Qemu.pm move_vm_disk ($load_and_check_reassign_configs), before the VMs' states
+        if target.node != vm.node {
+            let context = apply::context(vm.vmid, disk, &plan.action);
+            return Err(Error::failed(format!(
+                "{context}: Both VMs need to be on the same node ({} != {})",
+                vm.node, target.node
+            )));
+        }
     }
     vm_state(checks, vm, facts, params, &plan.action)?;
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);

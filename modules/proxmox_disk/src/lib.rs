@@ -75,7 +75,7 @@ fn converge(
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
     let mut plan = plan(params, &facts)?;
-    checks::guard(checks, vm, &facts, params, &plan)?;
+    checks::guard(checks, vm, &facts, params, &plan, target.as_ref().map(|(t, _)| t))?;
     let writes = apply::writes(vm, &params.disk, &plan.action, config.digest.as_deref());
     world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
