@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import Q, config, create, run, volumes
+from conftest import Q, config, create, error_of, run, volumes
 
 SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seeds', 'volume_chain.json')
 pytestmark = pytest.mark.pvesim_seed(SEED)
@@ -59,7 +59,7 @@ def test_a_second_cloud_init_drive_is_refused_new_or_an_existing_volume(sim):
         status = run(sim, 'POST', Q + '/103/config', {'ide3': value})
         assert status['exitstatus'] == "ide3 - cloud-init drive is already attached at 'ide2'"
         assert 'ide3' not in config(sim, 103)
-    assert [v for v in volumes(sim, 'dirs')] == []
+    assert [v for v in volumes(sim, 'dirs')] == ['dirs:import/debian.qcow2']
 
 
 def test_a_create_with_two_cloud_init_drives_is_refused(sim):
@@ -67,5 +67,29 @@ def test_a_create_with_two_cloud_init_drives_is_refused(sim):
     # order; create_disks frees what it made and no VM is left
     status = run(sim, 'POST', Q, {'vmid': 104, 'ide2': 'thin:cloudinit', 'scsi5': 'dirs:cloudinit'})
     assert status['exitstatus'] == "unable to create VM 104 - scsi5 - cloud-init drive is already attached at 'ide2'"
-    assert volumes(sim, 'thin') == {} and volumes(sim, 'dirs') == {}
+    assert volumes(sim, 'thin') == {} and list(volumes(sim, 'dirs')) == ['dirs:import/debian.qcow2']
     assert 104 not in [vm['vmid'] for vm in sim.api('GET', '/nodes/pve1/qemu')]
+
+
+def test_an_import_volume_is_a_source_and_never_a_drives_volume(sim):
+    # Qemu.pm $check_storage_access: a drive's existing volume must be of type images or iso (parse_volname:
+    # `import/...` is `import`), in a create and an update, before the volume is looked for; as `import-from`
+    # it is a source (create_disks)
+    for params in ({'vmid': 107, 'scsi0': 'dirs:import/debian.qcow2'}, {'vmid': 107, 'scsi0': 'dirs:import/no.qcow2'}):
+        err = error_of(sim.api, 'POST', Q, params)
+        assert (err.status, err.errors) == (400, {'scsi0': "content type needs to be 'images' or 'iso'"})
+    cfg = create(sim, 107, scsi0='thin:0,import-from=dirs:import/debian.qcow2')
+    assert disk(cfg) == 'thin:vm-107-disk-0' and 'import-from' not in cfg['scsi0']
+    err = error_of(sim.api, 'PUT', Q + '/107/config', {'scsi1': 'dirs:import/debian.qcow2'})
+    assert (err.status, err.errors) == (400, {'scsi1': "content type needs to be 'images' or 'iso'"})
+
+
+def test_a_disk_moves_only_to_a_vm_on_the_same_node(sim):
+    # Qemu.pm move_vm_disk, $load_and_check_reassign_configs: the VMs' nodes from the cluster's VM list, before
+    # the fork; nothing moves
+    create(sim, 108, scsi0='thin:1', scsi1='thin:1')
+    ok_status = run(sim, 'POST', '/nodes/pve2/qemu', {'vmid': 109, 'scsi0': 'dirs:1'})
+    assert ok_status['exitstatus'] == 'OK'
+    err = error_of(sim.api, 'POST', Q + '/108/move_disk', {'disk': 'scsi1', 'target-vmid': 109})
+    assert (err.status, err.message) == (500, 'Both VMs need to be on the same node (pve1 != pve2)')
+    assert disk(config(sim, 108), 'scsi1') == 'thin:vm-108-disk-1'
