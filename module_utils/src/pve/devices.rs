@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::pve::propstring::{
     parse_size, Format, PropertyString, AGENT, DRIVE, EFIDISK, MEMORY, NET, TPMSTATE, UNUSED,
 };
-use crate::pve::volume::{path_format, Volume};
+use crate::pve::volume::{path_format, Volume, VolumeKind};
 
 /// `(prefix, highest index)` of the indexed disk keys (qemu-server Drive.pm `MAX_*_DISKS`).
 const DISK_BUSES: &[(&str, u32)] = &[("ide", 3), ("sata", 5), ("scsi", 30), ("virtio", 15), ("unused", 255)];
@@ -95,6 +95,48 @@ pub fn config_value_text(value: &Value) -> Option<String> {
 /// is `cloudinit` as one to allocate; a bare `cloudinit` is no volume id, so none.
 pub fn parse_new_cloudinit(file: &str) -> Option<&str> {
     Volume::parse(file).filter(|v| v.volname == "cloudinit").map(|v| v.storage)
+}
+
+/// Whether a drive value is a cloud-init drive, as QemuServer/Drive.pm `drive_is_cloudinit`
+/// reads its file: a new one (`STORAGE:cloudinit`) or a `vm-<vmid>-cloudinit` volume.
+pub fn is_cloudinit_drive(key: &str, value: &str) -> bool {
+    let file = Disk::parse(key, value).and_then(|d| d.volume).unwrap_or_default();
+    parse_new_cloudinit(&file).is_some() || Volume::parse(&file).is_some_and(|v| v.kind == VolumeKind::CloudInit)
+}
+
+/// The refusal of a second cloud-init drive, in PVE's words (`None`: none): Qemu.pm
+/// `create_disks` refuses a cloud-init drive set at a key while another drive is one in the
+/// config (`current`), its pending part, or the drives the same request set before it (QemuConfig.pm
+/// `has_cloudinit`, each excluding the key itself); `sets` is the request's values, taken in PVE's
+/// order (sorted keys). A drive being deleted by the same request still counts: deletions are
+/// only pending then. docs/pve-semantics.md §42.2.
+pub fn second_cloudinit<'a>(
+    sets: impl IntoIterator<Item = (&'a str, &'a str)>,
+    current: &BTreeMap<String, String>,
+    pending: &BTreeMap<String, String>,
+) -> Option<String> {
+    let mut sets: Vec<(&str, &str)> = sets.into_iter().filter(|(k, _)| is_disk_key(k)).collect();
+    sets.sort_unstable();
+    let mut earlier: Vec<&str> = Vec::new();
+    for (key, value) in sets {
+        if !is_cloudinit_drive(key, value) {
+            continue;
+        }
+        let attached = |config: &BTreeMap<String, String>| {
+            config
+                .iter()
+                .find(|(k, v)| k.as_str() != key && is_disk_key(k) && is_cloudinit_drive(k, v))
+                .map(|(k, _)| k.clone())
+        };
+        let other = attached(current)
+            .or_else(|| attached(pending))
+            .or_else(|| earlier.iter().find(|k| **k != key).map(|k| k.to_string()));
+        if let Some(other) = other {
+            return Some(format!("{key} - cloud-init drive is already attached at '{other}'"));
+        }
+        earlier.push(key);
+    }
+    None
 }
 
 /// A `new disk` drive value (§8): `STORAGE:N` or bare `N`, N GiB, maybe fractional. Returns the

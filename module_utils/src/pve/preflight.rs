@@ -71,6 +71,9 @@ pub struct NewVolume {
     pub bytes: u64,
     pub option: String,
     pub during: String,
+    /// The format a new disk asks for (`format=`), which its storage may refuse (`new_format`);
+    /// `None` for a copy, whose format PVE resolves to one the storage takes.
+    pub format: Option<String>,
 }
 
 pub struct Preflight<'a> {
@@ -317,6 +320,37 @@ impl<'a> Preflight<'a> {
         Ok(list)
     }
 
+    /// A new volume in `format` on `storage`: Qemu.pm `create_disks` passes a new disk's
+    /// `format=` to Storage.pm `vdisk_alloc` as it is, and the storage's plugin refuses one it
+    /// cannot make (`StorageConfig::refuses_format`, §42.1), after `during` (the words of the call
+    /// that allocates it), as `option`'s error. A storage storage.cfg does not show is left to
+    /// `storage`'s check.
+    pub fn new_format(&self, storage: &str, format: &str, option: &str, during: &str) -> Result<()> {
+        let storages = self.storages()?;
+        match storages.iter().find(|s| s.storage == storage).and_then(|s| s.refuses_format(format)) {
+            Some(why) => Err(refuse(option, format!("{during}{why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Growing existing volume `volid` on `node` by `delta` bytes fits where its storage
+    /// reserves the size (`StorageConfig::refuses_growth`: thick LVM, a non-sparse zfspool; the
+    /// free space read as `allocation` reads it), else PVE's words after `context` (§42.3).
+    pub fn growth(&self, node: &str, volid: &str, delta: u64, context: &str) -> Result<()> {
+        let Some(volume) = Volume::parse(volid) else { return Ok(()) };
+        let storages = self.storages()?;
+        let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
+        // a storage that grows the volume even with nothing free needs no status read
+        if scfg.refuses_growth(volume.volname, delta, 0).is_none() {
+            return Ok(());
+        }
+        let Some(avail) = self.avail(node, scfg)? else { return Ok(()) };
+        match scfg.refuses_growth(volume.volname, delta, avail) {
+            Some(why) => Err(refuse(context, why)),
+            None => Ok(()),
+        }
+    }
+
     /// Allocating `bytes` on `storage` of `node` fits where the storage reserves the size (thick
     /// LVM, a non-sparse zfspool, a preallocating file storage); elsewhere allocation
     /// over-provisions and never fails for space (§22.4). The free space is the storage's `avail`
@@ -359,6 +393,9 @@ impl<'a> Preflight<'a> {
         let storages = self.storages()?;
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
+            if let Some(format) = &v.format {
+                self.new_format(&v.storage, format, &v.option, &v.during)?;
+            }
             let Some(scfg) = reserving(&storages, &v.storage) else {
                 continue;
             };

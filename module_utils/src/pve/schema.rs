@@ -17,9 +17,11 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::error::{clip, Error, Result};
+use crate::pve::devices::{is_disk_key, parse_new_cloudinit, parse_new_disk, Disk};
 use crate::pve::propstring::{is_integer, is_number, parse_boolean};
 use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
 use crate::pve::request::{ApiPath, Form, Method};
+use crate::pve::volume::{content_and_owner, Volume};
 
 mod formats;
 
@@ -405,6 +407,9 @@ pub(crate) fn current_memory(value: &str) -> Option<f64> {
 /// request (`balloon value too large (must be smaller than assigned memory)`). `cdrom` in
 /// `delete` is `ide2`, as PVE resolves it.
 fn cross_field(endpoint: &Endpoint, form: &Form) -> std::result::Result<(), (String, String)> {
+    if endpoint.name.ends_with("/qemu") || endpoint.name.ends_with("/qemu/{vmid}/config") {
+        drive_contents(form)?;
+    }
     if !endpoint.name.ends_with("/qemu/{vmid}/config") {
         return Ok(());
     }
@@ -438,6 +443,29 @@ fn cross_field(endpoint: &Endpoint, form: &Form) -> std::result::Result<(), (Str
         let (Some(max), Ok(balloon)) = (current_memory(memory), balloon.parse::<f64>()) else { return Ok(()) };
         if balloon > max {
             return Err(("balloon".into(), "balloon value too large (must be smaller than assigned memory)".into()));
+        }
+    }
+    Ok(())
+}
+
+/// qemu-server API2/Qemu.pm `create_vm` and `update_vm_api`, for each drive naming an existing
+/// volume (not a new disk, a cloud-init drive, `none` or `cdrom`): `$check_drive_param` wants
+/// `media=cdrom` on an ISO volume, and `$check_storage_access` a volume whose content type
+/// (`parse_volname`, from its name) is images or iso; an `import/` volume is only a source
+/// (`import-from`), never a drive's volume (docs/pve-semantics.md §42.4).
+fn drive_contents(form: &Form) -> std::result::Result<(), (String, String)> {
+    for (key, value) in form.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
+        let Some(drive) = Disk::parse(key, value) else { continue };
+        let Some(file) = drive.volume.as_deref() else { continue };
+        if parse_new_disk(file).is_some() || parse_new_cloudinit(file).is_some() || Volume::parse(file).is_none() {
+            continue;
+        }
+        match content_and_owner(file).0 {
+            "iso" if drive.media != "cdrom" => {
+                return Err((key.clone(), "explicit 'media=cdrom' is required for iso images".into()));
+            }
+            "iso" | "images" => {}
+            _ => return Err((key.clone(), "content type needs to be 'images' or 'iso'".into())),
         }
     }
     Ok(())

@@ -45,6 +45,9 @@ pub struct StorageConfig {
     /// An lvm storage's `saferemove` option: a freed LV is renamed and zeroed by a worker, its
     /// space back only when that worker removes it.
     pub saferemove: bool,
+    /// An lvm storage's `snapshot-as-volume-chain` option (PVE 9): qcow2 volumes on its LVs,
+    /// named `vm-<vmid>-disk-<n>.qcow2`, and qcow2 the default of a new one (§42).
+    pub volume_chain: bool,
 }
 
 impl StorageConfig {
@@ -72,6 +75,7 @@ impl StorageConfig {
             path: text("path"),
             preallocation: text("preallocation"),
             saferemove: lenient_bool(v.get("saferemove")),
+            volume_chain: lenient_bool(v.get("snapshot-as-volume-chain")),
         })
     }
 }
@@ -90,15 +94,27 @@ pub fn is_file_storage(plugintype: &str) -> bool {
     FILE_STORAGE_TYPES.contains(&plugintype)
 }
 
+/// Whether a storage of `plugintype` names its `format` volumes with the format's extension
+/// although it is a block storage: LVM's qcow2 volumes (LVMPlugin.pm `find_free_diskname` and
+/// `create_disks` add `.qcow2`, which `parse_volname` reads back as the format; only a storage with
+/// `snapshot-as-volume-chain` makes them).
+fn block_suffix(plugintype: &str, format: &str) -> &'static str {
+    if plugintype == "lvm" && format == "qcow2" {
+        ".qcow2"
+    } else {
+        ""
+    }
+}
+
 /// The name (after `storage:`) of disk `n` of VM `vmid` that a storage of `plugintype` allocates
 /// in `format`: `<vmid>/vm-<vmid>-disk-<n>.<format>` on a file storage (Plugin.pm `alloc_image`),
 /// `vm-<vmid>-disk-<n>` on a block storage (LVM, LVM-thin, RBD, ZFS `alloc_image`), whose
-/// volumes are raw.
+/// volumes are raw, except LVM's qcow2 ones, `vm-<vmid>-disk-<n>.qcow2` (`block_suffix`).
 pub fn new_volume_name(plugintype: &str, vmid: u64, n: u32, format: &str) -> String {
     if is_file_storage(plugintype) {
         format!("{vmid}/vm-{vmid}-disk-{n}.{format}")
     } else {
-        format!("vm-{vmid}-disk-{n}")
+        format!("vm-{vmid}-disk-{n}{}", block_suffix(plugintype, format))
     }
 }
 
@@ -136,12 +152,13 @@ pub fn linked_clone_name(plugintype: &str, base: &Volume, vmid: u64, n: u32) -> 
 /// The name (after `storage:`) of VM `vmid`'s cloud-init volume on a storage of `plugintype`
 /// (qemu-server `API2/Qemu.pm` `create_disks` and `QemuServer.pm` `clone_disk`:
 /// `vm-<vmid>-cloudinit`, in the `<vmid>/` directory with the `format` extension on a file
-/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it).
+/// storage: qcow2 for a new one, a clone's in its source's format where the storage takes it;
+/// `.qcow2` on an LVM storage with volume chains, whose new cloud-init volume is qcow2).
 pub fn cloudinit_volume_name(plugintype: &str, vmid: u64, format: &str) -> String {
     if is_file_storage(plugintype) {
         format!("{vmid}/vm-{vmid}-cloudinit.{format}")
     } else {
-        format!("vm-{vmid}-cloudinit")
+        format!("vm-{vmid}-cloudinit{}", block_suffix(plugintype, format))
     }
 }
 
@@ -153,16 +170,49 @@ impl StorageConfig {
 
     /// The formats a new volume may have here, and the default: each plugin's `plugindata`
     /// `format` (`get_formats`), the default replaced by the storage's `format` option where the
-    /// type has one. A type without a list (rbd, lvmthin, lvm without volume chains) is raw only.
+    /// type has one. A type without a list (rbd, lvmthin) is raw only; LVM overrides
+    /// `get_formats`: raw only, or raw and qcow2 with `snapshot-as-volume-chain`, whose default
+    /// is qcow2 whatever `format` says (LVMPlugin.pm `get_formats`).
     pub fn formats(&self) -> (&'static [&'static str], String) {
         let valid: &'static [&'static str] = match self.plugintype.as_str() {
             "dir" => &["raw", "qcow2", "vmdk", "subvol"],
             "nfs" | "cifs" | "glusterfs" => &["raw", "qcow2", "vmdk"],
             "btrfs" | "zfspool" => &["raw", "subvol"],
+            "lvm" if self.volume_chain => return (&["raw", "qcow2"], "qcow2".to_string()),
             _ => &["raw"],
         };
         let default = self.format.as_deref().filter(|f| valid.contains(f)).unwrap_or("raw").to_string();
         (valid, default)
+    }
+
+    /// The format of a new cloud-init volume here (Qemu.pm `create_disks`): the drive's
+    /// `format=`, else qcow2 on a storage with a path (file storages) or an LVM storage with
+    /// `snapshot-as-volume-chain`, raw elsewhere; a format the storage cannot make is refused
+    /// (`refuses_format`).
+    pub fn new_cloudinit_format(&self, asked: Option<&str>) -> String {
+        let qcow2 = self.is_file() || (self.plugintype == "lvm" && self.volume_chain);
+        asked.unwrap_or(if qcow2 { "qcow2" } else { "raw" }).to_string()
+    }
+
+    /// Why PVE refuses a new volume in `format` here, in its words; `None` where it makes one.
+    /// Qemu.pm `create_disks` hands a new disk's `format=` to Storage.pm `vdisk_alloc` as it is
+    /// (no fallback to the default, unlike a move or a clone), and the plugin's `alloc_image`
+    /// refuses what it cannot make: LVMPlugin.pm `alloc_lvm_image` (qcow2 only with
+    /// `snapshot-as-volume-chain`, nothing but raw and qcow2), LvmThinPlugin.pm (raw only),
+    /// ZFSPoolPlugin.pm (raw, subvol). RBDPlugin.pm ignores the format (its images are raw) and
+    /// file storages make a file of any format qemu-img knows (§42.1). PVE's `die` there has no
+    /// newline, so Perl adds ` at <plugin file> line <n>.`, left out here.
+    pub fn refuses_format(&self, format: &str) -> Option<String> {
+        let unsupported = || Some(format!("unsupported format '{format}'"));
+        match self.plugintype.as_str() {
+            "lvm" if format == "qcow2" && !self.volume_chain => {
+                Some("snapshot-as-volume-chain option need to be enabled to use qcow2 format".to_string())
+            }
+            "lvm" if format != "raw" && format != "qcow2" => unsupported(),
+            "lvmthin" if format != "raw" => unsupported(),
+            "zfspool" if format != "raw" && format != "subvol" => unsupported(),
+            _ => None,
+        }
     }
 
     /// The format PVE gives a new volume here: the one asked for (`requested`), else, for a copy
@@ -173,11 +223,12 @@ impl StorageConfig {
         requested.or(source).filter(|f| valid.contains(f)).map_or(default, str::to_string)
     }
 
-    /// Whether `find_free_diskname` only counts names with the new volume's extension
-    /// (`$get_vm_disk_number` on nfs and cifs, §22.2): a `vm-100-disk-0.raw` leaves
+    /// Whether `find_free_diskname` only counts names with the new volume's extension, for a
+    /// volume in `format` (`$get_vm_disk_number` on nfs and cifs, §22.2; on LVM for a qcow2 one,
+    /// whose `.qcow2` suffix its pattern asks for, §42.1): a `vm-100-disk-0.raw` leaves
     /// `vm-100-disk-0.qcow2` free.
-    pub fn numbers_by_format(&self) -> bool {
-        matches!(self.plugintype.as_str(), "nfs" | "cifs")
+    pub fn numbers_by_format(&self, format: &str) -> bool {
+        matches!(self.plugintype.as_str(), "nfs" | "cifs") || (self.plugintype == "lvm" && format == "qcow2")
     }
 
     /// The name of new volume `n` of `vmid` here in `format`, as a volume id.
@@ -298,6 +349,38 @@ impl StorageConfig {
     }
 }
 
+impl StorageConfig {
+    /// Why growing volume `volname` here by `delta` bytes fails when the storage has `avail`
+    /// bytes free, in PVE's words; `None` where it grows (§42.3). Thick LVM (LVMPlugin.pm
+    /// `volume_resize`: `lvextend -L` to the new size, whose extents past the LV's must be free;
+    /// `run_command`'s `error resizing volume '<path>'` before lvextend's words) and a non-sparse
+    /// zfspool (ZFSPoolPlugin.pm `volume_resize`: `zfs set volsize`, whose new reservation must fit)
+    /// reserve the size; thin storages and files grow without a check.
+    pub fn refuses_growth(&self, volname: &str, delta: u64, avail: u64) -> Option<String> {
+        match self.plugintype.as_str() {
+            "lvm" => {
+                let (need, have) = (delta.div_ceil(LVM_EXTENT), avail / LVM_EXTENT);
+                let vg = self.vgname.as_deref().unwrap_or("pve");
+                (need > have).then(|| {
+                    format!(
+                        "error resizing volume '/dev/{vg}/{volname}':   Insufficient free space: {need} extents \
+                         needed, but only {have} available"
+                    )
+                })
+            }
+            "zfspool" if !self.sparse => {
+                let pool = self.pool.as_deref().unwrap_or("rpool");
+                (delta > avail).then(|| {
+                    format!(
+                        "zfs error: cannot set property for '{pool}/{volname}': size is greater than available space"
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The format a volume name ends with on a file storage (`.qcow2`), raw without one.
 fn name_format(volname: &str) -> &str {
     volname.rsplit_once('.').map_or("raw", |(_, ext)| ext)
@@ -332,137 +415,4 @@ pub fn fixed_volume_size(bus: &str, plugintype: &str, efitype: Option<&str>) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GIB: u64 = 1 << 30;
-    use serde_json::json;
-
-    fn scfg(v: serde_json::Value) -> StorageConfig {
-        StorageConfig::from_json(&v).unwrap()
-    }
-
-    #[test]
-    fn format_of_a_new_or_moved_volume() {
-        let nfs = scfg(json!({"storage": "truenas", "type": "nfs", "format": "qcow2"}));
-        assert_eq!(nfs.new_volume_format(None, None), "qcow2");
-        assert_eq!(nfs.new_volume_format(Some("raw"), None), "raw");
-        // a move keeps a raw source raw where the target takes it
-        assert_eq!(nfs.new_volume_format(None, Some("raw")), "raw");
-        let dir = scfg(json!({"storage": "local", "type": "dir"}));
-        assert_eq!(dir.new_volume_format(None, None), "raw");
-        let rbd = scfg(json!({"storage": "ceph", "type": "rbd"}));
-        assert_eq!(rbd.new_volume_format(None, Some("qcow2")), "raw");
-        assert_eq!(nfs.volume_name(210, 1, "qcow2"), "truenas:210/vm-210-disk-1.qcow2");
-        assert_eq!(rbd.volume_name(210, 2, "raw"), "ceph:vm-210-disk-2");
-    }
-
-    #[test]
-    fn thick_lvm_and_zvols_refuse_what_does_not_fit() {
-        let lvm = scfg(json!({"storage": "san-lvm", "type": "lvm", "vgname": "san"}));
-        let avail = 34560 * LVM_EXTENT;
-        assert_eq!(
-            lvm.refuses_allocation("vm-121-disk-1", 150 * GIB, avail).as_deref(),
-            Some("lvcreate 'san/vm-121-disk-1' error:   Volume group \"san\" has insufficient free space (34560 extents): 38400 required.")
-        );
-        assert_eq!(lvm.refuses_allocation("vm-121-disk-1", 100 * GIB, avail), None);
-        let zfs = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank"}));
-        assert!(zfs.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB).is_some());
-        let sparse = scfg(json!({"storage": "z", "type": "zfspool", "pool": "tank", "sparse": 1}));
-        assert_eq!(sparse.refuses_allocation("vm-1-disk-0", 2 * GIB, GIB), None);
-        let thin = scfg(json!({"storage": "t", "type": "lvmthin"}));
-        assert_eq!(thin.refuses_allocation("vm-1-disk-0", 2 * GIB, 0), None);
-        // Plugin.pm alloc_image → qemu_img_create with preallocation_cmd_opt: falloc and full files
-        // take their size at once; sparse ones (the default) never fail for space
-        let falloc = scfg(json!({"storage": "f", "type": "nfs", "path": "/mnt/pve/f", "preallocation": "falloc"}));
-        assert!(falloc.reserves_space());
-        assert_eq!(
-            falloc.refuses_allocation("102/vm-102-disk-0.raw", 9 * GIB, 8 * GIB).as_deref(),
-            Some("unable to create image: qemu-img: /mnt/pve/f/images/102/vm-102-disk-0.raw: Could not preallocate new data: No space left on device")
-        );
-        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.raw", 8 * GIB, 8 * GIB), None);
-        assert_eq!(falloc.refuses_allocation("102/vm-102-disk-0.vmdk", 9 * GIB, 8 * GIB), None);
-        let full = scfg(json!({"storage": "d", "type": "dir", "path": "/d", "preallocation": "full"}));
-        assert!(full.refuses_allocation("1/vm-1-disk-0.qcow2", 2 * GIB, GIB).unwrap().ends_with(
-            "/d/images/1/vm-1-disk-0.qcow2: Could not resize image: Failed to resize underlying file: Could not write \
-             zeros for preallocation: No space left on device"
-        ));
-        assert!(full.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, GIB).unwrap().ends_with(
-            "/d/images/1/vm-1-disk-0.raw: Could not write zeros for preallocation: No space left on device"
-        ));
-        assert!(falloc.refuses_allocation("102/vm-102-disk-0.qcow2", 9 * GIB, 8 * GIB).unwrap().ends_with(
-            "vm-102-disk-0.qcow2: Could not resize image: Failed to resize underlying file: Could not preallocate new \
-             data: No space left on device"
-        ));
-        // BTRFSPlugin.pm alloc_image: truncate, never preallocated
-        let btrfs = scfg(json!({"storage": "b", "type": "btrfs", "path": "/b", "preallocation": "falloc"}));
-        assert!(!btrfs.reserves_space());
-        assert_eq!(btrfs.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, GIB), None);
-        let sparse_files = scfg(json!({"storage": "s", "type": "dir", "path": "/s", "preallocation": "metadata"}));
-        assert!(!sparse_files.reserves_space());
-        assert_eq!(sparse_files.refuses_allocation("1/vm-1-disk-0.raw", 2 * GIB, 0), None);
-        // freeing hands back what allocating took, except an LV that saferemove leaves to a
-        // zeroing worker (LVMPlugin.pm free_lvm_volumes_locked)
-        assert_eq!(lvm.freed_by("vm-1-disk-0", GIB + 1), GIB + 4 * MIB);
-        assert_eq!(thin.freed_by("vm-1-disk-0", GIB), 0);
-        let safe = scfg(json!({"storage": "s", "type": "lvm", "vgname": "s", "saferemove": 1}));
-        assert_eq!(safe.freed_by("vm-1-disk-0", GIB), 0);
-        assert_eq!(safe.reserved_by("vm-1-disk-0", GIB), GIB);
-    }
-
-    #[test]
-    fn efi_and_tpm_sizes() {
-        assert_eq!(fixed_volume_size("efidisk", "lvm", Some("4m")), Some(4 * MIB));
-        assert_eq!(fixed_volume_size("efidisk", "lvmthin", None), Some(4 * MIB));
-        assert_eq!(fixed_volume_size("efidisk", "nfs", Some("4m")), Some(528 * 1024));
-        assert_eq!(fixed_volume_size("efidisk", "dir", None), Some(128 * 1024));
-        // RBDPlugin.pm alloc_image and ZFSPoolPlugin.pm zfs_create_zvol: whole MiB
-        assert_eq!(fixed_volume_size("efidisk", "rbd", None), Some(MIB));
-        assert_eq!(fixed_volume_size("efidisk", "zfspool", Some("4m")), Some(MIB));
-        assert_eq!(fixed_volume_size("tpmstate", "dir", None), Some(4 * MIB));
-        assert_eq!(fixed_volume_size("tpmstate", "rbd", None), Some(4 * MIB));
-        assert_eq!(allocated_size("lvm", 4 * MIB + 1), 8 * MIB);
-        assert_eq!(allocated_size("nfs", 528 * 1024), 528 * 1024);
-        assert_eq!(fixed_volume_size("scsi", "dir", None), None);
-    }
-
-    #[test]
-    fn names_each_storage_type_gives_new_disks_clones_and_cloud_init() {
-        // (plugintype, base volume, new name of disk 1 of VM 300 in qcow2, linked clone of the base as disk 1)
-        let rows: &[(&str, &str, &str, Option<&str>)] = &[
-            // Plugin.pm alloc_image / clone_image (a qcow2 overlay whatever the base's format)
-            (
-                "dir",
-                "local:9000/base-9000-disk-0.raw",
-                "300/vm-300-disk-1.qcow2",
-                Some("9000/base-9000-disk-0.raw/300/vm-300-disk-1.qcow2"),
-            ),
-            (
-                "nfs",
-                "truenas:9000/base-9000-disk-0.qcow2",
-                "300/vm-300-disk-1.qcow2",
-                Some("9000/base-9000-disk-0.qcow2/300/vm-300-disk-1.qcow2"),
-            ),
-            // RBDPlugin.pm / ZFSPoolPlugin.pm clone_image: `<base>/<name>`
-            ("rbd", "ceph:base-9000-disk-1", "vm-300-disk-1", Some("base-9000-disk-1/vm-300-disk-1")),
-            ("zfspool", "local-zfs:base-500-disk-0", "vm-300-disk-1", Some("base-500-disk-0/vm-300-disk-1")),
-            // LvmThinPlugin.pm clone_image: a thin snapshot under the clone's own name
-            ("lvmthin", "local-lvm:base-9000-disk-0", "vm-300-disk-1", Some("vm-300-disk-1")),
-            // LVMPlugin.pm volume_has_feature: no 'clone' on thick LVM, even of a template's disk
-            ("lvm", "san-lvm:vm-600-disk-0", "vm-300-disk-1", None),
-            ("lvm", "san-lvm:base-600-disk-0", "vm-300-disk-1", None),
-            // 'clone' is offered on a base volume only
-            ("lvmthin", "local-lvm:vm-100-disk-0", "vm-300-disk-1", None),
-            ("dir", "local:100/vm-100-disk-0.qcow2", "300/vm-300-disk-1.qcow2", None),
-        ];
-        for (plugintype, base, new, linked) in rows {
-            let base = Volume::parse(base).unwrap();
-            assert_eq!(new_volume_name(plugintype, 300, 1, "qcow2"), *new, "{plugintype}");
-            assert_eq!(linked_clone_name(plugintype, &base, 300, 1).as_deref(), *linked, "{plugintype} {base:?}");
-        }
-        assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
-        assert_eq!(cloudinit_volume_name("nfs", 303, "qcow2"), "303/vm-303-cloudinit.qcow2");
-        assert_eq!(cloudinit_volume_name("nfs", 303, "raw"), "303/vm-303-cloudinit.raw");
-        assert_eq!(cloudinit_volume_name("zfspool", 302, "raw"), "vm-302-cloudinit");
-    }
-}
+mod tests;

@@ -42,8 +42,8 @@ pub struct Volume<'a> {
     pub base: Option<&'a str>,
     /// Whether this volume is itself a template's base (`base-...`).
     pub is_base: bool,
-    /// The format a file storage's name carries (`raw`, `qcow2`, `vmdk`, `subvol`); `None` on
-    /// a block storage, whose volumes are raw (`format()`).
+    /// The format a file storage's name carries (`raw`, `qcow2`, `vmdk`, `subvol`), or an LVM
+    /// volume's `.qcow2`; `None` on a block storage otherwise, whose volumes are raw (`format()`).
     pub name_format: Option<&'a str>,
 }
 
@@ -99,6 +99,8 @@ impl<'a> Volume<'a> {
                 v.file = file;
                 v.is_base = is_base;
                 v.base = (parts.len() == 2).then_some(parts[0]);
+                // LVMPlugin.pm parse_volname: a `.qcow2` LV (volume chains, §42.1) holds qcow2
+                v.name_format = file.ends_with(".qcow2").then_some("qcow2");
             }
             _ => return Some(v),
         }
@@ -207,6 +209,8 @@ mod tests {
         );
         let rows: &[Row] = &[
             ("local-lvm:vm-100-disk-0", "local-lvm", Image, Some(100), "vm-100-disk-0", None, false, None),
+            // LVMPlugin.pm parse_volname: a qcow2 LV of a volume-chain storage
+            ("san:vm-100-disk-1.qcow2", "san", Image, Some(100), "vm-100-disk-1.qcow2", None, false, Some("qcow2")),
             ("local-lvm:base-9000-disk-1", "local-lvm", Image, Some(9000), "base-9000-disk-1", None, true, None),
             (
                 "local:100/vm-100-disk-2.qcow2",

@@ -10,6 +10,7 @@ use module_utils::pve::propstring::parse_size;
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state::{self, Facts as VmFacts, Op};
+use module_utils::pve::values;
 use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
 
@@ -29,7 +30,14 @@ pub struct Checks<'a> {
 /// method's own privileges before anything else), PVE's API schema on each write as it will be
 /// sent (through the client, which then sends it without a second check), the VM's state
 /// (`vm_state`), then the storage or volume they use (docs/pve-semantics.md §26, §27, §28, §33).
-pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, plan: &Plan) -> Result<()> {
+pub fn guard(
+    checks: &Checks,
+    vm: &VmResource,
+    facts: &Facts,
+    params: &Params,
+    plan: &Plan,
+    target: Option<&VmResource>,
+) -> Result<()> {
     let disk = params.disk.as_str();
     let config = facts.config;
     let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
@@ -58,6 +66,12 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
     for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
         checks.api.check_write(method, &path, &body)?;
     }
+    if let (Action::Move(_), Some(target)) = (&plan.action, target) {
+        // Qemu.pm move_vm_disk ($load_and_check_reassign_configs), before the VMs' states
+        if let Some(words) = values::reassign_nodes(vm, target) {
+            return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+        }
+    }
     vm_state(checks, vm, facts, params, &plan.action)?;
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
     match (&plan.action, plan.allocates_on()) {
@@ -68,11 +82,29 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
         }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
+            // create_disks hands `format` to the storage as it is (§42.1)
+            if let Some(format) = &params.format {
+                preflight.new_format(storage, format, "format", "")?;
+            }
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),
                 None => Ok(()),
             }
+        }
+        (Action::Resize(_) | Action::ResizeKeepingPending { .. }, _) => {
+            // resize_vm's volume_resize takes the added size where the storage reserves it (§42.3)
+            let size_of = |value: Option<&String>| {
+                let drive = Disk::parse(disk, value?)?;
+                Some((drive.volume?, drive.size_bytes?))
+            };
+            let (Some((volid, have)), Some((_, want))) =
+                (size_of(config.current.get(disk)), size_of(plan.after.current.get(disk)))
+            else {
+                return Ok(());
+            };
+            let context = apply::context(vm.vmid, disk, &plan.action);
+            preflight.growth(node, &volid, want.saturating_sub(have), &context)
         }
         (Action::SetDrive(_), None) => match &params.iso_image {
             Some(iso) => preflight.volume(node, iso, "iso_image"),

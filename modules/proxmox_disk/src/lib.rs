@@ -23,8 +23,8 @@ use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::devices::volume_storage;
 use module_utils::pve::preflight::Preflight;
 use module_utils::pve::resources::VmResource;
-use module_utils::pve::{state, values};
-use module_utils::{Error, Result};
+use module_utils::pve::state;
+use module_utils::Result;
 
 use apply::Applied;
 use checks::Checks;
@@ -75,10 +75,7 @@ fn converge(
         target: target.as_ref().map(|(t, c)| (t.vmid, c)),
     };
     let mut plan = plan(params, &facts)?;
-    if let Some(words) = target.as_ref().and_then(|(tvm, _)| values::reassign_nodes(vm, tvm)) {
-        return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, &params.disk, &plan.action))));
-    }
-    checks::guard(checks, vm, &facts, params, &plan)?;
+    checks::guard(checks, vm, &facts, params, &plan, target.as_ref().map(|(t, _)| t))?;
     let writes = apply::writes(vm, &params.disk, &plan.action, config.digest.as_deref());
     world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an

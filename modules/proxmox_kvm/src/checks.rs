@@ -19,7 +19,7 @@ use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::pools::{require_guest_pool, require_pool, PoolMove};
-use module_utils::pve::preflight::{Content, NewVolume, Preflight};
+use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::request::{ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
@@ -27,11 +27,14 @@ use module_utils::pve::schema::boot_order_devices;
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::values;
-use module_utils::pve::volume::{Volume, VolumeKind};
+use module_utils::pve::volume::{content_and_owner, Volume, VolumeKind};
 use module_utils::{Error, Result};
 
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
+
+mod volumes;
+use volumes::{allocated_volumes, one_cloudinit};
 
 /// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
 fn option_of(key: &str) -> String {
@@ -106,10 +109,12 @@ impl<'a> Checks<'a> {
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
+                && matches!(content_and_owner(file).0, "iso" | "images")
             {
                 // an ISO or import source: PVE takes the reference and fails in its task. A VM's
                 // own images are not listed here: a user may change a drive's options without
                 // the right to list the storage (`check_volume_access` asks nothing for them).
+                // A volume of another content is refused first, by the schema check (§42.4).
                 self.preflight.volume(node, file, &option)?;
             }
         }
@@ -142,7 +147,8 @@ impl<'a> Checks<'a> {
             self.privileges.require(&permissions::hibernate(vm.vmid, statestorage.as_deref()))?;
         }
         self.state(write, before, vmid, p)?;
-        while_writing(write, before)
+        while_writing(write, before)?;
+        one_cloudinit(write, before, vmid)
     }
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
@@ -165,6 +171,7 @@ impl<'a> Checks<'a> {
         self.privileges.require(&needs(write, before, vmid, p))?;
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
+        one_cloudinit(write, before, vmid)?;
         Ok(vmid)
     }
 
@@ -380,60 +387,6 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
         }
         Write::Migrate { vm, .. } => permissions::migrate(vm.vmid, None),
     }
-}
-
-/// The volumes PVE allocates for `write`, in its order (`create_disks` and `clone_vm` take the
-/// drive keys sorted; docs/pve-semantics.md §8, §15, §26.7), named and sized as the plan predicts
-/// them in `after`, each with the option it comes from and PVE's words before a failed allocation:
-/// a create's or config write's new disks and cloud-init drives; a clone's copies of the source's
-/// drives (full copies, and the TPM state a linked clone copies; a linked clone of a base volume
-/// allocates no space of its size), then the disks the task adds to the clone, which the clone's
-/// configuring write allocates. A volume the plan could not name is left out.
-fn allocated_volumes(write: &Write, source: Option<&VmConfig>, after: &VmConfig, vmid: u64) -> Vec<NewVolume> {
-    let is_request = |file: &str| parse_new_disk(file).is_some() || parse_new_cloudinit(file).is_some();
-    let requested = |form: &Form| -> Vec<String> {
-        let mut keys: Vec<String> = form
-            .iter()
-            .filter(|(k, v)| Disk::parse(k, v).and_then(|d| d.volume).is_some_and(|f| is_request(&f)))
-            .map(|(k, _)| k.clone())
-            .collect();
-        keys.sort_unstable();
-        keys
-    };
-    let config = after.effective();
-    // (key, option, words before PVE's error)
-    let order: Vec<(String, String, String)> = match write {
-        Write::Create { form, .. } => {
-            let during = format!("unable to create VM {vmid} - ");
-            requested(form).into_iter().map(|k| (option_of(&k), k, during.clone())).collect()
-        }
-        Write::Config { body, .. } => requested(body).into_iter().map(|k| (option_of(&k), k, String::new())).collect(),
-        Write::Clone { body, .. } => {
-            let copied = source.map(VmConfig::effective).unwrap_or_default();
-            let option = if value(body, "storage").is_some() { "storage" } else { "clone" };
-            let copies = copied.keys().map(|k| (option.to_string(), k.clone(), "clone failed: ".to_string()));
-            let added =
-                config.keys().filter(|k| !copied.contains_key(*k)).map(|k| (option_of(k), k.clone(), String::new()));
-            copies.chain(added).collect()
-        }
-        _ => Vec::new(),
-    };
-    order
-        .into_iter()
-        .filter(|(_, key, _)| is_disk_key(key) && !key.starts_with("unused"))
-        .filter_map(|(option, key, during)| {
-            let disk = Disk::parse(&key, config.get(&key)?)?;
-            let volid = disk.volume?;
-            let volume = Volume::parse(&volid)?;
-            // the VM's own new volume; not a linked clone sharing its base's blocks, nor a CD-ROM
-            let cdrom = disk.media == "cdrom" && volume.kind != VolumeKind::CloudInit;
-            if volume.owner != Some(vmid) || volume.base.is_some() || cdrom {
-                return None;
-            }
-            let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
-            Some(NewVolume { storage, volid, bytes, option, during })
-        })
-        .collect()
 }
 
 /// What PVE's handler refuses while it writes a config, after its privilege checks: a balloon

@@ -181,8 +181,9 @@ class ConfigUpdateMixin:
                 if pend.get(opt) is not None and str(pend[opt]) == str(value):
                     continue
                 if d.is_drive(opt):
-                    if re.fullmatch(r'(?:[^/:\s]+:)?cloudinit', d.parse_drive(value)[0] or ''):
-                        # Qemu.pm create_disks: one cloud-init drive per VM
+                    if (re.fullmatch(r'(?:[^/:\s]+:)?cloudinit', d.parse_drive(value)[0] or '')
+                            or d.is_cloudinit(str(value))):
+                        # Qemu.pm create_disks: one cloud-init drive per VM, new or an existing volume
                         for other, there in sorted(list(conf.items()) + list(pend.items())):
                             if other != opt and d.is_drive(other) and there is not None and d.is_cloudinit(there):
                                 raise die("{0} - cloud-init drive is already attached at '{1}'".format(opt, other))

@@ -158,10 +158,8 @@ class StorageTypesMixin:
             if kind == 'rbd':
                 # RBDPlugin.pm alloc_image takes no format: an RBD image is raw
                 fmt = 'raw'
-            elif kind == 'lvm' and fmt == 'qcow2' and str(store.get('snapshot-as-volume-chain', 0)) != '1':
-                raise die('snapshot-as-volume-chain option need to be enabled to use qcow2 format')
-            elif fmt not in valid:
-                raise die("unsupported format '{0}'".format(fmt))
+            else:
+                self._refuse_format(store, fmt)
             name = self._qm_free_name(sid, vmid, fmt)
             volname = '{0}/{1}'.format(vmid, name) if kind in FILE_TYPES else name
             self._check_capacity(sid, store, volname, size, fmt)
@@ -172,6 +170,17 @@ class StorageTypesMixin:
             vol['linked_from'] = linked_from
         store.setdefault('volumes', {})[volname] = vol
         return '{0}:{1}'.format(sid, volname), fmt
+
+    @staticmethod
+    def _refuse_format(store, fmt):
+        """The plugin's alloc_image refusing a format it cannot make (LVMPlugin.pm alloc_lvm_image: qcow2 only
+        with snapshot-as-volume-chain; LvmThinPlugin.pm and ZFSPoolPlugin.pm alloc_image: `unsupported
+        format`). PVE's `die` there has no newline, so Perl adds ` at <file> line <n>.`, left out here."""
+        valid, _default = formats_of(store)
+        if store.get('type') == 'lvm' and fmt == 'qcow2' and str(store.get('snapshot-as-volume-chain', 0)) != '1':
+            raise die('snapshot-as-volume-chain option need to be enabled to use qcow2 format')
+        if fmt not in valid:
+            raise die("unsupported format '{0}'".format(fmt))
 
     def _clone_image_name(self, sid, store, vmid, linked_from):
         """clone_image of each plugin (docs/pve-semantics.md §22.3): the name records the base, except on

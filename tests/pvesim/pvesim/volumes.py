@@ -36,14 +36,22 @@ class VolumesMixin:
             if d.volume_owner(volume) == vm.vmid:
                 self._qm_free(volume)
 
-    def _alloc_cloudinit(self, sid, vmid, fmt=None):
+    def _alloc_cloudinit(self, sid, vmid, fmt=None, asked=None):
         """A cloud-init volume: vm-<vmid>-cloudinit, 4 MiB (§8.5); on file storages in `fmt` (a clone's:
-        its source's), qcow2 for a new one (Qemu.pm create_disks)."""
+        its source's), qcow2 for a new one (Qemu.pm create_disks). A new one's `format=` (`asked`) goes to
+        vdisk_alloc as it is, which the plugin may refuse (`_refuse_format`); on LVM with
+        snapshot-as-volume-chain a new one is qcow2, `vm-<vmid>-cloudinit.qcow2` (docs/pve-semantics.md §42)."""
         store = self.storages[sid]
+        chain = store.get('type') == 'lvm' and str(store.get('snapshot-as-volume-chain', 0)) == '1'
         if _is_file(store):
-            fmt = fmt or 'qcow2'
+            fmt = asked or fmt or 'qcow2'
             name = '{0}/vm-{0}-cloudinit.{1}'.format(vmid, fmt)
+        elif chain:
+            fmt = asked or fmt or 'qcow2'
+            name = 'vm-{0}-cloudinit{1}'.format(vmid, '.qcow2' if fmt == 'qcow2' else '')
         else:
+            if asked and store.get('type') != 'rbd':
+                self._refuse_format(store, asked)
             name, fmt = 'vm-{0}-cloudinit'.format(vmid), 'raw'
         volumes = store.setdefault('volumes', {})
         if name in volumes:
@@ -56,12 +64,13 @@ class VolumesMixin:
         """fakepve's drive allocation with PVE's cloud-init volume name and EFI disk sizes (§8.5, D15)."""
         volume, props = d.parse_drive(value)
         found = re.fullmatch(r'(?:([^/:\s]+):)?cloudinit', volume or '')
+        if found or d.is_cloudinit(value):
+            self._one_cloudinit_in_create(vmid, key)
         if found:
             sid = found.group(1) or default
             if sid not in self.storages:
                 raise die("storage '{0}' does not exist".format(sid))
-            volid = self._alloc_cloudinit(sid, vmid)
-            props.pop('format', None)
+            volid = self._alloc_cloudinit(sid, vmid, asked=props.pop('format', None))
             props.update(media='cdrom', size='4M')
             return d.print_drive(volid, props), [volid]
         if props.get('import-from') and NEW_DISK.match(volume or ''):
@@ -76,6 +85,18 @@ class VolumesMixin:
             props['size'] = d.format_size(self._qm_volume(volid)['size'])
             return d.print_drive(volid, props), [volid]
         return super()._qm_new_drive(vmid, key, value, default)
+
+    def _one_cloudinit_in_create(self, vmid, key):
+        """Qemu.pm create_disks in create_vm: a cloud-init drive while an earlier drive of the same create was
+        one (QemuConfig.pm has_cloudinit on `$res`, the drives made so far, in sorted key order). A config
+        update checks its own (config_update.py) before it allocates."""
+        vm = self.vm(vmid)
+        if vm is None or vm.config.get('lock') != 'create':
+            return
+        earlier = getattr(vm, 'cloudinit_key', None)
+        if earlier and earlier != key:
+            raise die("{0} - cloud-init drive is already attached at '{1}'".format(key, earlier))
+        vm.cloudinit_key = key
 
     def _qm_import_drive(self, vmid, volume, props, default):
         """Qemu.pm create_disks, import path: `STORAGE:0,import-from=<source>` copies the source

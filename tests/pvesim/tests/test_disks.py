@@ -158,9 +158,11 @@ def test_efidisk_on_lvmthin_is_4m_and_on_dir_follows_efitype(sim):
 
 def test_cloudinit_drive_is_named_for_the_vm(sim):
     # Qemu.pm create_disks: cloud-init volume vm-<vmid>-cloudinit, media=cdrom (9.2.6); §8.5
-    cfg = create(sim, 200, ide2='local-lvm:cloudinit', scsi1='vmdata:cloudinit')
+    # (one per VM: has_cloudinit refuses a second, docs/pve-semantics.md §42.2)
+    cfg = create(sim, 200, ide2='local-lvm:cloudinit')
     assert cfg['ide2'] == 'local-lvm:vm-200-cloudinit,media=cdrom,size=4M'
-    assert cfg['scsi1'] == 'vmdata:200/vm-200-cloudinit.qcow2,media=cdrom,size=4M'
+    cfg = create(sim, 201, scsi1='vmdata:cloudinit')
+    assert cfg['scsi1'] == 'vmdata:201/vm-201-cloudinit.qcow2,media=cdrom,size=4M'
 
 
 def test_import_from_copies_the_source_into_a_new_volume_without_keeping_import_from(sim):

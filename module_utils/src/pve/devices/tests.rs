@@ -187,6 +187,17 @@ fn disks_from_every_form() {
             media: "disk",
             other: &[],
         },
+        // a qcow2 LV of an LVM storage with snapshot-as-volume-chain (LVMPlugin.pm parse_volname)
+        Case {
+            key: "scsi2",
+            value: "san:vm-100-disk-2.qcow2,size=1G",
+            storage: Some("san"),
+            size: Some("1G"),
+            bytes: Some(1 << 30),
+            format: Some("qcow2"),
+            media: "disk",
+            other: &[],
+        },
         Case {
             key: "virtio1",
             value: "vmdata:100/vm-100-disk-1.raw,format=raw",
@@ -361,4 +372,37 @@ fn numeric_keys_become_numbers_others_stay_strings() {
     assert_eq!(config_json_value("onboot", "1"), Value::from(1));
     assert_eq!(config_json_value("memory", "2048"), Value::from("2048"));
     assert_eq!(config_json_value("name", "123"), Value::from("123"));
+}
+
+#[test]
+fn a_second_cloud_init_drive_is_refused_as_create_disks_refuses_it() {
+    // Qemu.pm create_disks with QemuConfig.pm has_cloudinit (docs/pve-semantics.md §42.2)
+    let config = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    let current = config(&[("ide2", "local-lvm:vm-100-cloudinit,media=cdrom"), ("scsi0", "local-lvm:vm-100-disk-0")]);
+    let none = BTreeMap::new();
+    assert_eq!(
+        second_cloudinit([("ide3", "local-lvm:cloudinit")], &current, &none).as_deref(),
+        Some("ide3 - cloud-init drive is already attached at 'ide2'")
+    );
+    // an existing cloud-init volume attached at another key
+    assert_eq!(
+        second_cloudinit([("sata1", "local-lvm:vm-100-cloudinit,media=cdrom")], &current, &none).as_deref(),
+        Some("sata1 - cloud-init drive is already attached at 'ide2'")
+    );
+    // the same key again, another drive, or the first one: accepted
+    assert_eq!(second_cloudinit([("ide2", "local-lvm:cloudinit")], &current, &none), None);
+    assert_eq!(second_cloudinit([("scsi1", "local-lvm:4")], &current, &none), None);
+    assert_eq!(second_cloudinit([("ide2", "local-lvm:cloudinit")], &none, &none), None);
+    // pending, and two in one request (the later key in sorted order is refused)
+    let pending = config(&[("ide0", "local-lvm:vm-100-cloudinit.qcow2,media=cdrom")]);
+    assert_eq!(
+        second_cloudinit([("ide3", "local-lvm:cloudinit")], &none, &pending).as_deref(),
+        Some("ide3 - cloud-init drive is already attached at 'ide0'")
+    );
+    assert_eq!(
+        second_cloudinit([("scsi5", "local-lvm:cloudinit"), ("ide3", "nfs:cloudinit")], &none, &none).as_deref(),
+        Some("scsi5 - cloud-init drive is already attached at 'ide3'")
+    );
 }

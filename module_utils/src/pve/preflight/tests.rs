@@ -315,6 +315,7 @@ fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
         bytes: gib << 30,
         option: option.into(),
         during: "unable to create VM 230 - ".into(),
+        format: None,
     };
     let task = [new("san", 0, 60, "scsi.scsi0"), new("thin", 0, 5000, "scsi.scsi1"), new("san", 1, 60, "scsi.scsi2")];
     assert_eq!(
@@ -361,6 +362,7 @@ fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take()
         bytes: 2 << 30,
         option: "scsi.scsi0".into(),
         during: String::new(),
+        format: None,
     };
     assert!(check.allocations("pve1", std::slice::from_ref(&vol)).is_ok());
     assert!(check.allocation("pve1", "thin", 1 << 40, "storage", "", &name).is_ok());
@@ -411,4 +413,35 @@ fn a_check_run_credits_what_a_predicted_removal_frees_of_the_listed_volumes() {
     let credited: BTreeMap<String, i64> = [("pve1/san".to_string(), -(6i64 << 30))].into();
     let later = Preflight::new(&api).reserving(Some(credited));
     assert!(later.allocation("pve1", "san", 10 << 30, "storage", "", &|| Ok("san:vm-185-disk-0".into())).is_ok());
+}
+
+#[test]
+fn a_new_disk_in_a_format_its_storage_does_not_make_is_refused_before_its_space() {
+    // Qemu.pm create_disks hands `format=` to Storage.pm vdisk_alloc as it is; LvmThinPlugin.pm
+    // alloc_image and LVMPlugin.pm alloc_lvm_image refuse it (docs/pve-semantics.md §42.1)
+    let api = ScriptedApi::default();
+    answer_thick_and_thin_storages(&api);
+    let pf = Preflight::new(&api);
+    let vol = |storage: &str, format: &str| NewVolume {
+        storage: storage.into(),
+        volid: format!("{storage}:vm-230-disk-0"),
+        bytes: 1 << 30,
+        option: "scsi.scsi1".into(),
+        during: "unable to create VM 230 - ".into(),
+        format: Some(format.into()),
+    };
+    assert_eq!(
+        text(pf.allocations("pve1", &[vol("thin", "qcow2")])),
+        "scsi.scsi1: unable to create VM 230 - unsupported format 'qcow2'"
+    );
+    // refused before the thick pool's free space is read
+    assert_eq!(
+        text(pf.allocations("pve1", &[vol("san", "qcow2")])),
+        "scsi.scsi1: unable to create VM 230 - snapshot-as-volume-chain option need to be enabled to use qcow2 format"
+    );
+    assert!(!calls(&api).iter().any(|c| c.contains("/status")));
+    assert!(pf.new_format("thin", "raw", "format", "").is_ok());
+    assert_eq!(text(pf.new_format("thin", "vmdk", "format", "")), "format: unsupported format 'vmdk'");
+    // a storage storage.cfg does not show is left to the storage check
+    assert!(pf.new_format("gone", "qcow2", "format", "").is_ok());
 }

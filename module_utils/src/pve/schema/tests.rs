@@ -356,3 +356,25 @@ fn every_named_format_of_the_table_is_checked() {
     // 41 with the writes of issue 24, and `PUT /pools` (issue 27) adds `pve-vmid-list`, `pve-storage-id-list`
     assert_eq!(names.len(), 43, "{names:?}");
 }
+
+#[test]
+fn a_drive_on_an_iso_needs_media_cdrom_and_on_other_content_is_refused() {
+    // Qemu.pm $check_drive_param (`explicit 'media=cdrom' is required for iso images`) and
+    // $check_storage_access (`content type needs to be 'images' or 'iso'`), create and update
+    let create = ApiPath::new(["nodes", "pve1", "qemu"]);
+    let err = check(Method::Post, &create, &[("vmid", "300"), ("ide2", "local:iso/d.iso")]).unwrap_err();
+    assert!(err.starts_with("ide2: explicit 'media=cdrom' is required for iso images"), "{err}");
+    let err = check(Method::Put, &put_config(), &[("scsi1", "local:import/debian.qcow2")]).unwrap_err();
+    assert!(err.starts_with("scsi1: content type needs to be 'images' or 'iso'"), "{err}");
+    for ok in [
+        ("ide2", "local:iso/d.iso,media=cdrom"),
+        ("ide2", "none,media=cdrom"),
+        ("scsi1", "local-lvm:vm-100-disk-1"),
+        ("scsi1", "local-lvm:4"),
+        ("ide3", "local-lvm:cloudinit"),
+        ("scsi1", "local-lvm:0,import-from=local:import/debian.qcow2"),
+        ("sata1", "/dev/disk/by-id/ata-X"),
+    ] {
+        assert_eq!(check(Method::Put, &put_config(), &[ok]), Ok(()), "{ok:?}");
+    }
+}

@@ -67,7 +67,7 @@ pub fn predict_volume(
 ) -> Option<String> {
     let scfg = storages.iter().find(|s| s.storage == storage)?;
     let format = scfg.new_volume_format(requested, source);
-    let by_format = scfg.numbers_by_format().then_some(format.as_str());
+    let by_format = scfg.numbers_by_format(&format).then_some(format.as_str());
     let mut used = disk_numbers(config, storage, vmid, by_format);
     used.extend(numbers(listed.keys().map(String::as_str), storage, vmid, by_format));
     let n = (0..).filter(|n| !used.contains(n)).nth(unallocated(config, storage))?;

@@ -42,7 +42,9 @@ impl<'s> Allocator<'s> {
         let named = config.into_iter().filter(|(key, _)| is_disk_key(key)).map(|(_, value)| split_drive(value).0);
         for file in named.chain(listed.iter().cloned()) {
             if let Some((v, n)) = Volume::parse(&file).and_then(|v| v.disk_number(vmid).map(|n| (v, n))) {
-                taken.entry(numbering(storages, v.storage, v.format())).or_default().insert(n);
+                for set in numberings(storages, v.storage, v.format()) {
+                    taken.entry(set).or_default().insert(n);
+                }
             }
         }
         Allocator { vmid, storages, taken }
@@ -66,7 +68,9 @@ impl<'s> Allocator<'s> {
     fn take_number(&mut self, sid: &str, format: &str) -> u32 {
         let used = self.taken.entry(numbering(self.storages, sid, format)).or_default();
         let n = (0..).find(|n| !used.contains(n)).unwrap_or(0);
-        used.insert(n);
+        for set in numberings(self.storages, sid, format) {
+            self.taken.entry(set).or_default().insert(n);
+        }
         n
     }
 
@@ -122,13 +126,13 @@ impl<'s> Allocator<'s> {
     pub fn allocate(&mut self, key: &str, value: &str, default_storage: Option<&str>) -> String {
         let (file, mut props) = split_drive(value);
         if let Some(sid) = parse_new_cloudinit(&file) {
-            if self.storage(sid).is_none() {
+            let Some(scfg) = self.storage(sid) else {
                 return value.to_string();
-            }
-            props.remove("format");
+            };
+            let format = scfg.new_cloudinit_format(props.remove("format").as_deref());
             props.insert("media".into(), "cdrom".into());
             props.insert("size".into(), "4M".into());
-            return join_drive(&self.cloudinit(sid, "qcow2"), &props);
+            return join_drive(&self.cloudinit(sid, &format), &props);
         }
         let cdrom = props.get("media").is_some_and(|m| m == "cdrom");
         if cdrom {
@@ -232,9 +236,20 @@ pub fn allocating_on<'v>(
 /// nfs and cifs the storage's of that format (`StorageConfig::numbers_by_format`, §22.2).
 fn numbering(storages: &[StorageConfig], sid: &str, format: &str) -> String {
     match storages.iter().find(|s| s.storage == sid) {
-        Some(s) if s.numbers_by_format() => format!("{sid}.{format}"),
+        Some(s) if s.numbers_by_format(format) => format!("{sid}.{format}"),
         _ => sid.to_string(),
     }
+}
+
+/// The sets a volume in `format` on `sid` takes its number in: its own (`numbering`), and on
+/// LVM a qcow2 LV's number in the storage's too, which a raw LV's unsuffixed pattern counts
+/// (Plugin.pm `$get_vm_disk_number`, §42.1).
+fn numberings(storages: &[StorageConfig], sid: &str, format: &str) -> Vec<String> {
+    let own = numbering(storages, sid, format);
+    if own == sid || !storages.iter().any(|s| s.storage == sid && s.plugintype == "lvm") {
+        return vec![own];
+    }
+    vec![own, sid.to_string()]
 }
 
 /// A drive value as its volume (the first, or `file=`) and its options.
