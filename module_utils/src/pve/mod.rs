@@ -19,6 +19,7 @@ pub mod pveformat;
 pub mod request;
 pub mod resources;
 pub mod schema;
+pub mod snapshots;
 pub mod state;
 pub mod storage;
 pub mod tasks;

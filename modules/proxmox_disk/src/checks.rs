@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use module_utils::check::world::World;
 use module_utils::pve::client::Api;
 use module_utils::pve::devices::{volume_storage, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
@@ -9,6 +10,7 @@ use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
+use module_utils::pve::snapshots;
 use module_utils::pve::state::{self, Facts as VmFacts, Op};
 use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
@@ -62,6 +64,7 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {
             preflight.move_target(node, storage, "target_storage")?;
+            moved_with_delete(checks, vm, facts, params, &plan.action)?;
             // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
             allocation_fits(preflight, node, facts, params, storage, "target_storage", "storage migration failed: ")
         }
@@ -81,6 +84,19 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
     }
 }
 
+/// Qemu.pm move_vm_disk to a storage with `delete`: refused (after the target storage's checks)
+/// while a snapshot, or another drive, uses the source volume (`pve::snapshots`, §45.2).
+fn moved_with_delete(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    let Some(volid) = volume.filter(|_| params.delete_moved) else { return Ok(()) };
+    let snapshots = World::snapshots(checks.api, vm)?;
+    if snapshots::volume_in_use(facts.config, &params.disk, &volid, &snapshots) {
+        let context = apply::context(vm.vmid, &params.disk, action);
+        return Err(Error::failed(format!("{context}: {}", snapshots::MOVE_SNAPSHOTTED_WITH_DELETE)));
+    }
+    Ok(())
+}
+
 /// What the VM's state makes PVE refuse of the action (`pve::state`: the lock, protection of a
 /// drive removed, a template's base volume that linked clones still use; the reassign's target
 /// VM's lock too), in check and real runs alike, with the context of the real run's failure.
@@ -98,6 +114,22 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let refuse = |words: String| Error::failed(format!("{context}: {words}"));
     let running = vm.status == "running";
     let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    let in_snapshot = |volid: &str| -> Result<bool> {
+        let snapshots = World::snapshots(checks.api, vm)?;
+        Ok(snapshots::volume_in_use(facts.config, &params.disk, volid, &snapshots))
+    };
+    // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then a volume a snapshot
+    // uses, then a running source (`pve::state` without and with the power state)
+    if let (Op::Reassign { .. }, Some(volid)) = (op, volume.as_deref()) {
+        let target = facts.target.map(|(t, config)| VmFacts { running: false, ..state(t, config) });
+        if state::refusal(op, &VmFacts { running: false, ..state(vm.vmid, facts.config) }).is_none()
+            && target.is_none_or(|t| state::refusal(op, &t).is_none())
+            && in_snapshot(volid)?
+        {
+            return Err(refuse(snapshots::REASSIGN_SNAPSHOTTED.into()));
+        }
+    }
     if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
         return Err(refuse(words));
     }
@@ -107,10 +139,22 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
             return Err(refuse(words));
         }
     }
+    // QemuServer.pm try_deallocate_drive, for a VM's own volume: an `unusedN` removed (Qemu.pm
+    // update_vm_api, at once), a drive removed with `force` from a stopped VM (through
+    // vmconfig_apply_pending, which names the option); refused while a snapshot uses it (§45.2)
+    let unused = params.disk.starts_with("unused");
+    if let (Action::Unlink { force }, Some(volid)) = (action, volume.as_deref()) {
+        let owned = Volume::parse(volid).is_some_and(|v| v.owner == Some(vm.vmid));
+        if owned && (unused || (*force && !running)) && in_snapshot(volid)? {
+            let words = snapshots::still_in_use(volid);
+            let words =
+                if unused { words } else { format!("unable to apply pending change {} : {words}", params.disk) };
+            return Err(refuse(words));
+        }
+    }
     // Qemu.pm update_vm_api frees a removed drive's volume with `force` (try_deallocate_drive,
     // Storage.pm vdisk_free), which refuses a base volume a linked clone uses; a running VM only
     // frees it at its next stop, so only a stopped one (a template) is refused now
-    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
     if let (Action::Unlink { force: true }, Some(volid), false) = (action, volume, running) {
         let storage = volid.split(':').next().unwrap_or_default();
         if Volume::parse(&volid).is_some_and(|v| v.is_base && v.owner == Some(vm.vmid))

@@ -155,6 +155,7 @@ class ConfigUpdateMixin:
                 if conf.get('protection') in (1, '1'):
                     raise die("can't remove unused disk '{0}' - protection mode enabled".format(volume))
                 if volume and d.volume_owner(volume) == vm.vmid:
+                    self._try_deallocate(vm, opt, volume)
                     self._qm_free(volume)
                 conf.pop(opt, None)
                 pend.pop(opt, None)
