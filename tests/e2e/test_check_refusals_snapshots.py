@@ -12,7 +12,8 @@ in both runs. The seed's VMs carry snapshots (a snapshot is a section of the con
    with `force` (through `vmconfig_apply_pending`, which names the option);
 4. Qemu.pm `clone_vm` (through `vm_config`'s read of the snapshot): a `snapname` that does not exist;
 5. Qemu.pm `clone_vm` to another node (`target`): a non-shared target storage, a source on local storage; and a
-   linked clone of a volume whose storage cannot link (LVMPlugin.pm `volume_has_feature`: thick LVM).
+   linked clone of a volume whose storage cannot link (LVMPlugin.pm `volume_has_feature`: thick LVM);
+6. Qemu.pm `create_vm`: a drive option beside `archive` (a restore takes the archive's drives).
 
 The rows that PVE takes (a snapshot that does not use the moved or removed volume) show the check is not wider
 than PVE's.
@@ -98,6 +99,11 @@ REFUSED = [
     one('clone: linked on thick lvm', kvm(node='pve1', vmid=9011, clone='san-template', newid=413, name='row-413',
                                           full=False),
         real_failure="Linked clone feature is not supported for 'snap-san:vm-9011-disk-0' (scsi0)"),
+    # Qemu.pm create_vm: a restore takes its drives from the archive
+    one('restore: a drive beside the archive', kvm(node='pve1', vmid=414, name='row-414',
+                                                   archive='local:backup/vzdump-qemu-100.vma.zst',
+                                                   scsi={'scsi0': 'local-lvm:4'}),
+        real_failure="scsi0: option conflicts with option 'archive'"),
 ]
 
 TAKEN = [
@@ -120,6 +126,7 @@ CENSUS = {
     'clone: local storage to another node': ['R-clone-03'],
     'clone: to non-shared storage on another node': ['R-clone-03'],
     'clone: linked on thick lvm': ['R-clone-11'],
+    'restore: a drive beside the archive': ['R-create-03'],
 }
 
 

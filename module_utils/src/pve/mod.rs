@@ -18,6 +18,7 @@ pub mod propstring;
 pub mod pveformat;
 pub mod request;
 pub mod resources;
+pub mod restore;
 pub mod schema;
 pub mod snapshots;
 pub mod state;

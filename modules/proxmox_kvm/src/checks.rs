@@ -24,6 +24,7 @@ use module_utils::pve::preflight::{Content, NewVolume, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::request::{ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
+use module_utils::pve::restore;
 use module_utils::pve::schema::{boot_order_devices, check_write};
 use module_utils::pve::snapshots::TEMPLATE_WITH_SNAPSHOTS;
 use module_utils::pve::state::{self, Facts, Op};
@@ -214,6 +215,7 @@ impl<'a> Checks<'a> {
         match write {
             Write::Create { node, form, .. } => {
                 self.preflight.node(node, "node")?;
+                restore::require_no_drives(form)?;
                 self.config_values(node, form, p.storage.as_deref())
             }
             Write::Config { vm, body, context, .. } => {

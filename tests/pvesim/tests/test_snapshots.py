@@ -79,3 +79,13 @@ def test_template_clone_and_move_refuse_snapshots(sim, tmp_path):
         error_of(sim.api, 'POST', Q + '/120/move_disk', {'disk': 'scsi1', 'target-vmid': 100, 'target-disk': 'scsi5'}))
     # without delete the move is taken (the source stays as unusedN)
     ok(run(sim, 'POST', Q + '/120/move_disk', {'disk': 'scsi1', 'storage': 'nvme-pool'}))
+
+
+def test_a_restore_refuses_a_drive_beside_its_archive(sim):
+    # Qemu.pm create_vm: with `archive`, the first drive option (sorted, is_valid_drivename) conflicts, a 400 after
+    # the privilege checks; without a drive the restore goes on (fakepve does not restore archives)
+    err = error_of(sim.api, 'POST', Q, {'vmid': 130, 'archive': 'local:backup/vzdump-qemu-1.vma.zst',
+                                        'scsi1': 'local-lvm:1', 'ide2': 'none,media=cdrom', 'cores': 2})
+    assert err.status == 400 and err.errors == {'ide2': "option conflicts with option 'archive'"}, err.errors
+    err = error_of(sim.api, 'POST', Q, {'vmid': 130, 'archive': 'local:backup/vzdump-qemu-1.vma.zst', 'cores': 2})
+    assert 'conflicts' not in str(err) + str(err.errors)
