@@ -37,7 +37,7 @@ def _snapped(vmid, snapshots, **config):
     return dict(_vm(vmid, 'row-%d' % vmid, **config), snapshots=snapshots)
 
 
-# Rows' VMs: 400-409, templates 9010-9011; the clones would be 410-415.
+# Rows' VMs: 400-409 and 415, templates 9010-9011; the clones and the restore would be 410-414.
 VMS = [
     _snapped(400, {'before': _snap(400)}),
     _snapped(401, {'before': _snap(401, scsi1='local-lvm:vm-401-disk-1,size=1G')},
@@ -54,6 +54,8 @@ VMS = [
     _snapped(407, {'before': _snap(407)}, unused0='local-lvm:vm-407-disk-2'),
     _snapped(408, {'before': _snap(408)}, scsi1='local-lvm:vm-408-disk-1,size=1G'),
     _vm(409, 'row-409'),
+    dict(_snapped(415, {'before': _snap(415, scsi1='local-lvm:vm-415-disk-1,size=1G')},
+                  scsi1='local-lvm:vm-415-disk-1,size=1G'), status='running'),
     _vm(9010, 'zfs-template', template=True, scsi0='snap-zfs:base-9010-disk-0,size=1G'),
     _vm(9011, 'san-template', template=True, scsi0='snap-san:vm-9011-disk-0,size=1G'),
 ]
@@ -86,6 +88,9 @@ REFUSED = [
         real_failure=IN_USE % (404, 2)),
     one('snapshots: disk remove', disk(vmid=405, disk='scsi1', state='absent'),
         real_failure='unable to apply pending change scsi1 : ' + IN_USE % (405, 1)),
+    # a running VM unplugs the drive (disk hotplug, PVE's default), then fails to free it
+    one('snapshots: disk remove, running', disk(vmid=415, disk='scsi1', state='absent'),
+        real_failure='hotplug problem - ' + IN_USE % (415, 1)),
     one('snapshots: clone from a missing snapshot', kvm(node='pve1', vmid=400, clone='row-400', snapname='nope',
                                                         newid=410, name='row-410'),
         real_failure="snapshot 'nope' does not exist"),
@@ -122,6 +127,7 @@ CENSUS = {
     'snapshots: disk to another VM': ['R-move-12'],
     'snapshots: unused disk remove': ['R-config-10'],
     'snapshots: disk remove': ['R-config-10'],
+    'snapshots: disk remove, running': ['R-config-10'],
     'snapshots: clone from a missing snapshot': ['R-clone-06'],
     'clone: local storage to another node': ['R-clone-03'],
     'clone: to non-shared storage on another node': ['R-clone-03'],

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use module_utils::check::world::World;
 use module_utils::pve::client::Api;
 use module_utils::pve::devices::{volume_storage, Disk};
+use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
@@ -141,14 +142,20 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     }
     // QemuServer.pm try_deallocate_drive, for a VM's own volume: an `unusedN` removed (Qemu.pm
     // update_vm_api, at once), a drive removed with `force` from a stopped VM (through
-    // vmconfig_apply_pending, which names the option); refused while a snapshot uses it (§45.2)
+    // vmconfig_apply_pending, which names the option) or unplugged from a running one
+    // (vmconfig_hotplug_pending: `hotplug problem - `); refused while a snapshot uses it (§45.2).
+    // A drive whose unplug waits is freed at the next stop, after the check has stopped asking.
     let unused = params.disk.starts_with("unused");
+    let unplugged = running && !hotplug::drive_plug_waits(&facts.config.hotplug(), &params.disk);
     if let (Action::Unlink { force }, Some(volid)) = (action, volume.as_deref()) {
         let owned = Volume::parse(volid).is_some_and(|v| v.owner == Some(vm.vmid));
-        if owned && (unused || (*force && !running)) && in_snapshot(volid)? {
+        if owned && (unused || (*force && (!running || unplugged))) && in_snapshot(volid)? {
             let words = snapshots::still_in_use(volid);
-            let words =
-                if unused { words } else { format!("unable to apply pending change {} : {words}", params.disk) };
+            let words = match (unused, running) {
+                (true, _) => words,
+                (false, true) => format!("hotplug problem - {words}"),
+                (false, false) => format!("unable to apply pending change {} : {words}", params.disk),
+            };
             return Err(refuse(words));
         }
     }

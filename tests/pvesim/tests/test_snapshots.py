@@ -89,3 +89,13 @@ def test_a_restore_refuses_a_drive_beside_its_archive(sim):
     assert err.status == 400 and err.errors == {'ide2': "option conflicts with option 'archive'"}, err.errors
     err = error_of(sim.api, 'POST', Q, {'vmid': 130, 'archive': 'local:backup/vzdump-qemu-1.vma.zst', 'cores': 2})
     assert 'conflicts' not in str(err) + str(err.errors)
+
+
+def test_a_running_vm_unplugs_the_drive_then_keeps_a_volume_a_snapshot_uses(sim, tmp_path):
+    # QemuServer.pm vmconfig_hotplug_pending: vm_deviceunplug, then vmconfig_delete_or_detach_drive (force) ->
+    # try_deallocate_drive dies; the error is the option's, `hotplug problem - <error>`, and the delete stays pending
+    sim.reset(_seed(tmp_path, status='running', snapshots={'before': {'scsi1': 'local-lvm:vm-120-disk-1,size=1G'}}))
+    err = error_of(sim.api, 'PUT', Q + '/120/unlink', {'idlist': 'scsi1', 'force': 1})
+    assert err.status == 400 and "hotplug problem - unable to delete 'local-lvm:vm-120-disk-1' - volume is still " \
+        "in use (snapshot?)" in str(err.errors), err.errors
+    assert config(sim, 120, current=True)['scsi1'] == 'local-lvm:vm-120-disk-1,size=1G'
