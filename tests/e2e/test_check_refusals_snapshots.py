@@ -7,7 +7,8 @@ in both runs. The seed's VMs carry snapshots (a snapshot is a section of the con
 
 1. Qemu.pm `template`: "unable to create template, because VM contains snapshots";
 2. Qemu.pm `move_vm_disk` with `delete` ("you can't move a disk with snapshots and delete the source") and to another
-   VM ("Can't move disk used by a snapshot to another VM"), QemuServer/Drive.pm `is_volume_in_use`;
+   VM ("Can't move disk used by a snapshot to another VM"), QemuServer/Drive.pm `is_volume_in_use`; the reassign's
+   checks of the drive before it (a CD-ROM, a volume PVE does not manage);
 3. QemuServer.pm `try_deallocate_drive` for an `unusedN` removed (Qemu.pm `update_vm_api`) and for a drive removed
    with `force` (through `vmconfig_apply_pending`, which names the option);
 4. Qemu.pm `clone_vm` (through `vm_config`'s read of the snapshot): a `snapname` that does not exist;
@@ -37,7 +38,7 @@ def _snapped(vmid, snapshots, **config):
     return dict(_vm(vmid, 'row-%d' % vmid, **config), snapshots=snapshots)
 
 
-# Rows' VMs: 400-409 and 415, templates 9010-9011; the clones and the restore would be 410-414.
+# Rows' VMs: 400-409 and 415-417, templates 9010-9011; the clones and the restore would be 410-414.
 VMS = [
     _snapped(400, {'before': _snap(400)}),
     _snapped(401, {'before': _snap(401, scsi1='local-lvm:vm-401-disk-1,size=1G')},
@@ -54,6 +55,8 @@ VMS = [
     _snapped(407, {'before': _snap(407)}, unused0='local-lvm:vm-407-disk-2'),
     _snapped(408, {'before': _snap(408)}, scsi1='local-lvm:vm-408-disk-1,size=1G'),
     _vm(409, 'row-409'),
+    _vm(416, 'row-416', ide2='isos:iso/debian-13-netinst.iso,media=cdrom,size=754M'),
+    _vm(417, 'row-417', scsi1='/dev/disk/by-id/ata-SAMSUNG-1,size=1G'),
     dict(_snapped(415, {'before': _snap(415, scsi1='local-lvm:vm-415-disk-1,size=1G')},
                   scsi1='local-lvm:vm-415-disk-1,size=1G'), status='running'),
     _vm(9010, 'zfs-template', template=True, scsi0='snap-zfs:base-9010-disk-0,size=1G'),
@@ -84,6 +87,11 @@ REFUSED = [
     one('snapshots: disk to another VM', disk(vmid=402, disk='scsi1', state='moved', target_vmid=403,
                                               target_disk='scsi3'),
         real_failure="Can't move disk used by a snapshot to another VM"),
+    # the same checks of move_vm_disk's reassign, before the snapshot's
+    one('reassign: a CD-ROM', disk(vmid=416, disk='ide2', state='moved', target_vmid=403, target_disk='ide3'),
+        real_failure="CD drive contents can't be moved to another VM"),
+    one('reassign: a path', disk(vmid=417, disk='scsi1', state='moved', target_vmid=403, target_disk='scsi4'),
+        real_failure="Volume '/dev/disk/by-id/ata-SAMSUNG-1' not managed by PVE"),
     one('snapshots: unused disk remove', disk(vmid=404, disk='unused0', state='absent'),
         real_failure=IN_USE % (404, 2)),
     one('snapshots: disk remove', disk(vmid=405, disk='scsi1', state='absent'),
@@ -125,6 +133,8 @@ CENSUS = {
     'snapshots: template': ['R-template-02'],
     'snapshots: move with delete': ['R-move-05'],
     'snapshots: disk to another VM': ['R-move-12'],
+    'reassign: a CD-ROM': ['R-move-12'],
+    'reassign: a path': ['R-move-12'],
     'snapshots: unused disk remove': ['R-config-10'],
     'snapshots: disk remove': ['R-config-10'],
     'snapshots: disk remove, running': ['R-config-10'],

@@ -1,4 +1,4 @@
-//! A VM's snapshots, read only for a write PVE refuses because of them (a template conversion, a disk moved with `delete` or to another VM, a volume freed), and those refusals in PVE's words.
+//! A VM's snapshots, read only for a write PVE refuses because of them (a template conversion, a disk moved with `delete` or to another VM, a volume freed), and those refusals in PVE's words, with the reassign's other checks of the drive.
 //!
 //! PVE keeps each snapshot as a section of the VM's config file, which `GET .../config` and
 //! `GET .../pending` leave out (QemuServer.pm `vm_config` drops `snapshots`); `GET .../snapshot`
@@ -14,6 +14,7 @@ use crate::pve::client::Api;
 use crate::pve::config::{self, VmConfig};
 use crate::pve::devices::{is_disk_key, Disk};
 use crate::pve::resources::VmResource;
+use crate::pve::volume::{Volume, VolumeKind};
 
 /// Qemu.pm `template`: a VM with snapshots is not converted.
 pub const TEMPLATE_WITH_SNAPSHOTS: &str = "unable to create template, because VM contains snapshots";
@@ -58,6 +59,27 @@ pub fn volume_in_use(config: &VmConfig, skip: &str, volid: &str, snapshots: &[Vm
         || snapshots.iter().any(|s| s.current.iter().any(|(k, v)| uses(k, v)))
 }
 
+/// Qemu.pm `move_vm_disk` to another VM, on the drive `key` of `config`, once both VMs' locks and
+/// templates pass: a CD-ROM (a cloud-init drive is none here, `drive_is_cdrom` with
+/// `exclude_cloudinit`), then a volume PVE does not manage (a path), then a volume a snapshot
+/// uses (`snapshots` is read only then). `None`: the drive may go.
+pub fn reassign_refusal(
+    config: &VmConfig,
+    key: &str,
+    snapshots: impl FnOnce() -> Result<Vec<VmConfig>>,
+) -> Result<Option<String>> {
+    let Some(drive) = config.get(key).and_then(|v| Disk::parse(key, v)) else { return Ok(None) };
+    let volid = drive.volume.clone().unwrap_or_default();
+    let cloudinit = Volume::parse(&volid).is_some_and(|v| v.kind == VolumeKind::CloudInit);
+    if drive.media == "cdrom" && !cloudinit {
+        return Ok(Some("CD drive contents can't be moved to another VM".into()));
+    }
+    if drive.storage.is_none() {
+        return Ok(Some(format!("Volume '{volid}' not managed by PVE")));
+    }
+    Ok(volume_in_use(config, key, &volid, &snapshots()?).then(|| REASSIGN_SNAPSHOTTED.to_string()))
+}
+
 /// QemuServer.pm `try_deallocate_drive`: a volume freed while a snapshot (or another drive)
 /// still uses it.
 pub fn still_in_use(volid: &str) -> String {
@@ -95,6 +117,24 @@ mod tests {
         assert!(!volume_in_use(&vm, "scsi1", "local-lvm:vm-100-disk-2", &[]));
         let cd = config(&[("ide2", "isos:iso/a.iso,media=cdrom")]);
         assert!(!volume_in_use(&cd, "scsi0", "isos:iso/a.iso", &[]));
+    }
+
+    #[test]
+    fn a_reassign_refuses_a_cdrom_a_path_and_a_snapshotted_volume_in_that_order() {
+        let vm = config(&[
+            ("ide2", "isos:iso/a.iso,media=cdrom"),
+            ("ide0", "local-lvm:vm-100-cloudinit,media=cdrom"),
+            ("scsi1", "/dev/sdb,size=1G"),
+            ("scsi2", "local-lvm:vm-100-disk-2,size=1G"),
+        ]);
+        let none = || Ok(Vec::new());
+        let words = |key| reassign_refusal(&vm, key, none).unwrap();
+        assert_eq!(words("ide2").as_deref(), Some("CD drive contents can't be moved to another VM"));
+        assert_eq!(words("scsi1").as_deref(), Some("Volume '/dev/sdb' not managed by PVE"));
+        assert_eq!(words("scsi2"), None);
+        assert_eq!(words("ide0"), None); // a cloud-init drive is no CD-ROM here
+        let snap = || Ok(vec![config(&[("scsi0", "local-lvm:vm-100-disk-2")])]);
+        assert_eq!(reassign_refusal(&vm, "scsi2", snap).unwrap().as_deref(), Some(REASSIGN_SNAPSHOTTED));
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
         Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
             (Some(target), _) => {
                 let volume = config.get(disk).and_then(|d| d.split(',').next()).unwrap_or("");
-                permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""))
+                let mut needs = permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""));
+                // a path has no storage: move_vm_disk refuses it (`vm_state`) before its storage's check
+                needs.retain(|n| !matches!(n, Need::Privs { path, .. } if path == "/storage/"));
+                needs
             }
             (None, Some(storage)) => permissions::move_disk(vm.vmid, storage),
             (None, None) => Vec::new(),
@@ -120,15 +123,19 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         let snapshots = World::snapshots(checks.api, vm)?;
         Ok(snapshots::volume_in_use(facts.config, &params.disk, volid, &snapshots))
     };
-    // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then a volume a snapshot
-    // uses, then a running source (`pve::state` without and with the power state)
-    if let (Op::Reassign { .. }, Some(volid)) = (op, volume.as_deref()) {
+    // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then the drive's own checks
+    // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses), then a
+    // running source (`pve::state` without and with the power state)
+    if let Op::Reassign { .. } = op {
         let target = facts.target.map(|(t, config)| VmFacts { running: false, ..state(t, config) });
         if state::refusal(op, &VmFacts { running: false, ..state(vm.vmid, facts.config) }).is_none()
             && target.is_none_or(|t| state::refusal(op, &t).is_none())
-            && in_snapshot(volid)?
         {
-            return Err(refuse(snapshots::REASSIGN_SNAPSHOTTED.into()));
+            if let Some(words) =
+                snapshots::reassign_refusal(facts.config, &params.disk, || World::snapshots(checks.api, vm))?
+            {
+                return Err(refuse(words));
+            }
         }
     }
     if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
