@@ -93,12 +93,18 @@ pub fn guard(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, p
 fn moved_with_delete(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
     let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
     let Some(volid) = volume.filter(|_| params.delete_moved) else { return Ok(()) };
-    let snapshots = World::snapshots(checks.api, vm)?;
-    if snapshots::volume_in_use(facts.config, &params.disk, &volid, &snapshots) {
+    if in_snapshot(checks, vm, facts, &params.disk, &volid)? {
         let context = apply::context(vm.vmid, &params.disk, action);
         return Err(Error::failed(format!("{context}: {}", snapshots::MOVE_SNAPSHOTTED_WITH_DELETE)));
     }
     Ok(())
+}
+
+/// Drive.pm is_volume_in_use: whether a snapshot of `vm` (read now), or a drive other than `key`,
+/// uses `volid` (`pve::snapshots`).
+fn in_snapshot(checks: &Checks, vm: &VmResource, facts: &Facts, key: &str, volid: &str) -> Result<bool> {
+    let snapshots = World::snapshots(checks.api, vm)?;
+    Ok(snapshots::volume_in_use(facts.config, key, volid, &snapshots))
 }
 
 /// What the VM's state makes PVE refuse of the action (`pve::state`: the lock, protection of a
@@ -119,10 +125,6 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let running = vm.status == "running";
     let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
     let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
-    let in_snapshot = |volid: &str| -> Result<bool> {
-        let snapshots = World::snapshots(checks.api, vm)?;
-        Ok(snapshots::volume_in_use(facts.config, &params.disk, volid, &snapshots))
-    };
     // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then the drive's own checks
     // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses), then a
     // running source (`pve::state` without and with the power state)
@@ -156,7 +158,10 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let unplugged = running && !hotplug::drive_plug_waits(&facts.config.hotplug(), &params.disk);
     if let (Action::Unlink { force }, Some(volid)) = (action, volume.as_deref()) {
         let owned = Volume::parse(volid).is_some_and(|v| v.owner == Some(vm.vmid));
-        if owned && (unused || (*force && (!running || unplugged))) && in_snapshot(volid)? {
+        if owned
+            && (unused || (*force && (!running || unplugged)))
+            && in_snapshot(checks, vm, facts, &params.disk, volid)?
+        {
             let words = snapshots::still_in_use(volid);
             let words = match (unused, running) {
                 (true, _) => words,
