@@ -14,6 +14,7 @@ use crate::pve::client::Api;
 use crate::pve::config::{self, VmConfig};
 use crate::pve::devices::{is_disk_key, Disk};
 use crate::pve::resources::VmResource;
+use crate::pve::state::{self, Facts, Op};
 use crate::pve::volume::{Volume, VolumeKind};
 
 /// Qemu.pm `template`: a VM with snapshots is not converted.
@@ -24,6 +25,16 @@ pub const MOVE_SNAPSHOTTED_WITH_DELETE: &str = "you can't move a disk with snaps
 
 /// Qemu.pm `move_vm_disk` to another VM: a volume a snapshot uses is not reassigned.
 pub const REASSIGN_SNAPSHOTTED: &str = "Can't move disk used by a snapshot to another VM";
+
+/// Qemu.pm `template`, after the config lock (`pve::state::refusal`, which the caller's checks
+/// apply, comes first): a VM with snapshots (`names` is read only for an unlocked VM).
+pub fn template_refusal(config: &VmConfig, names: impl FnOnce() -> Result<Vec<String>>) -> Result<Option<String>> {
+    let facts = Facts { vmid: 0, config, running: false, skiplock: false };
+    if state::refusal(Op::Template, &facts).is_some() {
+        return Ok(None);
+    }
+    Ok((!names()?.is_empty()).then(|| TEMPLATE_WITH_SNAPSHOTS.to_string()))
+}
 
 /// The names of `vm`'s snapshots (`GET .../snapshot`, without its `current` entry).
 pub fn names(api: &dyn Api, vm: &VmResource) -> Result<Vec<String>> {

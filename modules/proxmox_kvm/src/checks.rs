@@ -15,7 +15,6 @@ type Reserved = BTreeMap<String, i64>;
 
 use module_utils::pve::client::Api;
 
-use module_utils::check::world::World;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
 use module_utils::pve::permissions::{self, Need, Privileges};
@@ -24,9 +23,7 @@ use module_utils::pve::preflight::{Content, NewVolume, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::request::{ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
-use module_utils::pve::restore;
 use module_utils::pve::schema::{boot_order_devices, check_write};
-use module_utils::pve::snapshots::TEMPLATE_WITH_SNAPSHOTS;
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::volume::{Volume, VolumeKind};
@@ -177,13 +174,6 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // Qemu.pm template: the lock, then the snapshots (pve::snapshots), then the power state
-            if op == Op::Template
-                && state::refusal(op, &Facts { running: false, ..facts }).is_none()
-                && !World::snapshot_names(self.api, vm)?.is_empty()
-            {
-                return Err(Error::failed(format!("{context}: {TEMPLATE_WITH_SNAPSHOTS}")));
-            }
             if let Some(words) = state::refusal(op, &facts) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
@@ -215,7 +205,6 @@ impl<'a> Checks<'a> {
         match write {
             Write::Create { node, form, .. } => {
                 self.preflight.node(node, "node")?;
-                restore::require_no_drives(form)?;
                 self.config_values(node, form, p.storage.as_deref())
             }
             Write::Config { vm, body, context, .. } => {
