@@ -21,6 +21,7 @@ use crate::pve::inflight::InFlight;
 use crate::pve::permissions::Privileges;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
+use crate::pve::snapshots;
 
 /// How long a module without a `timeout` option waits for the create or clone of the VM it
 /// addresses (docs/pve-semantics.md §30): proxmox_kvm's default `timeout`.
@@ -211,6 +212,23 @@ impl<'a> World<'a> {
     /// Whether `vm` exists only as a prediction (PVE does not know it).
     pub fn exists_only_as_prediction(vm: &VmResource) -> bool {
         predictions::is_predicted(vm)
+    }
+
+    /// The names of `vm`'s snapshots (`pve::snapshots::names`), read only when a write is refused
+    /// for them; none for a VM that exists only as a prediction (a create or clone makes none).
+    pub fn snapshot_names(api: &dyn Api, vm: &VmResource) -> Result<Vec<String>> {
+        if predictions::is_predicted(vm) {
+            return Ok(Vec::new());
+        }
+        snapshots::names(api, vm)
+    }
+
+    /// The configs of `vm`'s snapshots (`pve::snapshots::configs`), as `snapshot_names` reads them.
+    pub fn snapshots(api: &dyn Api, vm: &VmResource) -> Result<Vec<VmConfig>> {
+        if predictions::is_predicted(vm) {
+            return Ok(Vec::new());
+        }
+        snapshots::configs(api, vm)
     }
 
     /// A VM's name as its config holds it (as predicted in check mode): what the identity rule

@@ -2,13 +2,16 @@
 
 use std::collections::BTreeMap;
 
+use module_utils::check::world::World;
 use module_utils::pve::client::Api;
 use module_utils::pve::devices::{volume_storage, Disk};
+use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::parse_size;
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
+use module_utils::pve::snapshots;
 use module_utils::pve::state::{self, Facts as VmFacts, Op};
 use module_utils::pve::values;
 use module_utils::pve::volume::Volume;
@@ -57,7 +60,12 @@ pub fn guard(
             permissions::unlink(vm.vmid, disk, config.get(disk).unwrap_or(""), *force && !plan.pending)
         }
         Action::Move(_) => match (params.target_vmid, params.target_storage.as_deref()) {
-            (Some(target), _) => permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or("")),
+            (Some(target), _) => {
+                let mut needs = permissions::reassign_disk(vm.vmid, target, volume_storage(volume).unwrap_or(""));
+                // a path has no storage: move_vm_disk refuses it (`vm_state`) before its storage's check
+                needs.retain(|n| !matches!(n, Need::Privs { path, .. } if path == "/storage/"));
+                needs
+            }
             (None, Some(storage)) => permissions::move_disk(vm.vmid, storage),
             (None, None) => Vec::new(),
         },
@@ -77,6 +85,7 @@ pub fn guard(
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {
             preflight.move_target(node, storage, "target_storage")?;
+            moved_with_delete(checks, vm, facts, params, &plan.action)?;
             // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
             allocation_fits(preflight, node, facts, params, storage, "target_storage", "storage migration failed: ")
         }
@@ -114,6 +123,25 @@ pub fn guard(
     }
 }
 
+/// Qemu.pm move_vm_disk to a storage with `delete`: refused (after the target storage's checks)
+/// while a snapshot, or another drive, uses the source volume (`pve::snapshots`, §45.2).
+fn moved_with_delete(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    let Some(volid) = volume.filter(|_| params.delete_moved) else { return Ok(()) };
+    if in_snapshot(checks, vm, facts, &params.disk, &volid)? {
+        let context = apply::context(vm.vmid, &params.disk, action);
+        return Err(Error::failed(format!("{context}: {}", snapshots::MOVE_SNAPSHOTTED_WITH_DELETE)));
+    }
+    Ok(())
+}
+
+/// Drive.pm is_volume_in_use: whether a snapshot of `vm` (read now), or a drive other than `key`,
+/// uses `volid` (`pve::snapshots`).
+fn in_snapshot(checks: &Checks, vm: &VmResource, facts: &Facts, key: &str, volid: &str) -> Result<bool> {
+    let snapshots = World::snapshots(checks.api, vm)?;
+    Ok(snapshots::volume_in_use(facts.config, key, volid, &snapshots))
+}
+
 /// What the VM's state makes PVE refuse of the action (`pve::state`: the lock, protection of a
 /// drive removed, a template's base volume that linked clones still use; the reassign's target
 /// VM's lock too), in check and real runs alike, with the context of the real run's failure.
@@ -131,6 +159,22 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let refuse = |words: String| Error::failed(format!("{context}: {words}"));
     let running = vm.status == "running";
     let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
+    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then the drive's own checks
+    // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses), then a
+    // running source (`pve::state` without and with the power state)
+    if let Op::Reassign { .. } = op {
+        let target = facts.target.map(|(t, config)| VmFacts { running: false, ..state(t, config) });
+        if state::refusal(op, &VmFacts { running: false, ..state(vm.vmid, facts.config) }).is_none()
+            && target.is_none_or(|t| state::refusal(op, &t).is_none())
+        {
+            if let Some(words) =
+                snapshots::reassign_refusal(facts.config, &params.disk, || World::snapshots(checks.api, vm))?
+            {
+                return Err(refuse(words));
+            }
+        }
+    }
     if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
         return Err(refuse(words));
     }
@@ -140,10 +184,31 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
             return Err(refuse(words));
         }
     }
+    // QemuServer.pm try_deallocate_drive, for a VM's own volume: an `unusedN` removed (Qemu.pm
+    // update_vm_api, at once), a drive removed with `force` from a stopped VM (through
+    // vmconfig_apply_pending, which names the option) or unplugged from a running one
+    // (vmconfig_hotplug_pending: `hotplug problem - `); refused while a snapshot uses it (§45.2).
+    // A drive whose unplug waits is freed at the next stop, after the check has stopped asking.
+    let unused = params.disk.starts_with("unused");
+    let unplugged = running && !hotplug::drive_plug_waits(&facts.config.hotplug(), &params.disk);
+    if let (Action::Unlink { force }, Some(volid)) = (action, volume.as_deref()) {
+        let owned = Volume::parse(volid).is_some_and(|v| v.owner == Some(vm.vmid));
+        if owned
+            && (unused || (*force && (!running || unplugged)))
+            && in_snapshot(checks, vm, facts, &params.disk, volid)?
+        {
+            let words = snapshots::still_in_use(volid);
+            let words = match (unused, running) {
+                (true, _) => words,
+                (false, true) => format!("hotplug problem - {words}"),
+                (false, false) => format!("unable to apply pending change {} : {words}", params.disk),
+            };
+            return Err(refuse(words));
+        }
+    }
     // Qemu.pm update_vm_api frees a removed drive's volume with `force` (try_deallocate_drive,
     // Storage.pm vdisk_free), which refuses a base volume a linked clone uses; a running VM only
     // frees it at its next stop, so only a stopped one (a template) is refused now
-    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
     if let (Action::Unlink { force: true }, Some(volid), false) = (action, volume, running) {
         let storage = volid.split(':').next().unwrap_or_default();
         if Volume::parse(&volid).is_some_and(|v| v.is_base && v.owner == Some(vm.vmid))

@@ -30,6 +30,8 @@ use module_utils::pve::inflight;
 use module_utils::pve::pools::{self, PoolMove};
 use module_utils::pve::preflight::Content;
 use module_utils::pve::resources::{NameOf, VmResource};
+use module_utils::pve::restore;
+use module_utils::pve::snapshots;
 use module_utils::pve::state;
 use module_utils::pve::storage::StorageConfig;
 use module_utils::{Error, Result};
@@ -364,6 +366,9 @@ impl Run<'_> {
         let listed =
             self.listed(&node, &storages, plan::allocating_on(&self.p.desired, self.p.storage.as_deref(), false));
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages, &listed);
+        if let plan::Write::Create { form, .. } = &plan.write {
+            restore::require_no_drives(form)?; // Qemu.pm create_vm, §45.4
+        }
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;
         if let Some(holder) = self.yielded(&done.vm, self.p.vmid.is_none(), mark)? {
@@ -515,6 +520,10 @@ impl Run<'_> {
                 Some("stopped"),
                 Some(Power::Stopped),
             ));
+        }
+        // Qemu.pm template: the lock (in the checks), then the snapshots, then the power state (§45.2)
+        if let Some(words) = snapshots::template_refusal(&config, || World::snapshot_names(self.api, &vm))? {
+            return Err(Error::failed(format!("conversion of VM {} to template failed: {words}", vm.vmid)));
         }
         let now = self.power(&vm)?;
         let plan = plan::template(&vm, &config, now, self.p)?;

@@ -69,13 +69,15 @@ class ConfigStateMixin:
             return self._add_unused(vm, volume)
         return None
 
-    def _delete_or_detach(self, vm, value, force):
-        """QemuServer.pm vmconfig_delete_or_detach_drive: free with force, else register as unused."""
+    def _delete_or_detach(self, vm, value, force, key=None):
+        """QemuServer.pm vmconfig_delete_or_detach_drive: free with force (try_deallocate_drive: not while a
+        snapshot uses the volume, snapshots.py), else register as unused."""
         if value is None or d.is_cdrom(value) and not d.is_cloudinit(value):
             return
         volume = d.parse_drive(value)[0]
         if force:
             if d.volume_owner(volume) == vm.vmid:
+                self._try_deallocate(vm, key, volume)
                 self._qm_free(volume)
         else:
             self._register_unused(vm, value)
@@ -89,7 +91,7 @@ class ConfigStateMixin:
             if value is None:
                 if d.is_drive(key):
                     try:
-                        self._delete_or_detach(vm, conf.get(key), key in forced)
+                        self._delete_or_detach(vm, conf.get(key), key in forced, key)
                     except PveError as e:
                         # QemuServer.pm vmconfig_apply_pending: the error is the option's (a warning at a
                         # start or stop), the delete stays pending and the drive in the config

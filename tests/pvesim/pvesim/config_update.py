@@ -157,6 +157,7 @@ class ConfigUpdateMixin:
                     raise die("can't remove unused disk '{0}' - protection mode enabled".format(volume))
                 self._volume_removal_perm(plan.get('user'), vm.vmid, conf.get(opt))
                 if volume and d.volume_owner(volume) == vm.vmid:
+                    self._try_deallocate(vm, opt, volume)
                     self._qm_free(volume)
                 conf.pop(opt, None)
                 pend.pop(opt, None)

@@ -32,7 +32,7 @@ class HotplugMixin:
                 if value is None:
                     applied = self._hot_delete_ok(vm, opt, feats)
                     if applied and d.is_drive(opt):
-                        self._delete_or_detach(vm, conf.get(opt), opt in forced)
+                        self._delete_or_detach(vm, conf.get(opt), opt in forced, opt)
                 else:
                     applied = self._hot_set_ok(vm, opt, value, feats)
             except PveError as e:

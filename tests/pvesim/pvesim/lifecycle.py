@@ -28,6 +28,12 @@ class LifecycleMixin:
                 v[key] = d.canon_drive(v[key])
         self._create_allocate_check(v, user)
         self._value_perms_create(user, int(v['vmid']), v.get('pool'), v)
+        if v.get('archive'):
+            # Qemu.pm create_vm: a restore takes its drives from the archive; the first drive option beside it
+            # (is_valid_drivename, in sort order) is refused, after the privilege checks
+            drives = sorted(k for k in v if d.is_drive(k))
+            if drives:
+                raise param_error(**{drives[0]: "option conflicts with option 'archive'"})
         self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
 

@@ -23,6 +23,7 @@ from .hotplug import HotplugMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
+from .snapshots import SnapshotsMixin
 from .stale_lock import StaleLockMixin
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
@@ -36,7 +37,7 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 
 class Pvesim(ValuesMixin, TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
-             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, AdminMixin, PermissionsMixin, FakePve):
+             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""
