@@ -77,8 +77,11 @@ fn same_value(key: &str, p: &str, s: &str) -> bool {
         }
     }
     if key == "tags" {
-        let set =
-            |v: &str| v.split([';', ',', ' ']).filter(|t| !t.is_empty()).map(str::to_string).collect::<BTreeSet<_>>();
+        // lower-cased and sorted unless the datacenter's `tag-style` says otherwise (§20.6), which
+        // the modules do not read
+        let set = |v: &str| {
+            v.split([';', ',', ' ']).filter(|t| !t.is_empty()).map(str::to_lowercase).collect::<BTreeSet<_>>()
+        };
         return set(p) == set(s);
     }
     wildcard(p, s) || scalar_equal(p, s)

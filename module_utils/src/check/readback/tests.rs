@@ -51,7 +51,7 @@ fn what_the_task_did_not_touch_and_what_pve_chooses_are_not_compared() {
         ("scsi0", "local-lvm:vm-100-disk-1,size=4G"),
         ("sata0", "local-lvm:vm-100-disk-2,size=2G"),
         ("onboot", "true"),
-        ("tags", "b;a"),
+        ("tags", "b;A"),
         ("cipassword", "**********"),
         ("boot", "order=scsi0;net0"),
     ]);
