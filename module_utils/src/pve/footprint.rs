@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::pve::devices::is_disk_key;
 use crate::pve::request::{form, ApiPath, Form, Method, Read};
 use crate::pve::volume::Volume;
 
@@ -32,22 +33,42 @@ pub struct Touches {
     /// The `lock` this task itself sets while it works (and leaves if it fails midway): that lock
     /// is compared; any other is another job's.
     pub own_lock: Option<&'static str>,
+    /// A create or clone: the VM did not exist before, so "as before" is no config anywhere in
+    /// the cluster and the same volumes of its vmid on the storages the write names.
+    pub new_vm: bool,
 }
 
-const POWER: Touches = Touches { config: true, power: true, volumes: false, placement: false, own_lock: None };
-const DISK: Touches = Touches { config: true, power: false, volumes: true, placement: false, own_lock: None };
+const POWER: Touches =
+    Touches { config: true, power: true, volumes: false, placement: false, own_lock: None, new_vm: false };
+const DISK: Touches =
+    Touches { config: true, power: false, volumes: true, placement: false, own_lock: None, new_vm: false };
 // QemuServer.pm destroy_vm writes `lock: destroyed` before it removes the config; QemuMigrate.pm
 // phase1 sets `lock: migrate` (§31).
 const DESTROY: Touches =
-    Touches { config: true, power: true, volumes: true, placement: true, own_lock: Some("destroyed") };
+    Touches { config: true, power: true, volumes: true, placement: true, own_lock: Some("destroyed"), new_vm: false };
 const MIGRATE: Touches =
-    Touches { config: true, power: true, volumes: false, placement: true, own_lock: Some("migrate") };
+    Touches { config: true, power: true, volumes: false, placement: true, own_lock: Some("migrate"), new_vm: false };
+// Qemu.pm create_vm and clone_vm: a worker that fails removes the VM it made and its volumes
+// (docs/pve-semantics.md §46.4); what is left, if anything, is a change.
+const NEW_VM: Touches =
+    Touches { config: true, power: false, volumes: true, placement: true, own_lock: None, new_vm: true };
 
 /// The VM a write acts on and what its task could touch, from the write's method, path and form
-/// (qemu-server's handlers, §31). `None` for a write whose effect this does not read back: a
-/// create or clone (a VM that did not exist), a disk moved to another VM (two VMs), any other.
+/// (qemu-server's handlers, §31). A create or clone acts on the VM its `vmid` / `newid` names.
+/// `None` for a write whose effect this does not read back: a disk moved to another VM (two VMs),
+/// any other.
 pub fn touches(method: Method, path: &ApiPath, params: &Form) -> Option<(String, u64, Touches)> {
     let s = path.segments();
+    let param = |name: &str| params.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.parse::<u64>().ok());
+    match (method, s) {
+        (Method::Post, [nodes, node, qemu]) if nodes == "nodes" && qemu == "qemu" => {
+            return Some((node.clone(), param("vmid")?, NEW_VM))
+        }
+        (Method::Post, [nodes, node, qemu, _, clone]) if nodes == "nodes" && qemu == "qemu" && clone == "clone" => {
+            return Some((node.clone(), param("newid")?, NEW_VM))
+        }
+        _ => {}
+    }
     let (node, vmid) = match s {
         [nodes, node, qemu, vmid, ..] if nodes == "nodes" && qemu == "qemu" => (node, vmid.parse::<u64>().ok()?),
         _ => return None,
@@ -95,6 +116,7 @@ impl Footprint {
         let (node, vmid, touches) = touches(method, path, params)?;
         let extra_storages = match path.segments().last().map(String::as_str) {
             Some("move_disk") => params.iter().filter(|(k, _)| k == "storage").map(|(_, v)| v.clone()).collect(),
+            _ if touches.new_vm => new_vm_storages(api, path, params),
             _ => Vec::new(),
         };
         let mut fp = Footprint { vmid, touches, extra_storages, before: VmState::empty(node) };
@@ -107,7 +129,7 @@ impl Footprint {
     /// it left that node, where it is now: a VM someone else moved is still compared.
     pub fn unchanged(&self, api: Read<'_>) -> bool {
         let Ok(mut after) = self.read(api, &self.before.node) else { return false };
-        if after.config.is_none() && self.before.config.is_some() {
+        if after.config.is_none() && (self.before.config.is_some() || self.touches.new_vm) {
             match locate(api, self.vmid) {
                 Ok(Some(node)) if node != self.before.node => match self.read(api, &node) {
                     Ok(state) => after = state,
@@ -130,7 +152,7 @@ impl Footprint {
         // The config is always read: it says whether the VM is on this node, and names its volumes.
         state.config =
             absent_is_none(api(&vm.join(["pending"]), &Vec::new()))?.map(|v| config_map(&v, self.touches.own_lock));
-        if state.config.is_none() {
+        if state.config.is_none() && !self.touches.new_vm {
             return Ok(state);
         }
         if !self.touches.config {
@@ -164,6 +186,32 @@ impl VmState {
     fn empty(node: String) -> VmState {
         VmState { node, config: None, power: None, volumes: BTreeMap::new() }
     }
+}
+
+/// The storages a create or clone could leave volumes of the new VM on: each storage a value of
+/// the create names (`<storage>:<size>`, `<storage>:<volume>`, its `storage`), or for a clone
+/// its target `storage` and every storage the source's config names. A read that fails names none.
+fn new_vm_storages(api: Read<'_>, path: &ApiPath, params: &Form) -> Vec<String> {
+    let storage_of = |value: &str| {
+        let first = value.split(',').next().unwrap_or_default();
+        let sid = first.split_once(':')?.0;
+        let ok = !sid.is_empty() && sid.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        ok.then(|| sid.to_string())
+    };
+    let mut out: Vec<String> = params.iter().filter(|(k, _)| k == "storage").map(|(_, v)| v.clone()).collect();
+    if path.segments().last().map(String::as_str) == Some("clone") {
+        let source = ApiPath::new(path.segments()[..4].iter().map(String::as_str));
+        if let Ok(config) = api(&source.join(["pending"]), &Vec::new()) {
+            let map = config_map(&config, None);
+            let drives = map.iter().filter(|(k, _)| is_disk_key(k));
+            out.extend(drives.flat_map(|(_, (v, p, _))| [v, p]).flatten().filter_map(|v| storage_of(v)));
+        }
+    } else {
+        out.extend(params.iter().filter(|(k, _)| is_disk_key(k)).filter_map(|(_, v)| storage_of(v)));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// PVE's answer for a VM whose config is not on the node (`Configuration file

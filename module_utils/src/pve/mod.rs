@@ -3,6 +3,7 @@
 //! API schema for the writes we make.
 
 pub mod auth;
+pub mod bootorder;
 pub mod cipassword;
 pub mod client;
 pub mod config;

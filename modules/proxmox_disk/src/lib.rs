@@ -16,6 +16,7 @@ mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use module_utils::check::readback;
 use module_utils::check::world::World;
 use module_utils::connect::Session;
 use module_utils::protocol::{Context, Outcome};
@@ -117,7 +118,15 @@ fn converge(
         }
         Applied::predicted(&plan)
     } else {
-        apply::apply(world.api(), vm, config, params, &plan, target.as_ref().map(|(t, _)| t))?
+        let applied = apply::apply(world.api(), vm, config, params, &plan, target.as_ref().map(|(t, _)| t))?;
+        // what PVE stored, read back after the last write, against the prediction (§46)
+        readback::verify(&format!("VM {}", vm.vmid), Some(config), &plan.after, &applied.after)?;
+        if let (Some((tvm, tconfig)), Some(predicted), Some(stored)) =
+            (&target, &plan.target_after, &applied.target_after)
+        {
+            readback::verify(&format!("VM {}", tvm.vmid), Some(tconfig), predicted, stored)?;
+        }
+        applied
     };
     Ok(result::outcome(ctx, vm, config, params, &plan, done))
 }

@@ -61,9 +61,15 @@ impl Apply<'_> {
     /// Make the writes of `write`.
     pub(crate) fn run(&mut self, write: &Write) -> Result<Applied> {
         match write {
-            Write::Config { vm, body, digest, context } => {
-                config::write(self.api, vm, body.clone(), digest.as_deref()).map_err(|e| e.context(context))?;
-                Ok(Applied { vm: None, after: Some(config::read(self.api, vm)?) })
+            Write::Config { vm, body, digest, context, boot_after } => {
+                let (first, boot) = plan::boot_last(body, *boot_after);
+                config::write(self.api, vm, first, digest.as_deref()).map_err(|e| e.context(context))?;
+                let mut after = config::read(self.api, vm)?;
+                if let Some(boot) = boot {
+                    config::write(self.api, vm, boot, after.digest.as_deref()).map_err(|e| e.context(context))?;
+                    after = config::read(self.api, vm)?;
+                }
+                Ok(Applied { vm: None, after: Some(after) })
             }
             Write::Create { node, vmid, name, label, form } => {
                 let vmid = self.create_with_retry(node, *vmid, label, form)?;

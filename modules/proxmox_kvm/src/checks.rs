@@ -451,12 +451,17 @@ fn split_config_body(body: &Form) -> (Form, Vec<String>) {
 /// as PVE made it, so it is not among them.
 pub(crate) fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
     match write {
-        Write::Config { vm, body, digest, context } => {
-            let mut form = body.clone();
+        Write::Config { vm, body, digest, context, boot_after } => {
+            // with `boot_after`, `boot` follows in a second write, guarded by the digest read
+            // between them (not known before)
+            let (mut form, boot) = crate::plan::boot_last(body, *boot_after);
             if let Some(d) = digest {
                 form.push(("digest".into(), d.clone()));
             }
-            vec![(Method::Put, vm.path().join(["config"]), form, context.clone())]
+            let path = vm.path().join(["config"]);
+            let mut out = vec![(Method::Put, path.clone(), form, context.clone())];
+            out.extend(boot.map(|b| (Method::Put, path, b, context.clone())));
+            out
         }
         Write::Create { node, label, form, .. } => {
             let mut body: Form = vec![("vmid".into(), vmid.to_string())];

@@ -20,6 +20,7 @@ mod spec;
 
 use std::collections::BTreeSet;
 
+use module_utils::check::readback;
 use module_utils::check::world::{addressed_by, World};
 use module_utils::connect::Session;
 use module_utils::protocol::{Context, Outcome};
@@ -48,7 +49,7 @@ pub use spec::SPEC;
 use apply::Apply;
 use checks::Checks;
 use params::is_drive_key;
-use plan::{listed_power, Plan};
+use plan::{listed_power, Plan, Write};
 use result::{diff, outcome, resolved, with_pool};
 
 /// The module body.
@@ -121,6 +122,13 @@ impl Run<'_> {
             return Ok(Done { vm: plan.vm, planned: plan.after.clone(), after: plan.after });
         }
         let applied = Apply { api: self.api, ctx: &mut *self.ctx, p: self.p, offered_vmid }.run(&plan.write)?;
+        // What PVE stored, read back after the last write, against the prediction (§46); a new
+        // VM's every predicted key is the task's.
+        if let Some(stored) = &applied.after {
+            let from = if matches!(plan.write, Write::Create { .. } | Write::Clone { .. }) { None } else { before };
+            let vmid = applied.vm.as_ref().map_or(plan.vm.vmid, |v| v.vmid);
+            readback::verify(&format!("VM {vmid}"), from, &plan.after, stored)?;
+        }
         Ok(Done {
             vm: applied.vm.unwrap_or(plan.vm),
             after: applied.after.unwrap_or_else(|| plan.after.clone()),

@@ -11,6 +11,8 @@ mod volumes;
 use std::collections::BTreeMap;
 
 use module_utils::check::predictions::PredictedVm;
+use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+use module_utils::pve::bootorder;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_nic_key, Disk};
 use module_utils::pve::propstring::{PropertyString, NET};
@@ -40,8 +42,11 @@ pub const MASKED: &str = "**********";
 /// The writes of one task, as apply.rs makes them; check mode makes none.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
-    /// `PUT .../config` guarded by `digest`, then the config read back.
-    Config { vm: VmResource, body: Form, digest: Option<String>, context: String },
+    /// `PUT .../config` guarded by `digest`, then the config read back. `boot_after`: `body` sets a
+    /// boot order and a CD-ROM drive PVE would append to it, so `boot` is sent in a second `PUT`
+    /// after the rest (guarded by the digest of the read between them), which makes the order the
+    /// one asked for whatever order PVE walks the keys in (docs/pve-semantics.md §46).
+    Config { vm: VmResource, body: Form, digest: Option<String>, context: String, boot_after: bool },
     /// `POST /nodes/{node}/qemu` with `vmid` first (`None`: the next free id, taken again after a
     /// collision with another run), then the config read back.
     Create { node: String, vmid: Option<u64>, name: Option<String>, label: String, form: Form },
@@ -193,10 +198,12 @@ pub fn update(
     storages: &[StorageConfig],
     listed: &[String],
 ) -> Plan {
-    let mut predicted = predict(config, changes, vm.status == "running");
+    let running = vm.status == "running";
+    let mut predicted = predict(config, changes, running);
     Allocator::new(vm.vmid, storages, config.current.iter().chain(config.pending.iter()), listed)
         .name_changes(&mut predicted, changes);
     let body = compare::config_body(changes);
+    predicted = with_appended_boot(config, &body, predicted, running);
     let context = format!("Unable to update vm {} with vmid {}", vm.name.as_deref().unwrap_or(""), vm.vmid);
     config_write(p, vm, config, body, context, predicted)
 }
@@ -213,14 +220,50 @@ fn config_write(
 ) -> Plan {
     skiplock(p, &mut body);
     let digest = p.digest.clone().or_else(|| config.digest.clone());
+    let boot_after = bootorder::depends_on_key_order(config.current.get("boot").map(String::as_str), &body);
     Plan {
-        write: Write::Config { vm: vm.clone(), body, digest, context },
+        write: Write::Config { vm: vm.clone(), body, digest, context, boot_after },
         prediction: masked(PredictedVm::of(vm, &predicted)),
         vm: vm.clone(),
         after: predicted,
         auto_vmid: None,
         new_config: None,
     }
+}
+
+/// `predicted` with the boot order PVE's config update leaves when `body` sets a CD-ROM drive the
+/// applied order lacks and no `boot` (one with `boot` is sent in two writes, `boot` last, and
+/// ends with the order asked for): each such drive appended to the order read before the write,
+/// as the pending `boot` PVE writes, applied like any other on a stopped VM. Two or more drives
+/// join in PVE's key order: the tail is known after apply (docs/pve-semantics.md §46).
+fn with_appended_boot(config: &VmConfig, body: &Form, predicted: VmConfig, running: bool) -> VmConfig {
+    let applied = config.current.get("boot").map(String::as_str);
+    let added = bootorder::appended(applied, body);
+    if added.is_empty() || body.iter().any(|(k, _)| k == "boot") {
+        return predicted;
+    }
+    let mut order = bootorder::order(applied);
+    let boot = if added.len() == 1 {
+        order.extend(added);
+        bootorder::print(&order)
+    } else {
+        order.push(KNOWN_AFTER_APPLY.to_string());
+        bootorder::print(&order)
+    };
+    let before = config.current.get("boot").map(String::as_str);
+    let pending = module_utils::pve::hotplug::stays_pending("boot", before, &boot, running, config);
+    predicted.with_change("boot", Some(&boot), pending)
+}
+
+/// A config write's requests: `body` whole, or with `boot_after` the body without `boot` (and
+/// the `skiplock` it carries) and then `boot` alone, with the same `skiplock`.
+pub fn boot_last(body: &Form, boot_after: bool) -> (Form, Option<Form>) {
+    if !boot_after {
+        return (body.clone(), None);
+    }
+    let first: Form = body.iter().filter(|(k, _)| k != "boot").cloned().collect();
+    let second: Form = body.iter().filter(|(k, _)| k == "boot" || k == "skiplock").cloned().collect();
+    (first, Some(second))
 }
 
 /// The warning for the `changes` that `after` holds pending: PVE applies them at the next start.

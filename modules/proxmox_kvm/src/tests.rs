@@ -1111,3 +1111,31 @@ fn cipassword_compares_with_the_stored_hash() {
     assert_eq!(writes(&conv), [("cipassword".to_string(), "new".to_string())]);
     assert!(converge(&config, &desired(&[("cipassword", "old")])).changes.is_empty());
 }
+
+/// A CD-ROM drive and a boot order in one task: `boot` goes in a second write, after the drive,
+/// so the order asked for is stored whatever order PVE walks the keys in; a CD-ROM alone predicts
+/// PVE's append to the applied order (Qemu.pm `update_vm_api`, docs/pve-semantics.md §46).
+#[test]
+fn a_cdrom_with_a_boot_order_sends_boot_last_and_a_cdrom_alone_predicts_the_append() {
+    let vm = plan::resource(160, Some("cd"), "pve1", "stopped");
+    let live = config(&[("boot", "order=scsi0;net0"), ("scsi0", "local-lvm:vm-160-disk-0,size=1G")]);
+    let cd = "isos:iso/debian-13-netinst.iso,media=cdrom";
+    let p = params_from(json!({"vmid": 160, "node": "pve1", "update": true, "ide": {"ide3": cd},
+                               "boot": "order=ide3;scsi0;net0"}))
+    .unwrap();
+    let plan = plan::update(&vm, &live, &converge(&live, &p.desired).changes, &p, &[], &[]);
+    let plan::Write::Config { body, boot_after, .. } = &plan.write else { panic!("a config write") };
+    assert!(*boot_after);
+    let (first, second) = plan::boot_last(body, *boot_after);
+    assert!(first.iter().all(|(k, _)| k != "boot") && first.iter().any(|(k, _)| k == "ide3"));
+    assert_eq!(second, Some(vec![("boot".to_string(), "order=ide3;scsi0;net0".to_string())]));
+    assert_eq!(plan.after.get("boot"), Some("order=ide3;scsi0;net0"));
+    let requests = checks::requests(&plan.write, 160);
+    assert_eq!(requests.len(), 2, "two PUTs, the boot order last");
+    // the drive alone: PVE appends it, predicted
+    let p = params_from(json!({"vmid": 160, "node": "pve1", "update": true, "ide": {"ide3": cd}})).unwrap();
+    let plan = plan::update(&vm, &live, &converge(&live, &p.desired).changes, &p, &[], &[]);
+    let plan::Write::Config { boot_after, .. } = &plan.write else { panic!("a config write") };
+    assert!(!*boot_after);
+    assert_eq!(plan.after.get("boot"), Some("order=scsi0;net0;ide3"));
+}

@@ -1,5 +1,6 @@
 //! proxmox_nic's I/O after the plan: the one config write (also checked in check mode), then the read back of what PVE made of it.
 
+use module_utils::check::readback;
 use module_utils::pve::client::Api;
 
 use module_utils::pve::config::{self, VmConfig};
@@ -29,18 +30,20 @@ pub fn context(vmid: u64, iface: &str, action: &Action) -> String {
 }
 
 /// Make the write `action` names and read the NIC back: its value and whether it waits for the
-/// next start.
+/// next start. What PVE stored is compared with `predicted`, the config the plan predicts (§46).
 pub fn apply(
     api: &dyn Api,
     vm: &VmResource,
     config: &VmConfig,
     iface: &str,
     action: &Action,
+    predicted: &VmConfig,
 ) -> Result<(Option<String>, bool)> {
     let Some((method, path, body)) = write(vm, config, iface, action) else {
         return Ok((config.get(iface).map(str::to_string), config.is_pending(iface)));
     };
     api.call(method, &path, &body).map_err(|e| e.context(&context(vm.vmid, iface, action)))?;
     let after = config::read(api, vm)?;
+    readback::verify(&format!("VM {}", vm.vmid), Some(config), predicted, &after)?;
     Ok((after.get(iface).map(str::to_string), after.is_pending(iface)))
 }

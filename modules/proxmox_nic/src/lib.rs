@@ -41,13 +41,14 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
         let write = apply::write(vm, config, iface, &plan.action);
         world.writes(write.iter().map(|(method, path, form)| (*method, path, form)))?;
         checks::bridge(api, &mut bridges, vm, params, &plan)?;
+        let predicted = config.with_change(iface, plan.after.as_deref(), plan.pending);
         let (after, pending) = if ctx.check_mode {
             if plan.action != Action::None {
-                world.record_config(vm, &config.with_change(iface, plan.after.as_deref(), plan.pending))?;
+                world.record_config(vm, &predicted)?;
             }
             (plan.after.clone(), plan.pending)
         } else {
-            apply::apply(api, vm, config, iface, &plan.action)?
+            apply::apply(api, vm, config, iface, &plan.action, &predicted)?
         };
         Ok(result::outcome(ctx, vm, params, &plan, after, pending))
     })

@@ -1,8 +1,9 @@
 """The /_sim admin API (loopback only, no auth), the request log, fault injection and seeds.
 
-    POST   /_sim/reset        {"seed": "default" | "/abs/path.json"}
+    POST   /_sim/reset        {"seed": "default" | "/abs/path.json", "key_order_seed"?: N}
+    POST   /_sim/key-order    {"seed": N}: the seed of the order PVE walks a request's keys in (key_order.py); GET: it
     GET    /_sim/requests     the request log; DELETE clears it
-    POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency, race)
+    POST   /_sim/faults       one fault (kinds: http, reset, task, task-slow, lock, latency, race, rewrite)
     GET    /_sim/faults       the active faults; DELETE clears them
     POST   /_sim/users        {"userid", "password"?, "tokens"? {id: secret | {secret, privsep, acl}}, "acl"?, "totp"?}
     POST   /_sim/time-scale   {"scale": X}
@@ -34,7 +35,7 @@ API_PREFIXES = ('/api2/json', '/api2/extjs')
 # Parameter names whose values never reach the request log.
 SECRET_NAME = re.compile(r'(password|secret|ticket|otp|tfa-challenge|token|key$|keyring)', re.I)
 MASK = '**********'
-FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency', 'race')
+FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency', 'race', 'rewrite')
 # What another client does in a `race` fault, just as the matching request arrives (after the module's
 # reads, before PVE handles its write): each needs these fields besides `method`/`path`.
 RACE_ACTS = {'lock': ('vmid', 'lock', 'seconds'), 'flock': ('vmid', 'seconds'), 'migrate': ('vmid', 'target'),
@@ -103,6 +104,7 @@ class AdminMixin(object):
         self._sim_init()
         self.request_log = request_log
         self.generation = generation + 1
+        self.key_order_restart()
         self.task_secs = dict(TASK_SECS, **seed.get('task_secs', {}))
         self.seed_file = path
         self.version = seed.get('version', '9.2.11')
@@ -257,7 +259,8 @@ class AdminMixin(object):
             raise PveError(400, 'Parameter verification failed.',
                            {'kind': 'value must be one of {0}'.format(', '.join(FAULT_KINDS))})
         need = {'http': ('status',), 'reset': (), 'task': ('type', 'exitstatus'), 'task-slow': ('type', 'seconds'),
-                'lock': ('vmid', 'lock', 'seconds'), 'latency': ('ms',), 'race': ('path', 'act')}[kind]
+                'lock': ('vmid', 'lock', 'seconds'), 'latency': ('ms',), 'race': ('path', 'act'),
+                'rewrite': ('vmid', 'key', 'value')}[kind]
         if kind == 'race' and spec.get('act') is not None:
             if spec['act'] not in RACE_ACTS:
                 raise PveError(400, 'Parameter verification failed.',
@@ -272,7 +275,7 @@ class AdminMixin(object):
                 re.compile(fault['path'])
             except re.error as e:
                 raise PveError(400, 'Parameter verification failed.', {'path': 'invalid regex: {0}'.format(e)})
-        if kind in ('http', 'reset', 'task', 'task-slow', 'race') and fault.get('count') is None:
+        if kind in ('http', 'reset', 'task', 'task-slow', 'race', 'rewrite') and fault.get('count') is None:
             fault['count'] = 1
         self._fault_ids += 1
         fault['id'] = self._fault_ids
@@ -296,6 +299,20 @@ class AdminMixin(object):
             asyncio.ensure_future(later())
         self.faults.append(fault)
         return fault
+
+    def apply_rewrite_faults(self, vm):
+        """A `rewrite` fault: once a config update of VM `vmid` is written, its `key` holds `value` instead of what
+        the update wrote (in the pending section when the key is pending there, else in the main section): a PVE
+        that stores other than it was asked, for the modules' read-back of every write (docs/pve-semantics.md §46)."""
+        for fault in list(self.faults):
+            if fault['kind'] != 'rewrite' or int(fault['vmid']) != vm.vmid:
+                continue
+            key, value = fault['key'], str(fault['value'])
+            if vm.pending.get(key) is not None:
+                vm.pending[key] = value
+            else:
+                vm.config[key] = value
+            self._consume(fault)
 
     async def _race(self, fault):
         """Another client acts on the VM just as the matching request arrives: it takes the config `lock`
@@ -437,9 +454,18 @@ class AdminMixin(object):
             path = seed_path(body.get('seed') or 'default')
             if not os.path.exists(path):
                 raise PveError(400, 'Parameter verification failed.', {'seed': 'no such seed: {0}'.format(path)})
+            if body.get('key_order_seed') is not None:
+                self.key_order_seed = int(body['key_order_seed'])
             self.load_seed(path)
             self.request_log.clear()
-            return answer({'data': {'seed': path}})
+            return answer({'data': {'seed': path, 'key_order_seed': self.key_order_seed}})
+        if route == 'key-order':
+            if method == 'POST':
+                try:
+                    self.key_order_seed_set(int(body['seed']))
+                except (KeyError, TypeError, ValueError):
+                    raise PveError(400, 'Parameter verification failed.', {'seed': 'an integer is required'}) from None
+            return answer({'data': {'seed': self.key_order_seed}})
         if route == 'requests':
             if method == 'GET':
                 return answer({'data': list(self.request_log)})
@@ -487,5 +513,6 @@ class AdminMixin(object):
         if route == 'state' and method == 'GET':
             return answer({'data': {'seed': self.seed_file, 'time_scale': self.time_scale,
                                     'vms': sorted(vm.vmid for vm in self.vms), 'faults': len(self.faults),
+                                    'key_order_seed': self.key_order_seed,
                                     'requests': len(self.request_log)}})
         return error(404, 'no such admin call: {0} /_sim/{1}'.format(method, route))

@@ -1,4 +1,4 @@
-"""pvesim --host 127.0.0.1 --port PORT [--seed FILE] [--time-scale X] [--tls-dir DIR]
+"""pvesim --host 127.0.0.1 --port PORT [--seed FILE] [--time-scale X] [--tls-dir DIR] [--key-order-seed N]
 
 Serves the simulated PVE API on https://HOST:PORT/api2/json and the admin API on /_sim/, then
 prints `pvesim listening on https://HOST:PORT` (the real port with --port 0). SIGTERM or SIGINT stop it.
@@ -27,7 +27,8 @@ async def serve(args):
         tmp = tls_dir = tempfile.mkdtemp(prefix='pvesim-')
     try:
         _ca, cert, key = make_tls(tls_dir, hosts=(args.host,))
-        sim = Pvesim(host=args.host, port=args.port, seed=args.seed, time_scale=args.time_scale)
+        sim = Pvesim(host=args.host, port=args.port, seed=args.seed, time_scale=args.time_scale,
+                     key_order_seed=args.key_order_seed)
         await sim.start(cert, key)
     finally:
         if tmp:
@@ -36,6 +37,8 @@ async def serve(args):
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    # the order PVE walks a request's keys in is drawn from this seed (key_order.py): a run's orders replay with it
+    print('pvesim key order seed {0}'.format(sim.key_order_seed), file=sys.stderr, flush=True)
     print('pvesim listening on https://{0}:{1}'.format(args.host, sim.port), flush=True)
     await stop.wait()
     await sim.stop()
@@ -51,6 +54,9 @@ def main(argv=None):
                         help='real seconds per simulated PVE second; 0 ends tasks before the call returns '
                              '(default {0})'.format(DEFAULT_TIME_SCALE))
     parser.add_argument('--tls-dir', help='write ca.pem (and cert.pem, key.pem) here')
+    parser.add_argument('--key-order-seed', type=int, default=None,
+                        help='the seed of the order PVE walks a request\'s keys in (default: PVESIM_KEY_ORDER_SEED, '
+                             'else random; printed on stderr at start)')
     parser.add_argument('--log-level', default='WARNING')
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,

@@ -176,7 +176,8 @@ class ConfigUpdateMixin:
                 (forced.add if force else forced.discard)(opt)
         made = []
         try:
-            for opt in sorted(p, key=o.natural):
+            # `foreach my $opt (keys %$param)`: Perl's hash order, random per process (key_order.py, §46)
+            for opt in self.walk_keys(p):
                 modified.add(opt)
                 value = p[opt]
                 if pend.get(opt) is not None and str(pend[opt]) == str(value):
@@ -230,6 +231,7 @@ class ConfigUpdateMixin:
                 self._qm_free(volid)
             raise
         self._cleanup_pending(vm)
+        self.apply_rewrite_faults(vm)  # the admin API's `rewrite` fault (admin.py)
         errors = {}
         if pend:
             if vm.status == 'running':

@@ -20,6 +20,8 @@ from .disk_calls import DiskCallsMixin
 from .empty_values import EmptyValuesMixin
 from .handler_perms import HandlerPermsMixin
 from .hotplug import HotplugMixin
+from . import key_order
+from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
@@ -37,14 +39,15 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 
 class Pvesim(ValuesMixin, TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
-             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, AdminMixin, PermissionsMixin, FakePve):
+             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin, PermissionsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""
 
-    def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05):
+    def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05, key_order_seed=None):
         super().__init__(user='root@pam', password='secret', host=host, port=port)
         self.time_scale = time_scale
+        self.key_order_seed = key_order.initial_seed(key_order_seed)
         self._sim_init()
         self.load_seed(seed)
 

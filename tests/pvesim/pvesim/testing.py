@@ -166,8 +166,17 @@ class PvesimProcess(object):
     def clear_requests(self):
         return self.admin('DELETE', '/_sim/requests')['data']
 
-    def reset(self, seed='default'):
-        return self.admin('POST', '/_sim/reset', {'seed': seed})['data']
+    def reset(self, seed='default', key_order_seed=None):
+        body = {'seed': seed}
+        if key_order_seed is not None:
+            body['key_order_seed'] = key_order_seed
+        return self.admin('POST', '/_sim/reset', body)['data']
+
+    def key_order_seed(self, seed=None):
+        """The seed of the order pvesim walks a request's keys in; set it when `seed` is given."""
+        if seed is None:
+            return self.admin('GET', '/_sim/key-order')['data']['seed']
+        return self.admin('POST', '/_sim/key-order', {'seed': seed})['data']['seed']
 
     def fault(self, **spec):
         return self.admin('POST', '/_sim/faults', spec)['data']

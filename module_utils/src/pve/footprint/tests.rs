@@ -292,3 +292,36 @@ fn the_journal_settles_a_failed_task_by_its_footprint() {
     api.journal.settle(&|p, q| api.get(p, q), other);
     assert_eq!(api.journal.lines().len(), 2);
 }
+
+#[test]
+fn a_create_or_clone_that_pve_cleaned_up_changed_nothing_and_one_that_left_a_volume_did() {
+    let create = form([("vmid", "100"), ("scsi0", "local-lvm:4"), ("ide2", "none,media=cdrom"), ("name", "a:b")]);
+    assert_eq!(touches(Method::Post, &path("/nodes/pve1/qemu"), &create), Some(("pve1".into(), 100, NEW_VM)));
+    let listing = |vols: Value| {
+        let api = ScriptedApi::default();
+        api.answer(Method::Get, "/nodes/pve1/qemu/100/pending", Err(absent()))
+            .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(json!([])))
+            .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Err(absent()))
+            .answer(Method::Get, "/cluster/resources", Ok(json!([])))
+            .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(vols));
+        api
+    };
+    // create_vm's worker removed the VM and freed its volume: as before
+    let api = listing(json!([]));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu", &create);
+    assert!(fp.unchanged(&|p, q| api.get(p, q)), "a create cleaned up by PVE changed nothing");
+    // a volume of the new vmid left behind is a change
+    let api = listing(json!([{"volid": "local-lvm:vm-100-disk-0", "size": 4u64 << 30, "vmid": 100}]));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu", &create);
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)), "a volume left behind is a change");
+    // a clone: the new id, the storages of the source's drives
+    let clone = form([("newid", "100"), ("name", "c")]);
+    let api = ScriptedApi::default();
+    api.answer(Method::Get, "/nodes/pve1/qemu/9000/pending", Ok(pending("local-lvm:base-9000-disk-0,size=4G", None)))
+        .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Err(absent()))
+        .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(json!([])))
+        .answer(Method::Get, "/nodes/pve1/qemu/100/pending", Ok(pending(SCSI0, Some("clone"))))
+        .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(volumes(4 << 30)));
+    let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/9000/clone", &clone);
+    assert!(!fp.unchanged(&|p, q| api.get(p, q)), "a clone whose config is still there changed the cluster");
+}
