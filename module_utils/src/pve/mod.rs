@@ -22,4 +22,5 @@ pub mod schema;
 pub mod state;
 pub mod storage;
 pub mod tasks;
+pub mod trust;
 pub mod volume;
