@@ -110,7 +110,8 @@ def test_the_user_docs_the_readme_points_to_ship():
 def test_readme_is_for_users_first():
     _, readme, _ = shipped()
     text = prose(readme)
-    assert re.findall(r'\bmake [a-z]', text) == []
+    assert re.findall(r'`make\b|\bmake (?:test|demo|bench|dist|install|lint|sanity|stubs|venv|collection|help)\b',
+                      text) == []
     assert re.findall(r'[Ii]ssues? \d+|<!--', readme) == []
     headings = re.findall(r'^## (.*)$', text, re.M)
     assert headings[:2] == ['Install', 'Your first playbook'], headings
