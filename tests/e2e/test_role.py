@@ -144,5 +144,7 @@ def test_each_privilege_of_the_role_is_needed_by_some_path(ansible, role_sim, mi
     assert failed or not agent_answered(run) or not stale_told, 'no path needs %s' % missing
     if failed:
         msg = run.task(failed[0])['result']['msg']
-        # VM.Allocate's refusal is PVE's bare `Permission check failed` (create_vm's raise_perm_exc).
-        assert missing in msg or msg == 'Permission check failed', (failed[0], msg)
+        # VM.Allocate's refusal is PVE's bare `Permission check failed` (create_vm's raise_perm_exc);
+        # a storage the token may not see is missing from PVE's own listing (GET /storage).
+        hidden_storage = missing == 'Datastore.AllocateSpace' and "storage 'local-lvm' does not exist" in msg
+        assert missing in msg or msg == 'Permission check failed' or hidden_storage, (failed[0], msg)
