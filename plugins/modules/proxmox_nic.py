@@ -202,6 +202,11 @@ attributes:
     description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
       mode."
     support: full
+  async:
+    description: "Supports being used with the C(async) action keyword."
+    support: none
+    details: "The action plugin refuses C(async): a module that waits for every Proxmox VE task it starts has nothing to
+      poll; give the task a longer timeout instead."
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
     support: full
@@ -210,6 +215,17 @@ attributes:
     description: "Target OS/families that can be operated against."
     support: full
     platforms: "posix"
+seealso:
+  - module: ferro.proxmox.proxmox_kvm
+  - module: ferro.proxmox.proxmox_disk
+  - module: ferro.proxmox.proxmox_vm_info
+  - module: community.proxmox.proxmox_nic
+    description: "The module this one re-implements with the same options; README.md, Migrating from community.proxmox,
+      lists every difference."
+  - name: "Saved plans: the real run does what --check showed, or nothing"
+    description: "Set C(ferro_proxmox_plan) to save the check run's plan and apply exactly it (docs/saved-plans.md in
+      the collection)."
+    link: "https://github.com/ferro-proxmox/ferro.proxmox/blob/main/docs/saved-plans.md"
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
       Python, SSH or network."
@@ -307,8 +323,8 @@ interface:
   type: str
   sample: net0
 mac:
-  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC
-    without O(mac).
+  description: The NIC's MAC after the run (upper case); null when the NIC is absent. In check mode, a new NIC without
+    O(mac) shows C((known after apply)), as Proxmox VE draws it when it writes the NIC.
   returned: success
   type: str
   sample: "BC:24:11:3A:5C:0F"
@@ -330,6 +346,41 @@ msg:
   returned: always
   type: str
   sample: Nic net0 updated on VM with vmid 103
+status_code:
+  description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
+    privilege).
+  returned: failure, when an API call was answered with an error
+  type: int
+  sample: 403
+upid:
+  description: The Proxmox VE task (UPID) that failed, or was still running when the task timed out.
+  returned: failure, when a Proxmox VE task failed or timed out
+  type: str
+  sample: "UPID:pve1:0000A1B2:00C3D4E5:66F0A1B2:qmstart:100:ansible@pve!automation:"
+exitstatus:
+  description: The exit status of the failed Proxmox VE task, as the task list shows it.
+  returned: failure, when a Proxmox VE task failed
+  type: str
+  sample: "VM is locked (backup)"
+task_log:
+  description: The last lines of the failed Proxmox VE task's log.
+  returned: failure, when a Proxmox VE task failed
+  type: list
+  elements: str
+  sample: ["TASK ERROR: VM is locked (backup)"]
+accepted_writes:
+  description: The writes Proxmox VE applied (or accepted, for a task still running) before the task failed; the task is
+    then C(changed). README.md, What changed means when a task fails.
+  returned: failure, after Proxmox VE applied a write
+  type: list
+  elements: str
+  sample: ["POST /nodes/pve1/qemu/100/status/stop"]
+refused_writes:
+  description: The Proxmox VE tasks that failed before their effect (read back unchanged), which changed nothing.
+  returned: failure, when a Proxmox VE task was refused before its effect
+  type: list
+  elements: str
+  sample: ["PUT /nodes/pve1/qemu/100/resize (task UPID:pve1:... ended: VM is locked (backup))"]
 '''
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback

@@ -163,7 +163,12 @@ attributes:
   diff_mode:
     description: "Will return details on what has changed (or possibly needs changing in check mode), when in diff
       mode."
+    support: N/A
+  async:
+    description: "Supports being used with the C(async) action keyword."
     support: none
+    details: "The action plugin refuses C(async): a module that waits for every Proxmox VE task it starts has nothing to
+      poll; give the task a longer timeout instead."
   action_group:
     description: "Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module."
     support: full
@@ -172,6 +177,17 @@ attributes:
     description: "Target OS/families that can be operated against."
     support: full
     platforms: "posix"
+seealso:
+  - module: ferro.proxmox.proxmox_kvm
+  - module: ferro.proxmox.proxmox_disk
+  - module: ferro.proxmox.proxmox_nic
+  - module: community.proxmox.proxmox_vm_info
+    description: "The module this one re-implements with the same options; README.md, Migrating from community.proxmox,
+      lists every difference."
+  - name: "Saved plans: the real run does what --check showed, or nothing"
+    description: "Set C(ferro_proxmox_plan) to save the check run's plan and apply exactly it (docs/saved-plans.md in
+      the collection)."
+    link: "https://github.com/ferro-proxmox/ferro.proxmox/blob/main/docs/saved-plans.md"
 notes:
   - "Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no
       Python, SSH or network."
@@ -318,6 +334,28 @@ proxmox_vms:
       description: Why the guest network could not be read (VM stopped, agent not running).
       returned: when network is true and the agent did not answer
       type: str
+status_code:
+  description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
+    privilege).
+  returned: failure, when an API call was answered with an error
+  type: int
+  sample: 403
+upid:
+  description: The Proxmox VE task (UPID) that failed, or was still running when the task timed out.
+  returned: failure, when a Proxmox VE task failed or timed out
+  type: str
+  sample: "UPID:pve1:0000A1B2:00C3D4E5:66F0A1B2:qmstart:100:ansible@pve!automation:"
+exitstatus:
+  description: The exit status of the failed Proxmox VE task, as the task list shows it.
+  returned: failure, when a Proxmox VE task failed
+  type: str
+  sample: "VM is locked (backup)"
+task_log:
+  description: The last lines of the failed Proxmox VE task's log.
+  returned: failure, when a Proxmox VE task failed
+  type: list
+  elements: str
+  sample: ["TASK ERROR: VM is locked (backup)"]
 '''
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback

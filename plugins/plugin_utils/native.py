@@ -37,6 +37,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 
@@ -245,6 +246,17 @@ def empty_is_unset(env_fallbacks, option_of_key, args, module_defaults):
     return resolved
 
 
+def remote_connection_hint(msg, local, host):
+    """What to add to a missing-connection-option message when the task runs on another host: the
+    controller's PROXMOX_* variables are not that host's, and delegate_to: localhost is the usual fix."""
+    if local or not re.search(r'missing required arguments: .*\bapi_(host|user)\b', msg):
+        return ''
+    return ('. This task runs on %s, not on the controller: the connection options are not in the task, '
+            'module_defaults or the task\'s environment:, and the controller\'s PROXMOX_* variables are not seen '
+            'there. Add `delegate_to: localhost` to the task (the usual fix), or give the connection in '
+            'module_defaults' % host)
+
+
 def parse_module_output(stdout, stderr, rc):
     """One JSON object from the module's stdout, as ansible-core would take it; a failure
     result that shows the raw output otherwise."""
@@ -316,6 +328,8 @@ class NativeModuleAction(ActionBase):
             msg = validation.errors.msg
             if isinstance(validation.errors[0], UnsupportedError):
                 msg = 'Unsupported parameters for (%s.%s) module: %s' % (COLLECTION, name, msg)
+            msg += remote_connection_hint(msg, self._connection_is_local(),
+                                          self._task.delegate_to or task_vars.get('inventory_hostname'))
             result.update(failed=True, msg=msg)
             return remove_values(result, no_log_values)
         # Send what the task set (coerced, aliases resolved, environment fallbacks filled) and

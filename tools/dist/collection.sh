@@ -23,7 +23,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 ANSIBLE_GALAXY="${ANSIBLE_GALAXY:-$ROOT/.venv/bin/ansible-galaxy}"
 PYTHON="${PYTHON:-python3}"
-COLLECTION_FILES=(galaxy.yml README.md CHANGELOG.md changelogs meta plugins playbooks)
+COLLECTION_FILES=(galaxy.yml README.md COPYING SECURITY.md CHANGELOG.md changelogs docs meta plugins playbooks)
 MULTICALL=ferro_proxmox
 
 die() { printf 'collection.sh: %s\n' "$*" >&2; exit 1; }

@@ -3,6 +3,9 @@
 //! plugin hands to ansible-core's own validator. The spec in Rust is the one source of truth:
 //! each module has a test (`check_stub`) that fails when the committed stub drifts from it.
 
+mod common;
+use common::{returns, seealso};
+
 use serde_json::Value;
 
 use crate::ansible::spec::{DefaultValue, Elem, Kind, ModuleSpec, OptionSpec, Support};
@@ -213,6 +216,7 @@ fn support(s: Support) -> (&'static str, Option<&'static str>) {
         Support::Full => ("full", None),
         Support::Partial(why) => ("partial", Some(why)),
         Support::None => ("none", None),
+        Support::NotApplicable => ("N/A", None),
     }
 }
 
@@ -248,8 +252,10 @@ fn documentation(spec: &ModuleSpec) -> String {
             out.push_str(&format!("    details: {}\n", quote(d)));
         }
     }
+    out.push_str("  async:\n    description: \"Supports being used with the C(async) action keyword.\"\n    support: none\n    details: \"The action plugin refuses C(async): a module that waits for every Proxmox VE task it starts has nothing to poll; give the task a longer timeout instead.\"\n");
     out.push_str("  action_group:\n    description: \"Use C(group/ferro.proxmox.proxmox) in C(module_defaults) to set defaults for this module.\"\n    support: full\n    membership: [\"ferro.proxmox.proxmox\"]\n");
     out.push_str("  platform:\n    description: \"Target OS/families that can be operated against.\"\n    support: full\n    platforms: \"posix\"\n");
+    out.push_str(&seealso(spec.name));
     out.push_str("notes:\n");
     out.push_str("  - \"Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network.\"\n");
     out.push_str(&format!("  - {}\n", quote(CHECKED_VALUES_NOTE)));
@@ -430,7 +436,7 @@ if __name__ == '__main__':
         name = spec.name,
         documentation = fold_yaml(&documentation(spec)),
         examples = fold_yaml(&format!("{EXAMPLES_PREAMBLE}{}", spec.examples.trim_start_matches('\n'))),
-        returns = fold_yaml(spec.returns.trim_start_matches('\n')),
+        returns = fold_yaml(&returns(spec)),
         spec = argument_spec_python(spec),
     )
 }

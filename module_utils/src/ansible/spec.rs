@@ -154,6 +154,8 @@ pub enum Support {
     Full,
     Partial(&'static str),
     None,
+    /// The mode does not apply (ansible-core's `N/A`: diff mode of a module that changes nothing).
+    NotApplicable,
 }
 
 /// Options several modules share, with their constraints (the connection options).

@@ -24,6 +24,7 @@ use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::request::{form, ApiPath, Form, Method};
 use crate::pve::schema;
+use crate::pve::trust::{system_roots, Trust};
 
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
 pub trait Api {
@@ -74,13 +75,15 @@ pub struct PveClient {
     /// The writes `Api::check_write` checked and that have not been sent yet (method, encoded
     /// path, form as given): `send` sends one of them without checking it again.
     checked: Mutex<Vec<(Method, String, Form)>>,
+    /// What the server's certificate is checked against, for the message when it does not verify.
+    trust: Trust,
 }
 
 impl PveClient {
     /// Build the agent and authenticate (one `POST /access/ticket` for password auth); every write
     /// PVE accepts is recorded in `journal`.
     pub fn connect(conn: &Connection, journal: WriteJournal) -> Result<PveClient> {
-        let tls = tls_config(conn)?;
+        let (tls, trust) = tls_config(conn)?;
         let config = ureq::Agent::config_builder()
             .tls_config(tls)
             .timeout_global(Some(Duration::from_secs(conn.timeout_secs)))
@@ -101,6 +104,7 @@ impl PveClient {
             journal,
             recent: RecentReads::default(),
             checked: Mutex::new(Vec::new()),
+            trust,
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -234,7 +238,10 @@ impl PveClient {
         );
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
-            detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail);
+            detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail, &self.trust);
+        } else {
+            // Which address was tried: a refused connection or an unknown name is fixed there.
+            detail = format!("{detail} (the API at {})", self.base.trim_end_matches("/api2/json"));
         }
         Error::Transport {
             method: method.as_str().to_string(),
@@ -291,15 +298,20 @@ impl Api for PveClient {
 /// What to tell the user about a certificate that did not verify. A certificate for other
 /// names is its own case: another CA would not help, the name in `api_host` has to be one the
 /// certificate holds.
-fn tls_detail(origin: &str, detail: &str) -> String {
+fn tls_detail(origin: &str, detail: &str, trust: &Trust) -> String {
     let detail = clip(detail, 2 * QUOTE_MAX);
     if detail.contains("not valid for name") || detail.contains("NotValidForName") {
         return format!(
             "the TLS certificate of {origin} {TLS_UNVERIFIED}: it was issued for other names than the api_host ({detail}); connect with a name the certificate holds, or have it issued for this one (ca_path does not help with a name mismatch)"
         );
     }
+    let against = trust.describe();
+    let fix = match trust {
+        Trust::CaPath(path) => format!("{path} is not the CA that signed it: set ca_path to that CA"),
+        _ => "set ca_path to the CA that signed it".to_string(),
+    };
     format!(
-        "the TLS certificate of {origin} {TLS_UNVERIFIED} ({detail}); set ca_path to the CA that signed it (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification"
+        "the TLS certificate of {origin} {TLS_UNVERIFIED} against {against} ({detail}); {fix} (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification"
     )
 }
 
@@ -399,10 +411,13 @@ pub fn decode(method: Method, path: &str, status: u16, body: &str, principal: &s
     Err(Error::Api { method: method.as_str().to_string(), path: path.to_string(), status, message })
 }
 
-fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
+/// The TLS settings of a connection, and what its certificate is checked against: the `ca_path`
+/// file, else the system's trust store (pve::trust), else ureq's bundled Mozilla roots.
+fn tls_config(conn: &Connection) -> Result<(ureq::tls::TlsConfig, Trust)> {
     let mut builder = ureq::tls::TlsConfig::builder();
-    if !conn.validate_certs {
+    let trust = if !conn.validate_certs {
         builder = builder.disable_verification(true);
+        Trust::Bundled
     } else if let Some(path) = &conn.ca_path {
         let pem =
             std::fs::read(path).map_err(|e| Error::args(format!("ca_path: unable to read the CA file {path}: {e}")))?;
@@ -418,8 +433,22 @@ fn tls_config(conn: &Connection) -> Result<ureq::tls::TlsConfig> {
             return Err(Error::args(format!("ca_path: no certificate found in {path}")));
         }
         builder = builder.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
-    }
-    Ok(builder.build())
+        Trust::CaPath(path.clone())
+    } else {
+        let (trust, pem) = system_roots();
+        // A file of the store that does not parse is skipped, as OpenSSL skips it.
+        let certs: Vec<_> = ureq::tls::parse_pem(pem.as_bytes())
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c.to_owned()),
+                _ => None,
+            })
+            .collect();
+        if !certs.is_empty() {
+            builder = builder.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        }
+        trust
+    };
+    Ok((builder.build(), trust))
 }
 
 #[cfg(test)]

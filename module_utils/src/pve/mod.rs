@@ -26,5 +26,6 @@ pub mod sshkeys;
 pub mod state;
 pub mod storage;
 pub mod tasks;
+pub mod trust;
 pub mod values;
 pub mod volume;

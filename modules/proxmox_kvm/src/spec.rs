@@ -315,7 +315,7 @@ msg:
   type: str
   sample: VM web01 with vmid 105 deployed
 mac:
-  description: Every C(netN) of the VM and its MAC, on every path where the VM exists. In check mode a new NIC without a given MAC is missing (Proxmox VE draws it).
+  description: Every C(netN) of the VM and its MAC, on every path where the VM exists. In check mode, a new NIC without a given MAC (and every NIC of a clone) shows C((known after apply)), as Proxmox VE draws it when it writes the NIC.
   returned: success
   type: dict
   sample: {"net0": "BC:24:11:3A:5C:0F"}

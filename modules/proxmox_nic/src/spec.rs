@@ -125,7 +125,7 @@ interface:
   type: str
   sample: net0
 mac:
-  description: The NIC's MAC after the run (upper case); null when the NIC is absent, or in check mode for a new NIC without O(mac).
+  description: The NIC's MAC after the run (upper case); null when the NIC is absent. In check mode, a new NIC without O(mac) shows C((known after apply)), as Proxmox VE draws it when it writes the NIC.
   returned: success
   type: str
   sample: "BC:24:11:3A:5C:0F"

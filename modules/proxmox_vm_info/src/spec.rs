@@ -39,7 +39,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     required_if: &[],
     required_by: &[],
     check_mode: Support::Full,
-    diff_mode: Support::None,
+    diff_mode: Support::NotApplicable,
     notes: doc(&["Read-only: check mode returns the same information as a normal run."], &[]),
     examples: doc(r#"
 - name: List every VM of the cluster

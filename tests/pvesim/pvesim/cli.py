@@ -45,7 +45,12 @@ async def serve(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='pvesim', description='A simulated Proxmox VE 9.2 API for tests.')
+    parser = argparse.ArgumentParser(
+        prog='pvesim', description='A simulated Proxmox VE 9.2 API for tests.',
+        epilog='pvesim is free software under the GNU Affero General Public License, version 3 or later '
+               '(AGPL-3.0-or-later), as fakepve, which it builds on; it is a test tool of ferro.proxmox and '
+               'not part of the collection (GPL-3.0-or-later). A network service run from it must offer its '
+               'source to its users (AGPL section 13).')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=8006, help='0 picks a free port (default 8006)')
     parser.add_argument('--seed', default=DEFAULT_SEED,

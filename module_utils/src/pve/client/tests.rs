@@ -40,11 +40,22 @@ fn redirects_and_name_mismatches_say_what_they_are() {
     let mismatch = tls_detail(
         "https://10.0.0.5:8006",
         "rustls: invalid peer certificate: certificate not valid for name \"10.0.0.5\"; certificate is only valid for DnsName(\"pve1\")",
+        &Trust::Bundled,
     );
     assert!(mismatch.contains("it was issued for other names than the api_host"), "{mismatch}");
     assert!(!mismatch.contains("set ca_path to the CA"), "{mismatch}");
-    let unknown = tls_detail("https://pve1:8006", "rustls: invalid peer certificate: UnknownIssuer");
+    let unknown = tls_detail("https://pve1:8006", "rustls: invalid peer certificate: UnknownIssuer", &Trust::Bundled);
     assert!(unknown.contains("set ca_path to the CA that signed it"), "{unknown}");
+    // A wrong CA file is named, as what the certificate was checked against and what to fix.
+    let wrong_ca = tls_detail(
+        "https://pve1:8006",
+        "rustls: invalid peer certificate: UnknownIssuer",
+        &Trust::CaPath("/srv/ca/other.pem".into()),
+    );
+    assert_eq!(
+        wrong_ca,
+        "the TLS certificate of https://pve1:8006 could not be verified against the CA file /srv/ca/other.pem (ca_path) (rustls: invalid peer certificate: UnknownIssuer); /srv/ca/other.pem is not the CA that signed it: set ca_path to that CA (on a Proxmox VE node: /etc/pve/pve-root-ca.pem), or validate_certs: false to skip verification"
+    );
     for d in [&mismatch, &unknown] {
         assert!(!is_transient(&Error::Transport {
             method: "GET".into(),

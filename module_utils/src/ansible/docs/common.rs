@@ -1,0 +1,62 @@
+//! What every module's documentation holds alike: `seealso` and the keys of a failed task's result.
+
+use crate::ansible::spec::{ModuleSpec, Support};
+
+/// The collection's other modules, the saved-plan docs and community.proxmox's module of the
+/// same name.
+pub(super) fn seealso(name: &str) -> String {
+    let mut out = String::from("seealso:\n");
+    for other in MODULES.iter().filter(|m| **m != name) {
+        out.push_str(&format!("  - module: ferro.proxmox.{other}\n"));
+    }
+    out.push_str(&format!("  - module: community.proxmox.{name}\n    description: \"The module this one re-implements with the same options; README.md, Migrating from community.proxmox, lists every difference.\"\n"));
+    out.push_str("  - name: \"Saved plans: the real run does what --check showed, or nothing\"\n    description: \"Set C(ferro_proxmox_plan) to save the check run's plan and apply exactly it (docs/saved-plans.md in the collection).\"\n    link: \"https://github.com/ferro-proxmox/ferro.proxmox/blob/main/docs/saved-plans.md\"\n");
+    out
+}
+
+/// The collection's modules, for `seealso`.
+const MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
+
+/// What a failed task returns besides `msg`, in every module (protocol.rs `failure`); a module
+/// that writes (diff mode applies) also returns what Proxmox VE applied or refused.
+const FAILURE_RETURNS: &str = r#"status_code:
+  description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing privilege).
+  returned: failure, when an API call was answered with an error
+  type: int
+  sample: 403
+upid:
+  description: The Proxmox VE task (UPID) that failed, or was still running when the task timed out.
+  returned: failure, when a Proxmox VE task failed or timed out
+  type: str
+  sample: "UPID:pve1:0000A1B2:00C3D4E5:66F0A1B2:qmstart:100:ansible@pve!automation:"
+exitstatus:
+  description: The exit status of the failed Proxmox VE task, as the task list shows it.
+  returned: failure, when a Proxmox VE task failed
+  type: str
+  sample: "VM is locked (backup)"
+task_log:
+  description: The last lines of the failed Proxmox VE task's log.
+  returned: failure, when a Proxmox VE task failed
+  type: list
+  elements: str
+  sample: ["TASK ERROR: VM is locked (backup)"]
+"#;
+const WRITE_FAILURE_RETURNS: &str = r#"accepted_writes:
+  description: The writes Proxmox VE applied (or accepted, for a task still running) before the task failed; the task is then C(changed). README.md, What changed means when a task fails.
+  returned: failure, after Proxmox VE applied a write
+  type: list
+  elements: str
+  sample: ["POST /nodes/pve1/qemu/100/status/stop"]
+refused_writes:
+  description: The Proxmox VE tasks that failed before their effect (read back unchanged), which changed nothing.
+  returned: failure, when a Proxmox VE task was refused before its effect
+  type: list
+  elements: str
+  sample: ["PUT /nodes/pve1/qemu/100/resize (task UPID:pve1:... ended: VM is locked (backup))"]
+"#;
+
+/// The module's RETURN: its own keys, then those of a failure.
+pub(super) fn returns(spec: &ModuleSpec) -> String {
+    let writes = if spec.diff_mode == Support::NotApplicable { "" } else { WRITE_FAILURE_RETURNS };
+    format!("{}{FAILURE_RETURNS}{writes}", spec.returns.trim_start_matches('\n'))
+}
