@@ -179,6 +179,8 @@ class AdminMixin(object):
         if vm.template:
             vm.config['template'] = 1
         vm.pending = dict(spec.get('pending', {}))
+        # `snapshots` {name: config section}: the VM's snapshots, the config's `parent` naming the last
+        vm.snapshots = dict((k, dict(v)) for k, v in (spec.get('snapshots') or {}).items())
         vm.lock = vm.config.get('lock')
         if vm.status == 'running' and spec.get('qmpstatus'):
             vm.qmpstatus = spec['qmpstatus']  # a running VM's QEMU state, e.g. `paused` (status/current)
