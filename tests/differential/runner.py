@@ -223,6 +223,12 @@ def _variants(case):
                 if key == 'snapshots':
                     target['config'].pop('parent', None)
                 yield smaller
+    used = json.dumps([world['vms'], task['args']])
+    for sid in sorted(world['storages']):
+        if sid + ':' not in used and "'%s'" % sid not in used and '"%s"' % sid not in used:
+            smaller = copy.deepcopy(case)
+            del smaller['world']['storages'][sid]
+            yield smaller
     if 'pools' in world:
         smaller = copy.deepcopy(case)
         del smaller['world']['pools']
