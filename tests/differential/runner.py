@@ -23,6 +23,7 @@ import copy
 import http.client
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -41,6 +42,8 @@ from world import token_env  # noqa: E402
 
 BINARY = os.environ.get('FERRO_BINARY') or os.path.join(ROOT, 'target', 'release', 'ferro_proxmox')
 # Result keys compared on their own (outcome, msg, diff) or not at all (Ansible's own).
+# Seconds a module run may take (pvesim's tasks end in milliseconds at the test's time scale).
+RUN_TIMEOUT = int(os.environ.get('DIFF_RUN_TIMEOUT') or 30)
 OWN = {'changed', 'failed', 'msg', 'diff', 'invocation', '_ansible_no_log', 'warnings', 'deprecations'}
 
 
@@ -81,8 +84,12 @@ def run_module(module, task_args, environ, check):
     sent, refused = module_args(module, task_args, environ, check)
     if refused:
         return refused
-    proc = subprocess.run([module], executable=BINARY, input=json.dumps(sent), capture_output=True, text=True,
-                          env=environ, check=False, timeout=120)
+    try:
+        proc = subprocess.run([module], executable=BINARY, input=json.dumps(sent), capture_output=True, text=True,
+                              env=environ, check=False, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        # A run this long waits on something (a lock, a task): compared like any failure.
+        return {'failed': True, 'msg': 'the module ran longer than %d s' % RUN_TIMEOUT}
     data = native.parse_module_output(proc.stdout, proc.stderr, proc.returncode)
     data.pop(native.RECORDED_KEY, None)
     data.pop('_ansible_no_log', None)
@@ -168,6 +175,42 @@ class Runner:
         return [(r['method'], r['path'].replace('/api2/json', '')) for r in self.sim.requests()
                 if r['method'] != 'GET' and not r['path'].endswith('/access/ticket')]
 
+    def effective(self, vmid):
+        """A VM's config as it will be once its pending values apply ({key: value}), or None."""
+        for res in self._get('/cluster/resources?type=vm') or []:
+            if int(res['vmid']) == vmid:
+                items = self._get('/nodes/%s/qemu/%d/pending' % (res['node'], vmid)) or []
+                return dict((i['key'], str(i['pending'] if 'pending' in i else i.get('value'))) for i in items
+                            if not i.get('delete'))
+        return None
+
+    def stored(self, diff):
+        """The real run's diff against what pvesim stored: each `key: value` line of a VM's after
+        text is that key's value once pending values apply, and a key the after text drops is gone
+        (or pending removal)."""
+        problems = []
+        for part in (diff if isinstance(diff, list) else [diff] if diff else []):
+            header = re.match(r'VM (\d+)', str(part.get('after_header', '')))
+            if not header:
+                continue
+            config = self.effective(int(header.group(1)))
+            after = dict(line.split(': ', 1) for line in str(part.get('after', '')).splitlines() if ': ' in line)
+            before = dict(line.split(': ', 1) for line in str(part.get('before', '')).splitlines() if ': ' in line)
+            if config is None:
+                if after:
+                    problems.append(('stored', '%s: the VM is gone, the diff shows %d keys after' % (
+                        part.get('after_header'), len(after))))
+                continue
+            for key, value in sorted(after.items()):
+                if config.get(key) != value:
+                    problems.append(('stored', '%s: %s is %r in the diff, %r stored' % (
+                        part.get('after_header'), key, value, config.get(key))))
+            for key in sorted(set(before) - set(after)):
+                if key in config:
+                    problems.append(('stored', '%s: the diff drops %s, stored %r' % (
+                        part.get('after_header'), key, config[key])))
+        return problems
+
     def scenario(self, case):
         """The disagreements of one case ({'world': seed, 'task': {'module', 'args'}}), and both results."""
         world, task = case['world'], case['task']
@@ -187,6 +230,8 @@ class Runner:
         if wrote:
             problems.append(('check-wrote', 'the check run wrote: %s' % wrote))
         after = self.state() if not real.get('changed') else before
+        if real.get('changed') and not real.get('failed'):
+            problems += self.stored(real.get('diff'))
         if after != before:
             moved = sorted(v for v in set(before) | set(after) if before.get(v) != after.get(v))
             problems.append(('silent-change', 'the real run was %s but changed VMs %s' % (outcome(real), moved)))

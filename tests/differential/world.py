@@ -38,7 +38,9 @@ EXTRA_STORAGES = {
 FILE_TYPES = ('dir', 'nfs', 'cifs', 'btrfs')
 # Types whose volumes take snapshots (qcow2 files aside): pve-storage's volume_has_feature.
 SNAP_TYPES = ('lvmthin', 'zfspool', 'rbd')
-LOCKS = ['backup', 'snapshot', 'migrate', 'clone', 'create', 'rollback', 'suspended', 'snapshot-delete']
+# A VM's lock. Not `create` or `clone`: a VM being made is waited for (tests/e2e/test_inflight.py and
+# test_stale_lock.py have those), which would make a scenario take the task's whole timeout.
+LOCKS = ['backup', 'snapshot', 'migrate', 'rollback', 'suspended', 'snapshot-delete']
 GEN_VMIDS = list(range(200, 212))
 
 
