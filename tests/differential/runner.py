@@ -10,9 +10,12 @@ disagreements:
 - the outcome (ok / changed / failed) differs;
 - `msg` differs (exactly, except that `(known after apply)` in the check run stands for one value);
 - the diff differs line by line (same rule);
-- a returned value (vmid, mac, pending, ...) differs (same rule);
+- a returned value (vmid, mac, pending, ...) differs (same rule); warnings are not compared (a
+  check run may say what it cannot know);
 - the check run sent a write (pvesim's request log);
-- the real run said ok (not changed) and pvesim's VMs changed, or it failed and changed without saying so.
+- the real run did not report `changed` and pvesim's VMs changed;
+- the real run's diff is not what pvesim stored (`stored`: each `key: value` of a VM's after text
+  is the key's value once pending values apply, a dropped key is gone).
 
 `shrink(case, problems)` makes a failing case smaller while it still disagrees the same way: it
 drops the task's options one by one, then the world's VMs, storages, pools and ACL entries the
