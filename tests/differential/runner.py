@@ -150,8 +150,8 @@ class Runner:
         read would cost more than the scenario's two module runs)."""
         for attempt in (0, 1):
             if self._conn is None:
-                self._conn = http.client.HTTPSConnection(self.sim.host, self.sim.port, context=ssl.create_default_context(cafile=self.sim.ca_path),
-                                                         timeout=60)
+                tls = ssl.create_default_context(cafile=self.sim.ca_path)
+                self._conn = http.client.HTTPSConnection(self.sim.host, self.sim.port, context=tls, timeout=60)
             try:
                 self._conn.request('GET', '/api2/json' + path, headers={
                     'Authorization': 'PVEAPIToken=%s=%s' % (TOKEN_ID, TOKEN_SECRET)})

@@ -128,8 +128,8 @@ class Drawer:
 
     def kvm_net(self):
         key = self.rng.choice(['net0', 'net1', 'net2'])
-        return {key: pick(self.rng, ['virtio,bridge=vmbr0', 'e1000,bridge=vmbr1,tag=10', 'virtio,bridge=vmbr0,firewall=1'],
-                          ['virtio,bridge=nope', 'virtio=zz,bridge=vmbr0'])}
+        plausible = ['virtio,bridge=vmbr0', 'e1000,bridge=vmbr1,tag=10', 'virtio,bridge=vmbr0,firewall=1']
+        return {key: pick(self.rng, plausible, ['virtio,bridge=nope', 'virtio=zz,bridge=vmbr0'])}
 
     def kvm_scsi(self):
         key = self.rng.choice(['scsi0', 'scsi1', 'scsi2'])
@@ -142,8 +142,8 @@ class Drawer:
         return {'sata%d' % self.rng.randrange(3): '%s:%d' % (self.storage(), 1)}
 
     def kvm_ide(self):
-        return {'ide2': pick(self.rng, [self.rng.choice(self.isos) + ',media=cdrom', 'none,media=cdrom', 'cdrom,media=cdrom'],
-                             ['isos:iso/missing.iso,media=cdrom'])}
+        plausible = [self.rng.choice(self.isos) + ',media=cdrom', 'none,media=cdrom', 'cdrom,media=cdrom']
+        return {'ide2': pick(self.rng, plausible, ['isos:iso/missing.iso,media=cdrom'])}
 
     def kvm_boot(self):
         return pick(self.rng, ['order=scsi0;net0', 'order=ide2;scsi0', 'order=net0', 'cdn'], ['order=nope0'])

@@ -136,7 +136,8 @@ def gen_vm(rng, seed, vmid, templates):
         config['lock'] = rng.choice(LOCKS)
     if rng.random() < 0.1:
         config['protection'] = 1
-    vm = {'vmid': vmid, 'name': 'gen-%d' % vmid if rng.random() < 0.9 else 'gen-twin', 'node': rng.choice(seed['nodes']),
+    name = 'gen-%d' % vmid if rng.random() < 0.9 else 'gen-twin'
+    vm = {'vmid': vmid, 'name': name, 'node': rng.choice(seed['nodes']),
           'status': 'running' if status == 'paused' else status, 'template': template, 'config': config}
     if status == 'paused':
         vm['qmpstatus'] = 'paused'
