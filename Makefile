@@ -60,7 +60,7 @@ install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(DEV_TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
 ## test: everything CI runs
-test: lint-rust test-rust test-meta test-pvesim test-e2e test-matrix-edges lint sanity test-collection changelog-lint
+test: lint-rust test-rust test-meta test-pvesim test-e2e test-differential-short test-matrix-edges lint sanity test-collection changelog-lint
 
 ## test-rust: cargo test on the whole workspace
 test-rust:
@@ -136,3 +136,4 @@ include mk/dist.mk
 include mk/bench.mk
 include mk/reliability.mk
 include mk/matrix.mk
+include mk/differential.mk

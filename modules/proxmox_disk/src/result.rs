@@ -10,7 +10,7 @@ use module_utils::pve::resources::VmResource;
 use serde_json::{json, Map, Value};
 
 use crate::apply::Applied;
-use crate::params::Params;
+use crate::params::{Params, State};
 use crate::plan::{self, Action, Plan};
 
 /// The result of the task: its warnings, the drive where it is after the run (this VM, or the
@@ -40,9 +40,12 @@ pub fn outcome(
         Some(&config_text(&view(&after, &params.disk))),
         &format!("VM {} {}", vm.vmid, params.disk),
     );
-    // Where the drive is after the run: this VM, or the target of a reassign.
+    // Where the drive is after the run: this VM, or the target of a reassign (`target_vmid`
+    // counts only with state moved: another state leaves the drive where it is).
     let (drive_config, drive_key) = match (&target_after, &params.target_vmid) {
-        (Some(t), Some(_)) => (t, params.target_disk.clone().unwrap_or_else(|| params.disk.clone())),
+        (Some(t), Some(_)) if params.state == State::Moved => {
+            (t, params.target_disk.clone().unwrap_or_else(|| params.disk.clone()))
+        }
         _ => (&after, params.disk.clone()),
     };
     let drive = drive_config.get(&drive_key).map(str::to_string);

@@ -646,3 +646,16 @@ fn a_moved_efi_disk_takes_the_size_the_target_storage_gives_the_ovmf_vars() {
     let p = plan(&params(json!({"disk": "efidisk0", "state": "moved", "target_storage": "vmdata"})), &w).unwrap();
     assert_eq!(p.after.get("efidisk0"), Some("vmdata:100/vm-100-disk-0.raw,efitype=4m,size=528K"));
 }
+
+#[test]
+fn a_new_disk_of_a_template_is_named_as_its_base_volume() {
+    let mut all = storages();
+    all.extend(StorageConfig::from_json(&json!({"storage": "san-lvm", "type": "lvm", "content": "images"})));
+    let template = config(&[("template", "1"), ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G")]);
+    let on = |volume: &str, cfg: &VmConfig| plan::on_template(cfg, &all, volume.to_string(), 9000);
+    assert_eq!(on("nvme-pool:vm-9000-disk-0", &template), "nvme-pool:base-9000-disk-0");
+    assert_eq!(on("vmdata:9000/vm-9000-disk-1.qcow2", &template), "vmdata:9000/base-9000-disk-1.qcow2");
+    assert_eq!(on("san-lvm:vm-9000-disk-0", &template), "san-lvm:vm-9000-disk-0", "thick LVM keeps vm- names");
+    let vm = config(&[("scsi0", "local-lvm:vm-9000-disk-0,size=8G")]);
+    assert_eq!(on("nvme-pool:vm-9000-disk-1", &vm), "nvme-pool:vm-9000-disk-1", "not a template");
+}

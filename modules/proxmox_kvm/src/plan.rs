@@ -395,11 +395,14 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
     }
 }
 
-/// The config after a conversion to a template: `template: 1`, pending changes applied (the VM
-/// is stopped) and every disk volume renamed to its base volume (qemu-server `template_create`;
-/// CD-ROM and cloud-init drives are not converted).
+/// The config after a conversion to a template: `template: 1` and every disk volume of the
+/// applied config renamed to its base volume; pending changes stay pending, as a stopped VM keeps
+/// them until its next start (qemu-server API2/Qemu.pm `template` writes `template: 1` into the
+/// loaded config and `template_create` walks its volumes, neither applies pending values; CD-ROM
+/// and cloud-init drives are not converted).
 pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
-    let mut out = config.effective();
+    let mut whole = config.clone();
+    let out = &mut whole.current;
     out.insert("template".into(), "1".into());
     let from = format!("vm-{vmid}-disk-");
     let to = format!("base-{vmid}-disk-");
@@ -415,7 +418,7 @@ pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
             *v = format!("{}{rest}", file.replace(&from, &to));
         }
     }
-    VmConfig::from_current(out)
+    whole
 }
 
 /// Convert a VM that is not a template yet; a running one only with `force` (stopped first).

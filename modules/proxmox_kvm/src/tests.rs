@@ -699,6 +699,16 @@ fn template_renames_disk_volumes_to_base() {
     assert_eq!(t.get("template"), Some("1"));
 }
 
+#[test]
+fn template_keeps_pending_values_pending() {
+    let mut cfg = config(&[("scsi0", "local-lvm:vm-150-disk-0,size=1G"), ("onboot", "0")]);
+    cfg.pending.insert("onboot".into(), "1".into());
+    let t = template_config(&cfg, 150);
+    assert_eq!(t.current.get("onboot").map(String::as_str), Some("0"));
+    assert!(t.is_pending("onboot"), "the pending onboot stays pending: {t:?}");
+    assert_eq!(t.current.get("scsi0").map(String::as_str), Some("local-lvm:base-150-disk-0,size=1G"));
+}
+
 fn storage(name: &str, node: &str, shared: bool) -> StorageResource {
     StorageResource {
         storage: name.into(),

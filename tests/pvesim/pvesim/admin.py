@@ -183,6 +183,8 @@ class AdminMixin(object):
         if vm.template:
             vm.config['template'] = 1
         vm.pending = dict(spec.get('pending', {}))
+        # `snapshots` {name: config section}: the VM's snapshots, the config's `parent` naming the last
+        vm.snapshots = dict((k, dict(v)) for k, v in (spec.get('snapshots') or {}).items())
         vm.lock = vm.config.get('lock')
         # `ha_state` (`started`, `stopped`, ...): an HA resource, whose state /cluster/resources shows as `hastate`
         vm.ha_state = spec.get('ha_state')

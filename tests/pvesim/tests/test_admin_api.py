@@ -1,5 +1,6 @@
 """The /_sim admin API: reset, request log, faults, time scale; and the CLI contract."""
 
+import json
 import os
 import signal
 import ssl
@@ -145,3 +146,22 @@ def test_users_call_adds_a_user_with_password_token_and_acl_until_reset(sim):
     with pytest.raises(Exception) as e:
         sim.admin('POST', '/_sim/users', {'userid': 'no-realm'})
     assert getattr(e.value, 'status', None) == 400
+
+
+def test_a_seed_carries_a_vms_snapshots(sim, tmp_path):
+    """A seed's `snapshots` are the VM's snapshot sections: listed by GET .../snapshot (qemu-server
+    API2/Qemu.pm `snapshot_list`, with `current`), and a template conversion is refused for them
+    (API2/Qemu.pm `template`)."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds', 'default.json')) as f:
+        seed = json.load(f)
+    config = {'memory': '512', 'scsi0': 'local-lvm:vm-300-disk-0,size=1G', 'parent': 'before'}
+    section = dict((k, v) for k, v in config.items() if k != 'parent')
+    seed['vms'].append({'vmid': 300, 'name': 'snapped', 'node': 'pve1', 'status': 'stopped', 'config': config,
+                        'snapshots': {'before': dict(section, snaptime=1767225600, description='x')}})
+    path = tmp_path / 'snapped.json'
+    path.write_text(json.dumps(seed))
+    sim.reset(str(path))
+    names = sorted(s['name'] for s in sim.api('GET', Q + '/300/snapshot'))
+    assert names == ['before', 'current']
+    assert error_of(sim.api, 'POST', Q + '/300/template').message == \
+        'unable to create template, because VM contains snapshots'

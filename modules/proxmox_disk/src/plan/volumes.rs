@@ -74,6 +74,19 @@ pub fn predict_volume(
     Some(scfg.volume_name(vmid, n, &format))
 }
 
+/// The name a new volume of a template ends with: its base volume, `base-<vmid>-disk-<n>` for
+/// `vm-<vmid>-disk-<n>` (qemu-server API2/Qemu.pm `create_disks` calls `vdisk_create_base` on a
+/// disk it creates or imports when the VM is a template). Thick LVM, whose volumes have no
+/// `template` feature (a template keeps its `vm-` volumes there), keeps the name.
+pub fn on_template(config: &VmConfig, storages: &[StorageConfig], volume: String, vmid: u64) -> String {
+    let storage = volume.split(':').next().unwrap_or("");
+    let thick_lvm = storages.iter().any(|s| s.storage == storage && s.plugintype == "lvm");
+    if config.get("template") != Some("1") || thick_lvm {
+        return volume;
+    }
+    volume.replacen(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"), 1)
+}
+
 /// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`).
 pub(super) fn next_unused(config: &VmConfig) -> String {
     let effective = config.effective();

@@ -1,0 +1,94 @@
+"""The differential test (issue 32): generated tasks run in `--check` and for real from the same pvesim
+state must agree.
+
+Each scenario is a generated world (world.py) and one generated task (tasks.py), run by
+runner.py the way the action plugin runs the module's binary: once with `_ansible_check_mode`,
+then, from the same state, for real. Any disagreement (runner.py lists them: outcome, msg, diff,
+a returned value, a write in the check run, a change the real run did not report) fails the test.
+
+The regression cases (regressions/*.json, shrunk reproducers of disagreements found before) are
+replayed first, one test each. Then DIFF_SCENARIOS scenarios (default DEFAULT_SCENARIOS, about a
+minute on a two-core machine) from DIFF_SEED (default 32); scenario i of seed S is drawn from its
+own generator, so `DIFF_SEED=S DIFF_ONLY=i` replays it alone. A disagreement is shrunk
+(runner.shrink) and written to DIFF_REGRESSIONS (default regressions/) as a new case, at most
+DIFF_SHRINK (default 8) per run, one per kind of disagreement. The summary line says how many
+scenarios ran and how many disagreed: `differential: N scenarios, D disagreements (seed S)`.
+`make test-differential` runs 2,000 (DIFF_SCENARIOS).
+"""
+
+import glob
+import hashlib
+import json
+import os
+import random
+import time
+
+import pytest
+
+import tasks
+import world
+from runner import describe, shrink, signature
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REGRESSIONS = os.environ.get('DIFF_REGRESSIONS') or os.path.join(HERE, 'regressions')
+DEFAULT_SCENARIOS = 150
+SCENARIOS = int(os.environ.get('DIFF_SCENARIOS') or DEFAULT_SCENARIOS)
+SEED = int(os.environ.get('DIFF_SEED') or 32)
+ONLY = os.environ.get('DIFF_ONLY')
+MAX_SHRINK = int(os.environ.get('DIFF_SHRINK') or 8)
+
+
+def generated(seed, index):
+    """Scenario `index` of `seed`: {'world', 'task'}."""
+    rng = random.Random('%d-%d' % (seed, index))
+    w = world.world(rng)
+    return {'world': w, 'task': tasks.task(rng, w)}
+
+
+def regression_files():
+    return sorted(glob.glob(os.path.join(REGRESSIONS, '*.json')))
+
+
+@pytest.mark.parametrize('path', regression_files(), ids=os.path.basename)
+def test_regression_case_agrees(runner, path):
+    with open(path, encoding='utf-8') as f:
+        case = json.load(f)
+    problems, check, real = runner.scenario(case)
+    assert not problems, '%s (found as: %s) still disagrees:\n%s' % (
+        os.path.basename(path), case.get('found'), describe(problems))
+
+
+def write_regression(case, problems, found):
+    body = {'found': found, 'problems': ['%s: %s' % p for p in problems], 'task': case['task'], 'world': case['world']}
+    text = json.dumps(body, indent=1, sort_keys=True)
+    name = '%s-%s-%s.json' % (case['task']['module'], '-'.join(k.replace(':', '_') for k in signature(problems))[:60],
+                              hashlib.sha1(json.dumps(case, sort_keys=True).encode()).hexdigest()[:8])
+    os.makedirs(REGRESSIONS, exist_ok=True)
+    path = os.path.join(REGRESSIONS, name)
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(text + '\n')
+    return path
+
+
+def test_generated_scenarios_agree(runner, summary):
+    indices = [int(ONLY)] if ONLY is not None else range(SCENARIOS)
+    disagreements, written, kinds = [], [], set()
+    started = time.monotonic()
+    for index in indices:
+        case = generated(SEED, index)
+        problems, _, _ = runner.scenario(case)
+        if not problems:
+            continue
+        kind = (case['task']['module'], signature(problems))
+        disagreements.append((index, case['task'], problems))
+        if kind not in kinds and len(written) < MAX_SHRINK:
+            kinds.add(kind)
+            small, small_problems = shrink(runner, case, problems)
+            written.append(write_regression(small, small_problems, 'DIFF_SEED=%d DIFF_ONLY=%d' % (SEED, index)))
+    elapsed = time.monotonic() - started
+    summary('differential: %d scenarios, %d disagreements (seed %d; %.1f s, %.1f scenarios/s)' % (
+        len(indices), len(disagreements), SEED, elapsed, len(indices) / max(elapsed, 1e-9)))
+    assert not disagreements, '%d of %d scenarios disagree (seed %d); shrunk reproducers written: %s\n%s' % (
+        len(disagreements), len(indices), SEED, ', '.join(written) or 'none',
+        '\n'.join('- DIFF_ONLY=%d %s %s:\n    %s' % (i, t['module'], json.dumps(t['args'], sort_keys=True),
+                                                   describe(p)[:600]) for i, t, p in disagreements[:40]))
