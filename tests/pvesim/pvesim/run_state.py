@@ -19,11 +19,7 @@ class RunStateMixin:
         todisk = str(p.get('todisk', '0')).lower() in ('1', 'true', 'yes', 'on')
 
         async def body():
-            backup = vm.lock == 'backup'
-            if vm.lock and not (skiplock or backup):
-                raise TaskError('VM is locked ({0})'.format(vm.lock))
-            if backup and todisk:
-                raise TaskError('cannot suspend to disk during backup')
+            self._suspend_lock(vm, skiplock, todisk)
             if todisk:
                 await self.ceph_io(vm)
                 vm.status = vm.qmpstatus = 'stopped'
@@ -32,6 +28,16 @@ class RunStateMixin:
             else:
                 vm.qmpstatus = 'paused'
         return await self.task(vm.node, 'qmsuspend', vm.vmid, user, body, vm=vm)
+
+    @staticmethod
+    def _suspend_lock(vm, skiplock, todisk):
+        """RunState.pm vm_suspend, in the task: the lock unless `skiplock` or a backup's; no hibernation during a
+        backup."""
+        backup = vm.lock == 'backup'
+        if vm.lock and not (skiplock or backup):
+            raise TaskError('VM is locked ({0})'.format(vm.lock))
+        if backup and todisk:
+            raise TaskError('cannot suspend to disk during backup')
 
     async def _do_resume(self, vm, user, p):
         """Qemu.pm vm_resume: a VM hibernated to disk (lock `suspended`) is started; else it must run, and

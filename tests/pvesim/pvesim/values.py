@@ -201,9 +201,10 @@ class ValuesMixin:
         if any(re.fullmatch(r'hostpci\d+', k) for k in vm.config):
             raise die('cannot suspend VM to disk due to passed-through PCI device(s), which lack the'
                       ' possibility to save/restore their internal state')
-        self._check_lock(vm)
+        skiplock = self._skiplock(user, p)
 
         async def body():
+            self._suspend_lock(vm, skiplock, True)  # run_state.py: RunState.pm vm_suspend checks the lock first
             blockers = [k for k in ('amd-sev', 'intel-tdx') if truthy(vm.config.get(k))]
             if any(re.fullmatch(r'virtiofs\d+', k) for k in vm.config):
                 blockers.append('virtiofs')
