@@ -198,9 +198,7 @@ class ValuesMixin:
         self._need_running(vm)
         if vm.ha_managed:
             raise die('Cannot suspend HA managed VM to disk')
-        if any(re.fullmatch(r'hostpci\d+', k) for k in vm.config):
-            raise die('cannot suspend VM to disk due to passed-through PCI device(s), which lack the'
-                      ' possibility to save/restore their internal state')
+        self._todisk_checks(vm, user, p)  # handler_perms.py: VM.Config.Disk, a PCI device, the state's storage
         skiplock = self._skiplock(user, p)
 
         async def body():
