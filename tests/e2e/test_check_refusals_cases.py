@@ -120,8 +120,6 @@ POOLS = [
 ]
 
 CENSUS_ROWS = SPACE + STATE + WHERE + POOLS
-# The two linked-clone cases name no row: R-clone-11 stays `decidable` until a full clone from a volume that
-# cannot be copied is predicted too (docs/refusals.md).
 CENSUS = {
     'thick lvm: create does not fit': ('R-create-11',),
     'thick lvm: disk added does not fit': ('R-config-19',),
@@ -139,6 +137,8 @@ CENSUS = {
     'migrate: live with local disks': ('R-migrate-04',),
     'clone to another node: VM on local storage': ('R-clone-03',),
     'clone to another node: storage not shared': ('R-clone-03',),
+    'linked clone: thick lvm template': ('R-clone-11',),
+    'linked clone: a VM that is no template': ('R-clone-11',),
     'pool: move to a missing pool': ('R-pool-90',),
 }
 
