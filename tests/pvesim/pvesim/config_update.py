@@ -161,6 +161,9 @@ class ConfigUpdateMixin:
                     self._qm_free(volume)
                 conf.pop(opt, None)
                 pend.pop(opt, None)
+            elif opt == 'vmstate' and conf.get('protection') in (1, '1'):
+                # Qemu.pm update_vm_api: a hibernation's state volume is protected as a drive is
+                raise die("can't remove vmstate '{0}' - protection mode enabled".format(conf[opt]))
             elif opt == 'tags':
                 conf.pop(opt, None)
                 pend.pop(opt, None)

@@ -244,15 +244,19 @@ class HandlerPermsMixin:
         return found['shared'] or found['local'] or 'local'
 
     async def _do_suspend(self, vm, user, p):
-        """Qemu.pm vm_suspend with `todisk`, after the running check: VM.Config.Disk on the VM, a passed-through
-        PCI device refused, Datastore.AllocateSpace on the state's storage (`statestorage`, else
-        find_vmstate_storage)."""
+        """Qemu.pm vm_suspend with `todisk`, after the running check: `_todisk_checks`."""
         if str(p.get('todisk', '0')) in ('1', 'true') and vm.status == 'running':
-            self._vm_perm(user, vm.vmid, None, 'VM.Config.Disk')
-            if any(re.fullmatch(r'hostpci\d+', key) for key in vm.config):
-                raise die('cannot suspend VM to disk due to passed-through PCI device(s), which lack the'
-                          ' possibility to save/restore their internal state')
-            storage = p.get('statestorage') or self._vmstate_storage(vm)
-            self.require(user, '/storage/' + storage, 'Datastore.AllocateSpace')
+            self._todisk_checks(vm, user, p)
         return await super()._do_suspend(vm, user, p)
+
+    def _todisk_checks(self, vm, user, p):
+        """Qemu.pm vm_suspend with `todisk`, after the running and HA checks: VM.Config.Disk on the VM, a
+        passed-through PCI device refused, Datastore.AllocateSpace on the state's storage (`statestorage`, else
+        find_vmstate_storage). values.py's hibernation path runs them too."""
+        self._vm_perm(user, vm.vmid, None, 'VM.Config.Disk')
+        if any(re.fullmatch(r'hostpci\d+', key) for key in vm.config):
+            raise die('cannot suspend VM to disk due to passed-through PCI device(s), which lack the'
+                      ' possibility to save/restore their internal state')
+        storage = p.get('statestorage') or self._vmstate_storage(vm)
+        self.require(user, '/storage/' + storage, 'Datastore.AllocateSpace')
 

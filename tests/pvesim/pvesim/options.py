@@ -58,9 +58,14 @@ def key_type(key):
     return (sch or {}).get('type')
 
 
+# The keys of $confdesc that QemuServer.pm json_config_properties leaves out of the config endpoints' schema
+CONFDESC_ONLY = ('parent', 'snaptime', 'vmstate', 'running-nets-host-mtu', 'runningmachine', 'runningcpu', 'meta')
+
+
 def option_exists(key):
-    """QemuServer.pm option_exists: a config key of the schema (numbered keys within their range)."""
-    return key not in UPDATE_ONLY and pve_schema._prop(config_schema(), key) is not None
+    """QemuServer.pm option_exists: a config key of $confdesc, that is of the schema (numbered keys within their
+    range) or one json_config_properties leaves out of it."""
+    return key in CONFDESC_ONLY or (key not in UPDATE_ONLY and pve_schema._prop(config_schema(), key) is not None)
 
 
 def wire_value(key, value):

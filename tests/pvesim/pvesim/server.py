@@ -25,6 +25,7 @@ from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
+from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
 from .stale_lock import StaleLockMixin
 from .storage_types import StorageTypesMixin
@@ -39,7 +40,8 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 
 class Pvesim(ValuesMixin, TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
-             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin, PermissionsMixin, FakePve):
+             ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
+             PermissionsMixin, RunStateMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

@@ -198,12 +198,11 @@ class ValuesMixin:
         self._need_running(vm)
         if vm.ha_managed:
             raise die('Cannot suspend HA managed VM to disk')
-        if any(re.fullmatch(r'hostpci\d+', k) for k in vm.config):
-            raise die('cannot suspend VM to disk due to passed-through PCI device(s), which lack the'
-                      ' possibility to save/restore their internal state')
-        self._check_lock(vm)
+        self._todisk_checks(vm, user, p)  # handler_perms.py: VM.Config.Disk, a PCI device, the state's storage
+        skiplock = self._skiplock(user, p)
 
         async def body():
+            self._suspend_lock(vm, skiplock, True)  # run_state.py: RunState.pm vm_suspend checks the lock first
             blockers = [k for k in ('amd-sev', 'intel-tdx') if truthy(vm.config.get(k))]
             if any(re.fullmatch(r'virtiofs\d+', k) for k in vm.config):
                 blockers.append('virtiofs')
