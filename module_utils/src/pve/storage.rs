@@ -131,6 +131,22 @@ pub fn has_linked_clone_feature(plugintype: &str, base: &Volume) -> Option<bool>
     }
 }
 
+/// Whether a storage of `plugintype` turns `volume` into a template's base volume
+/// (`volume_has_feature` 'template', which qemu-server QemuServer.pm `template_create` asks of
+/// every disk before `vdisk_create_base`, and skips the disk, unconverted and without an error,
+/// when it is missing): Plugin.pm and BTRFSPlugin.pm (every file format), LvmThinPlugin.pm,
+/// RBDPlugin.pm and ZFSPoolPlugin.pm offer it on a volume that is not a base yet; LVMPlugin.pm
+/// (thick LVM, its table leaves 'template' commented out) and the iSCSI plugins never. `None`: a
+/// storage type whose features are not known here.
+pub fn has_template_feature(plugintype: &str, volume: &Volume) -> Option<bool> {
+    match plugintype {
+        "lvm" | "iscsi" | "iscsidirect" => Some(false),
+        "lvmthin" | "rbd" | "zfspool" | "zfs" => Some(!volume.is_base),
+        t if is_file_storage(t) => Some(!volume.is_base),
+        _ => None,
+    }
+}
+
 /// The name (after `storage:`) that a storage of `plugintype` gives the linked clone of
 /// `base` for VM `vmid`, as disk `n` (each plugin's `clone_image`): a file storage
 /// `<base vmid>/<base file>/<vmid>/vm-<vmid>-disk-<n>.qcow2` (Plugin.pm: always a qcow2 overlay),

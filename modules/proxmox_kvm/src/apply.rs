@@ -38,6 +38,25 @@ pub(crate) fn nextid(api: &dyn Api) -> Result<u64> {
         .ok_or_else(|| Error::Internal(format!("/cluster/nextid answered {v}")))
 }
 
+/// Refuse a create of `vmid` that a guest holds somewhere in the cluster, one this user cannot
+/// see (qemu-server API2/Qemu.pm `create_vm` dies in `create_and_lock_config`): asked with
+/// `GET /cluster/nextid?vmid=`, which pve-manager PVE/API2/Cluster.pm `nextid` answers for any
+/// user, with the parameter error `VM <vmid> already exists` for an id in the cluster's vmlist,
+/// whatever the caller may see (§47.2). Any other answer leaves the question to the create.
+pub(crate) fn refuse_taken_vmid(api: &dyn Api, vmid: u64, label: &str) -> Result<()> {
+    let query = vec![("vmid".to_string(), vmid.to_string())];
+    match api.get(&ApiPath::new(["cluster", "nextid"]), &query) {
+        Err(Error::Api { status: 400, message, .. }) if message.contains("already exists") => {
+            let label = if label.is_empty() { vmid.to_string() } else { label.to_string() };
+            Err(Error::failed(format!(
+                "creation of qemu VM {label} with vmid {vmid} failed: unable to create VM {vmid} - VM {vmid} \
+                 already exists (held by a guest this user cannot see); nothing was changed"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Whether a failed create or clone failed because its vmid was taken in the meantime.
 fn already_exists(e: &Error) -> bool {
     let text = match e {

@@ -377,6 +377,10 @@ impl Run<'_> {
         if let plan::Write::Create { form, .. } = &plan.write {
             restore::require_no_drives(form)?; // Qemu.pm create_vm, §45.4
         }
+        // a vmid this user cannot see may still be taken (create_and_lock_config, §47.2)
+        if let Some(id) = self.p.vmid.filter(|id| self.world.prediction(*id).is_none()) {
+            apply::refuse_taken_vmid(self.api, id, &self.p.label())?;
+        }
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;
         if let Some(holder) = self.yielded(&done.vm, self.p.vmid.is_none(), mark)? {
@@ -534,7 +538,9 @@ impl Run<'_> {
             return Err(Error::failed(format!("conversion of VM {} to template failed: {words}", vm.vmid)));
         }
         let now = self.power(&vm)?;
-        let plan = plan::template(&vm, &config, now, self.p)?;
+        // which volumes become base volumes depends on their storage (§47.1)
+        let storages = self.storages_for(config.current.keys().map(String::as_str)).unwrap_or_default();
+        let plan = plan::template(&vm, &config, now, self.p, &storages)?;
         let planned = plan.after.clone();
         let done = self.execute(plan, Some(&config))?;
         Ok(outcome(

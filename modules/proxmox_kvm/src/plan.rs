@@ -18,7 +18,8 @@ use module_utils::pve::devices::{is_nic_key, Disk};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::clone_other_node;
 use module_utils::pve::resources::{StorageResource, VmResource};
-use module_utils::pve::storage::StorageConfig;
+use module_utils::pve::storage::{has_template_feature, StorageConfig};
+use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
 use serde_json::Map;
 
@@ -396,11 +397,13 @@ pub fn power(vm: &VmResource, config: &VmConfig, call: PowerCall, next: Power, p
 }
 
 /// The config after a conversion to a template: `template: 1` and every disk volume of the
-/// applied config renamed to its base volume; pending changes stay pending, as a stopped VM keeps
-/// them until its next start (qemu-server API2/Qemu.pm `template` writes `template: 1` into the
-/// loaded config and `template_create` walks its volumes, neither applies pending values; CD-ROM
-/// and cloud-init drives are not converted).
-pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
+/// applied config renamed to its base volume where its storage has the 'template' feature
+/// (`storage::has_template_feature`; `template_create` skips the others, a thick-LVM disk stays
+/// `vm-`; a storage not in `storages` is assumed to have it); pending changes stay pending, as a
+/// stopped VM keeps them until its next start (qemu-server API2/Qemu.pm `template` writes
+/// `template: 1` into the loaded config and `template_create` walks its volumes, neither applies
+/// pending values; CD-ROM and cloud-init drives are not converted).
+pub fn template_config(config: &VmConfig, vmid: u64, storages: &[StorageConfig]) -> VmConfig {
     let mut whole = config.clone();
     let out = &mut whole.current;
     out.insert("template".into(), "1".into());
@@ -414,7 +417,11 @@ pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
             Some((f, r)) => (f.to_string(), format!(",{r}")),
             None => (v.clone(), String::new()),
         };
-        if file.contains(&from) {
+        let skipped = Volume::parse(&file).is_none_or(|vol| {
+            let scfg = storages.iter().find(|s| s.storage == vol.storage);
+            scfg.and_then(|s| has_template_feature(&s.plugintype, &vol)) == Some(false)
+        });
+        if file.contains(&from) && !skipped {
             *v = format!("{}{rest}", file.replace(&from, &to));
         }
     }
@@ -422,7 +429,13 @@ pub fn template_config(config: &VmConfig, vmid: u64) -> VmConfig {
 }
 
 /// Convert a VM that is not a template yet; a running one only with `force` (stopped first).
-pub fn template(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> Result<Plan> {
+pub fn template(
+    vm: &VmResource,
+    config: &VmConfig,
+    now: Power,
+    p: &Params,
+    storages: &[StorageConfig],
+) -> Result<Plan> {
     let running = now.is_running();
     if running && !p.force {
         return Err(Error::failed(format!(
@@ -430,7 +443,7 @@ pub fn template(vm: &VmResource, config: &VmConfig, now: Power, p: &Params) -> R
             vm.vmid
         )));
     }
-    let planned = template_config(config, vm.vmid);
+    let planned = template_config(config, vm.vmid, storages);
     Ok(Plan {
         write: Write::Template { vm: vm.clone(), stop_first: running },
         prediction: power_prediction(vm, &planned, Power::Stopped, true),

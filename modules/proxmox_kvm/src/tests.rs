@@ -692,7 +692,7 @@ fn template_renames_disk_volumes_to_base() {
         ("virtio1", "vmdata:150/vm-150-disk-1.qcow2"),
         ("ide2", "local-lvm:vm-150-cloudinit,media=cdrom"),
     ]);
-    let t = template_config(&cfg, 150);
+    let t = template_config(&cfg, 150, &storages());
     assert_eq!(t.get("scsi0"), Some("local-lvm:base-150-disk-0,size=1G"));
     assert_eq!(t.get("virtio1"), Some("vmdata:150/base-150-disk-1.qcow2"));
     assert_eq!(t.get("ide2"), Some("local-lvm:vm-150-cloudinit,media=cdrom"));
@@ -700,10 +700,23 @@ fn template_renames_disk_volumes_to_base() {
 }
 
 #[test]
+fn template_leaves_volumes_without_the_template_feature() {
+    // QemuServer.pm template_create skips a disk whose storage lacks volume_has_feature 'template'
+    // (LVMPlugin.pm: thick LVM never has it), converting the others; no error
+    let mut with_lvm = storages();
+    with_lvm.extend(StorageConfig::from_json(&json!({"storage": "san-lvm", "type": "lvm", "content": "images"})));
+    let cfg = config(&[("scsi0", "san-lvm:vm-121-disk-0,size=64G"), ("scsi1", "local-lvm:vm-121-disk-1,size=1G")]);
+    let t = template_config(&cfg, 121, &with_lvm);
+    assert_eq!(t.get("scsi0"), Some("san-lvm:vm-121-disk-0,size=64G"));
+    assert_eq!(t.get("scsi1"), Some("local-lvm:base-121-disk-1,size=1G"));
+    assert_eq!(t.get("template"), Some("1"));
+}
+
+#[test]
 fn template_keeps_pending_values_pending() {
     let mut cfg = config(&[("scsi0", "local-lvm:vm-150-disk-0,size=1G"), ("onboot", "0")]);
     cfg.pending.insert("onboot".into(), "1".into());
-    let t = template_config(&cfg, 150);
+    let t = template_config(&cfg, 150, &storages());
     assert_eq!(t.current.get("onboot").map(String::as_str), Some("0"));
     assert!(t.is_pending("onboot"), "the pending onboot stays pending: {t:?}");
     assert_eq!(t.current.get("scsi0").map(String::as_str), Some("local-lvm:base-150-disk-0,size=1G"));
@@ -938,9 +951,9 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
     assert!(plan.prediction.removed);
 
     // A template: a running VM only with force, stopped first.
-    let e = plan::template(&vm, &cfg, Power::Running, &keep).unwrap_err().to_string();
+    let e = plan::template(&vm, &cfg, Power::Running, &keep, &[]).unwrap_err().to_string();
     assert!(e.contains("stop it first or set force: true"), "{e}");
-    let plan = plan::template(&vm, &cfg, Power::Running, &force).unwrap();
+    let plan = plan::template(&vm, &cfg, Power::Running, &force, &[]).unwrap();
     assert_eq!(plan.write, Write::Template { vm: vm.clone(), stop_first: true });
     assert!(plan.prediction.template && plan.after.get("template") == Some("1"));
 

@@ -1,7 +1,8 @@
 """VM lifecycle: create with canonical strings, and the power calls (start, stop, shutdown, reboot).
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `vm_start`, `vm_stop`, `vm_shutdown`,
-`vm_reboot`; src/PVE/QemuServer.pm `vm_start_nolock`, `vm_stop_cleanup`; docs/pve-semantics.md §9, §16.
+`vm_reboot`; src/PVE/QemuServer.pm `vm_start_nolock`, `vm_stop_cleanup`, `destroy_vm`; docs/pve-semantics.md
+§9, §16, §47.3.
 """
 
 import time
@@ -80,6 +81,24 @@ class LifecycleMixin:
         """GET .../status/current, with its parameters checked against the schema."""
         self._verify(request, await params(request))
         return await super()._status_current(request)
+
+    async def _qm_destroy(self, v, user):
+        """QemuServer.pm destroy_vm: `check_lock` runs only when the config's lock is not `suspended`
+        (`has_lock($conf, 'suspended')`), so a hibernated VM is removed like an unlocked one (fakepve's destroy
+        refuses every lock). The lock is set aside for fakepve's destroy, which then locks the VM `destroyed`,
+        and put back when one of its checks refuses before the task (§47.3)."""
+        try:
+            vm = self.find(v['node'], v['vmid'])
+        except Exception:  # noqa: BLE001 - fakepve's own answer for a VM it does not find
+            vm = None
+        if vm is None or vm.lock != 'suspended' or v.get('skiplock'):
+            return await super()._qm_destroy(v, user)
+        vm.lock = None
+        try:
+            return await super()._qm_destroy(v, user)
+        except BaseException:
+            vm.lock = 'suspended'
+            raise
 
     async def _do_start(self, vm, user, p):
         """Qemu.pm vm_start / QemuServer.pm vm_start_nolock: checks in the task, pending applied (§16)."""

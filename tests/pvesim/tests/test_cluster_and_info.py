@@ -21,6 +21,17 @@ def test_nextid_with_a_taken_vmid_is_a_400(sim):
     assert err.status == 400 and err.errors == {'vmid': 'VM 100 already exists'}
 
 
+def test_nextid_answers_a_taken_vmid_to_a_user_who_cannot_see_it(sim):
+    # Cluster.pm nextid: `permissions => { user => 'all' }`, the answer from the whole vmlist (9.2.11);
+    # /cluster/resources hides the VM without VM.Audit; docs/pve-semantics.md §47.2
+    sim.add_user('blind@pve', tokens={'t': 's'}, acl={'/': ['VM.Allocate']})
+    seen = [r['vmid'] for r in sim.api('GET', '/cluster/resources', {'type': 'vm'}, token='blind@pve!t=s')]
+    assert 100 not in seen
+    err = error_of(sim.api, 'GET', '/cluster/nextid', {'vmid': 100}, token='blind@pve!t=s')
+    assert err.status == 400 and err.errors == {'vmid': 'VM 100 already exists'}
+    assert sim.api('GET', '/cluster/nextid', {'vmid': 555}, token='blind@pve!t=s') == '555'
+
+
 def test_cluster_resources_lists_vms_with_template_flag_lock_and_tags(sim):
     # pve-manager PVE/API2/Cluster.pm resources (9.2.11); docs/pve-semantics.md §3, §4
     sim.fault(kind='lock', vmid=100, lock='backup', seconds=30)

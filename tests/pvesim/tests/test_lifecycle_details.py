@@ -65,3 +65,16 @@ def test_a_nic_on_a_missing_bridge_fails_hotplug_and_start(sim):
     log = [line['t'] for line in sim.api('GET', '/nodes/pve1/tasks/{0}/log'.format(status['upid']))]
     assert "bridge 'vmbr9' does not exist" in log
     assert sim.api('GET', Q + '/200/status/current')['status'] == 'stopped'
+
+
+def test_a_hibernated_vm_is_destroyed_despite_its_suspended_lock(sim):
+    # qemu-server 9.2.6 QemuServer.pm destroy_vm: check_lock is skipped for has_lock($conf, 'suspended');
+    # any other lock still refuses in the task (AbstractConfig.pm check_lock); §47.3
+    create(sim, 208, scsi0='local-lvm:1')
+    sim.api('PUT', Q + '/208/config', {'lock': 'suspended'})
+    ok(run(sim, 'DELETE', Q + '/208'))
+    assert 208 not in [r['vmid'] for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
+    create(sim, 209, scsi0='local-lvm:1')
+    sim.api('PUT', Q + '/209/config', {'lock': 'backup'})
+    status = run(sim, 'DELETE', Q + '/209')
+    assert status['exitstatus'] == 'VM is locked (backup)'

@@ -188,3 +188,26 @@ fn names_each_storage_type_gives_new_disks_clones_and_cloud_init() {
     assert_eq!(cloudinit_volume_name("nfs", 303, "raw"), "303/vm-303-cloudinit.raw");
     assert_eq!(cloudinit_volume_name("zfspool", 302, "raw"), "vm-302-cloudinit");
 }
+
+#[test]
+fn template_feature_follows_each_plugins_table() {
+    // volume_has_feature 'template' (QemuServer.pm template_create skips a disk without it):
+    // 'current' volumes on Plugin.pm (any file format), LvmThinPlugin.pm, RBDPlugin.pm, ZFSPoolPlugin.pm;
+    // LVMPlugin.pm leaves it commented out; a base volume is never 'current'
+    let rows: &[(&str, &str, Option<bool>)] = &[
+        ("dir", "vmdata:150/vm-150-disk-1.qcow2", Some(true)),
+        ("nfs", "nas:150/vm-150-disk-1.raw", Some(true)),
+        ("lvmthin", "local-lvm:vm-150-disk-0", Some(true)),
+        ("rbd", "ceph:vm-150-disk-0", Some(true)),
+        ("zfspool", "local-zfs:vm-150-disk-0", Some(true)),
+        ("lvm", "san-lvm:vm-121-disk-0", Some(false)),
+        ("lvm", "san-lvm:vm-121-disk-0.qcow2", Some(false)),
+        ("iscsi", "san:0.0.1.scsi-36001405", Some(false)),
+        ("lvmthin", "local-lvm:base-150-disk-0", Some(false)),
+        ("pbs", "backup:vm-150-disk-0", None),
+    ];
+    for (plugintype, volid, has) in rows {
+        let volume = Volume::parse(volid).unwrap();
+        assert_eq!(has_template_feature(plugintype, &volume), *has, "{plugintype} {volid}");
+    }
+}
