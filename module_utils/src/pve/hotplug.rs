@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use crate::pve::config::VmConfig;
-use crate::pve::devices::{disk_bus, format_for_key, is_nic_key};
+use crate::pve::devices::{disk_bus, format_for_key, is_cloudinit_drive, is_nic_key};
 use crate::pve::propstring::{PropertyString, AGENT, NET};
 
 // Here rather than in config.rs, so the hot-plug rule reads the config and not the other way round.
@@ -125,6 +125,23 @@ pub fn drive_update_waits(
     }
     applied.differences(desired).iter().any(|k| DISK_COLD.contains(&k.as_str()))
 }
+
+/// What PVE refuses of changing an existing drive from `applied` to `desired` on a running VM
+/// (`vmconfig_hotplug_pending`, `vmconfig_update_disk`): its media type (`media`, `disk` when
+/// unset) cannot change live, whatever `hotplug` says. PVE writes the change pending first, then
+/// fails the update with these words (docs/pve-semantics.md §48.3). EFI, TPM and cloud-init drives
+/// are skipped before that rule (they wait for the next start).
+pub fn drive_update_refusal(key: &str, applied: &PropertyString, desired: &PropertyString) -> Option<String> {
+    if key.starts_with("efidisk") || key.starts_with("tpmstate") || is_cloudinit_drive(key, &desired.to_string()) {
+        return None;
+    }
+    let media = |d: &PropertyString| d.get("media").unwrap_or("disk").to_string();
+    (media(applied) != media(desired)).then(|| MEDIA_CHANGE.to_string())
+}
+
+/// PVE's words for a drive whose media type would change on a running VM (`add_error` prefixes
+/// `hotplug problem - `).
+pub const MEDIA_CHANGE: &str = "hotplug problem - unable to change media type";
 
 /// Whether deleting `key` waits on a running VM: deletions hot-unplug like additions.
 pub fn delete_waits(hotplug: &Hotplug, key: &str) -> bool {
@@ -292,5 +309,21 @@ mod tests {
         assert!(Hotplug::parse(None).allows("usb") && Hotplug::parse(Some("1")).allows("disk"));
         assert!(!Hotplug::parse(Some("0")).allows("network"));
         assert!(Hotplug::parse(Some("cpu,memory")).allows("memory") && !Hotplug::parse(Some("cpu")).allows("disk"));
+    }
+
+    /// vmconfig_update_disk: a running VM's drive keeps its media type (`disk` when unset).
+    #[test]
+    fn media_type_never_changes_live() {
+        let drive = |key: &str, v: &str| PropertyString::parse_lenient(format_for_key(key).unwrap(), v).unwrap();
+        let disk = drive("scsi1", "truenas:120/vm-120-disk-0.qcow2,iothread=1,size=100G");
+        let iso = drive("scsi1", "local:iso/debian.iso,media=cdrom");
+        assert_eq!(drive_update_refusal("scsi1", &disk, &iso).as_deref(), Some(MEDIA_CHANGE));
+        assert_eq!(drive_update_refusal("scsi1", &iso, &disk).as_deref(), Some(MEDIA_CHANGE));
+        let explicit = drive("scsi1", "truenas:120/vm-120-disk-0.qcow2,media=disk,size=100G");
+        assert_eq!(drive_update_refusal("scsi1", &disk, &explicit), None);
+        let other_iso = drive("ide2", "local:iso/other.iso,media=cdrom");
+        assert_eq!(drive_update_refusal("ide2", &iso, &other_iso), None);
+        let cloudinit = drive("ide2", "local-lvm:cloudinit,media=cdrom");
+        assert_eq!(drive_update_refusal("ide2", &drive("ide2", "local-lvm:vm-1-disk-0"), &cloudinit), None);
     }
 }

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 
 use module_utils::check::world::World;
 use module_utils::pve::client::Api;
-use module_utils::pve::devices::{volume_storage, Disk};
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::devices::{format_for_key, volume_storage, Disk};
 use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
-use module_utils::pve::propstring::parse_size;
+use module_utils::pve::propstring::{parse_size, PropertyString};
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::snapshots;
@@ -120,6 +121,24 @@ pub fn guard(
             None => Ok(()),
         },
         _ => Ok(()),
+    }?;
+    media_change(vm, config, disk, &plan.action)
+}
+
+/// QemuServer.pm vmconfig_update_disk, run by the update's task on a running VM: a drive's media
+/// type cannot change live (`pve::hotplug`, §48.3). PVE would write the change pending, then fail:
+/// refused before any write instead, in check and real runs alike.
+fn media_change(vm: &VmResource, config: &VmConfig, disk: &str, action: &Action) -> Result<()> {
+    let (Action::SetDrive(value), true) = (action, vm.status == "running") else { return Ok(()) };
+    let (Some(applied), Some(format)) = (config.current.get(disk), format_for_key(disk)) else { return Ok(()) };
+    let (Ok(applied), Ok(desired)) =
+        (PropertyString::parse_lenient(format, applied), PropertyString::parse_lenient(format, value))
+    else {
+        return Ok(());
+    };
+    match hotplug::drive_update_refusal(disk, &applied, &desired) {
+        Some(words) => Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, action)))),
+        None => Ok(()),
     }
 }
 

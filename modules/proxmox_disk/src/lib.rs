@@ -91,8 +91,15 @@ fn converge(
         let source = params.iso_image.as_deref().or(params.import_from.as_deref()).and_then(volume_storage);
         let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
         let mut volumes = BTreeMap::new();
-        for storage in storages {
+        for storage in &storages {
             volumes.extend(world.listed(&*checks.preflight.volumes_on(&vm.node, storage)?));
+        }
+        // a volume kept without `size=`, whose size PVE fills in: shown when its storage lists it
+        // (this user may not list it; the size is then known after apply)
+        if let Some(storage) = plan.sized_on().filter(|s| !storages.contains(s)) {
+            if let Ok(list) = checks.preflight.volumes_on(&vm.node, storage) {
+                volumes.extend(world.listed(&list));
+            }
         }
         listed = volumes;
         facts.listed = &listed;

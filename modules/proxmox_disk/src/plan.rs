@@ -112,6 +112,17 @@ impl Plan {
             _ => None,
         }
     }
+
+    /// The storage of the existing volume a drive update sends without `size=` (PVE fills in
+    /// the size its storage reports, `create_disks`): listed in check mode to show that size.
+    pub fn sized_on(&self) -> Option<&str> {
+        let Action::SetDrive(value) = &self.action else { return None };
+        let file = value.split(',').next()?;
+        if parse_new_disk(file).is_some() || value.split(',').any(|p| p.starts_with("size=")) {
+            return None;
+        }
+        volume_storage(file)
+    }
 }
 
 /// The `size=` PVE stores for a drive naming the existing volume `file` (an ISO, or the source of
@@ -125,7 +136,8 @@ fn existing_volume_size(file: &str, listed: &BTreeMap<String, Option<u64>>) -> O
 /// What PVE stores for a drive updated to `desired`: Qemu.pm `create_disks` sizes every drive it is
 /// sent again (docs/pve-semantics.md §35.3), so a medium swapped in takes its volume's `size=` (as
 /// listed, else known after apply) and an ejected one (`none`, `cdrom`) carries none; a drive whose
-/// volume stays keeps its size.
+/// volume stays keeps its size, or takes the size its storage lists when it had none (an ISO
+/// inserted by an older PVE or by hand, §48.2).
 fn stored_update(
     desired: &PropertyString,
     current: &PropertyString,
@@ -133,7 +145,7 @@ fn stored_update(
 ) -> PropertyString {
     let mut stored = desired.clone();
     let file = desired.get("file").unwrap_or_default();
-    if current.get("file") != Some(file) || matches!(file, "none" | "cdrom") {
+    if current.get("file") != Some(file) || matches!(file, "none" | "cdrom") || current.get("size").is_none() {
         match existing_volume_size(file, listed) {
             Some(size) => stored.set("size", &size),
             None => {

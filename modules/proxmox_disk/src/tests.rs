@@ -631,6 +631,33 @@ fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
 }
 
 #[test]
+fn a_kept_iso_without_a_size_takes_the_size_its_storage_lists() {
+    // create_disks sizes every drive it is sent again (§35.3, §48.2): an ISO stored without
+    // `size=` gets it on any update of its drive; the plan names the storage to list for it.
+    let storages = storages();
+    let cfg = config(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom")]);
+    let listed: BTreeMap<String, Option<u64>> =
+        [("isos:iso/debian-13-netinst.iso".to_string(), Some(790626304))].into();
+    let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
+    let serial = params(json!({"disk": "ide2", "serial": "GEN0001"}));
+    let unlisted = plan(&serial, &w).unwrap();
+    assert_eq!(unlisted.sized_on(), Some("isos"));
+    assert_eq!(
+        unlisted.after.get("ide2"),
+        Some("isos:iso/debian-13-netinst.iso,media=cdrom,serial=GEN0001,size=(known after apply)")
+    );
+    let sized = plan(&serial, &Facts { listed: &listed, ..w.clone() }).unwrap();
+    assert_eq!(sized.after.get("ide2"), Some("isos:iso/debian-13-netinst.iso,media=cdrom,serial=GEN0001,size=754M"));
+    // a drive that has its size keeps it, and lists nothing
+    let sized_cfg = config(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom,size=700M")]);
+    let kept = plan(&serial, &Facts { config: &sized_cfg, ..w }).unwrap();
+    assert_eq!(
+        (kept.sized_on(), kept.after.get("ide2")),
+        (None, Some("isos:iso/debian-13-netinst.iso,media=cdrom,serial=GEN0001,size=700M"))
+    );
+}
+
+#[test]
 fn a_moved_efi_disk_takes_the_size_the_target_storage_gives_the_ovmf_vars() {
     // QemuServer.pm clone_disk allocates a moved efidisk0 at `efisize` (OVMF.pm get_efivars_size),
     // which LVM rounds up to one 4 MiB extent; on a directory it is 528 KiB again (§8.5).

@@ -33,12 +33,13 @@ from .tasks import TasksMixin
 from .tfa import TfaMixin
 from .validation import ValidationMixin, register_formats
 from .values import ValuesMixin
+from .volume_access import VolumeAccessMixin
 from .volumes import VolumesMixin
 
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ValuesMixin, TasksMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ValuesMixin, TasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, FakePve):
