@@ -81,13 +81,19 @@ fn converge(
     world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an
     // import source) come from storage.cfg and the storages' volumes: the check run shows them,
-    // so it reads those (once the checks let it) and plans again with what they hold.
+    // so it reads those (once the checks let it) and plans again with what they hold. The real
+    // run plans again with storage.cfg too (the preflight has read it for the checks), so that
+    // the prediction its read-back compares with (§46) knows a volume's format and fixed size
+    // on its storage as the check run's does; the names it leaves known after apply.
     let (listed, storages);
-    if ctx.check_mode && plan.action != Action::None {
-        if plan.allocates_on().is_some() {
-            storages = checks.preflight.storages()?;
-            facts.storages = &storages;
+    if plan.action != Action::None && plan.allocates_on().is_some() {
+        storages = checks.preflight.storages()?;
+        facts.storages = &storages;
+        if !ctx.check_mode {
+            plan = self::plan(params, &facts)?;
         }
+    }
+    if ctx.check_mode && plan.action != Action::None {
         let source = params.iso_image.as_deref().or(params.import_from.as_deref()).and_then(volume_storage);
         let storages: BTreeSet<&str> = plan.allocates_on().into_iter().chain(source).collect();
         let mut volumes = BTreeMap::new();
