@@ -538,7 +538,8 @@ impl Run<'_> {
             return Err(Error::failed(format!("conversion of VM {} to template failed: {words}", vm.vmid)));
         }
         let now = self.power(&vm)?;
-        // which volumes become base volumes depends on their storage (§47.1)
+        // which volumes become base volumes depends on their storage (§47.1): unknown where this user cannot
+        // see it, and the real run's diff then names what PVE made of them
         let storages = self.storages_for(config.current.keys().map(String::as_str)).unwrap_or_default();
         let plan = plan::template(&vm, &config, now, self.p, &storages)?;
         let planned = plan.after.clone();
@@ -551,7 +552,7 @@ impl Run<'_> {
             Some(now.resource_status()),
             Some(Power::Stopped),
         )
-        .with_diff(Some(diff(vm.vmid, Some(&config), Some(&planned)))))
+        .with_diff(Some(diff(vm.vmid, Some(&config), Some(&resolved(&planned, &done.after))))))
     }
 
     // ------------------------------------------------------ delete, revert, migrate

@@ -417,13 +417,23 @@ pub fn template_config(config: &VmConfig, vmid: u64, storages: &[StorageConfig])
             Some((f, r)) => (f.to_string(), format!(",{r}")),
             None => (v.clone(), String::new()),
         };
-        let skipped = Volume::parse(&file).is_none_or(|vol| {
-            let scfg = storages.iter().find(|s| s.storage == vol.storage);
-            scfg.and_then(|s| has_template_feature(&s.plugintype, &vol)) == Some(false)
-        });
-        if file.contains(&from) && !skipped {
-            *v = format!("{}{rest}", file.replace(&from, &to));
+        if !file.contains(&from) {
+            continue;
         }
+        // converted where its storage has the template feature, kept where it has not; a storage
+        // this user cannot see (or of a type not known here) leaves the name to PVE
+        let feature = Volume::parse(&file).and_then(|vol| {
+            let scfg = storages.iter().find(|s| s.storage == vol.storage)?;
+            has_template_feature(&scfg.plugintype, &vol)
+        });
+        *v = match feature {
+            Some(true) => format!("{}{rest}", file.replace(&from, &to)),
+            Some(false) => continue,
+            None => match file.split_once(':') {
+                Some((sid, _)) => format!("{sid}:{KNOWN_AFTER_APPLY}{rest}"),
+                None => continue,
+            },
+        };
     }
     whole
 }

@@ -713,6 +713,16 @@ fn template_leaves_volumes_without_the_template_feature() {
 }
 
 #[test]
+fn template_leaves_the_name_to_pve_on_a_storage_it_cannot_see() {
+    // a token without Datastore.Audit there does not see san-lvm in storage.cfg: whether PVE converts
+    // the volume is not known, so its name is known after apply (not guessed either way)
+    let cfg = config(&[("scsi0", "san-lvm:vm-121-disk-0,size=64G"), ("scsi1", "local-lvm:vm-121-disk-1,size=1G")]);
+    let t = template_config(&cfg, 121, &storages());
+    assert_eq!(t.get("scsi0"), Some("san-lvm:(known after apply),size=64G"));
+    assert_eq!(t.get("scsi1"), Some("local-lvm:base-121-disk-1,size=1G"));
+}
+
+#[test]
 fn template_keeps_pending_values_pending() {
     let mut cfg = config(&[("scsi0", "local-lvm:vm-150-disk-0,size=1G"), ("onboot", "0")]);
     cfg.pending.insert("onboot".into(), "1".into());
