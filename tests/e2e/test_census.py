@@ -4,8 +4,8 @@ decidable or explained, ids are unique, every row marked predicted has a check-v
 rows of that file's `CENSUS_ROWS`), every explained row says which class of condition no read can
 tell, and every refusal site of the inventory (docs/refusals/sites.json, tools/refusals/inventory.py)
 has a row while every row names a site (docs/refusals/map.json). Reads files only: no pvesim, no
-playbook; the inventory is regenerated from the upstream sources only where they are (`--sources`,
-default /work/.mirror)."""
+playbook; the inventory is regenerated from the upstream sources only where they are (`PVE_SOURCES`,
+default build/pve-sources)."""
 
 import glob
 import importlib
@@ -23,7 +23,7 @@ MARKS = ('predicted', 'decidable', 'explained')
 # what an explained row's reason starts with (docs/refusals.md, "How to read the table")
 CLASSES = ('runtime', 'storage-io', 'race', 'host', 'never-sent', 'handled', 'internal')
 TOOLS = os.path.join(ROOT, 'tools', 'refusals')
-SOURCES = os.environ.get('PVE_SOURCES', '/work/.mirror')
+SOURCES = os.environ.get('PVE_SOURCES') or os.path.join(ROOT, 'build', 'pve-sources')
 
 sys.path.insert(0, TOOLS)
 import mapping  # noqa: E402  (tools/refusals/mapping.py)

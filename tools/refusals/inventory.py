@@ -5,7 +5,7 @@
     inventory.py [--sources DIR] --check     regenerate in memory, compare byte for byte (exit 1 if not)
     inventory.py [--sources DIR] --stats     print the counts only
 
-DIR holds one git directory per repository, DIR/proxmox+<name>/repo (default /work/.mirror); each
+DIR holds one git directory per repository, DIR/proxmox+<name>/repo (default build/pve-sources of the repository); each
 file is read with `git show <commit>:<path>` at the commits of docs/refusals.md's table. The
 writes are the POST/PUT/DELETE rows of SECURITY.md's endpoint table (tools/schema/extract.py
 `write_endpoints`), `POST /access/ticket` aside (a login, no write); each is matched to the
@@ -547,7 +547,7 @@ def render(data):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--sources', default='/work/.mirror', help='directory of proxmox+<repo>/repo git dirs')
+    ap.add_argument('--sources', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'build', 'pve-sources'), help='directory of proxmox+<repo>/repo git dirs')
     ap.add_argument('--out', default=OUT)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument('--write', action='store_true')
