@@ -9,7 +9,6 @@
 
 #![allow(clippy::expect_used, clippy::print_stdout)]
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -90,10 +89,6 @@ fn with_connection(task: Value) -> Map<String, Value> {
     args
 }
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
-}
-
 fn main() {
     println!("module_utils hot paths ({} build)", if cfg!(debug_assertions) { "debug" } else { "optimized" });
 
@@ -136,14 +131,14 @@ fn main() {
     // ---- plans (pure: config + params in, change out)
     let nic_spec = validate(&proxmox_nic::SPEC, &nic_args, &no_env).expect("valid nic args");
     let nic_params = proxmox_nic::Params::from_spec(&nic_spec, &mut |_| {}).expect("nic params");
-    let nic_same = config(&[
+    let nic_same = VmConfig::from_pairs(&[
         ("cores", "1"),
         ("memory", "1024"),
         ("net0", "virtio=BC:24:11:BE:03:E9,bridge=vmbr0,firewall=1"),
         ("scsi0", "local-lvm:vm-1001-disk-0,size=8G"),
     ]);
     bench("proxmox_nic::plan no-op (same NIC)", || proxmox_nic::plan(black_box(&nic_same), false, &nic_params));
-    let nic_other = config(&[("net0", "e1000=BC:24:11:BE:03:E9,bridge=vmbr1")]);
+    let nic_other = VmConfig::from_pairs(&[("net0", "e1000=BC:24:11:BE:03:E9,bridge=vmbr1")]);
     bench("proxmox_nic::plan change (model, bridge)", || proxmox_nic::plan(black_box(&nic_other), true, &nic_params));
     let full_nic = || -> Args { validate(&proxmox_nic::SPEC, &nic_args, &no_env).expect("valid") };
     bench("proxmox_nic validate + Params + plan (a task's pure work)", || {
@@ -154,7 +149,7 @@ fn main() {
 
     let kvm_spec = validate(&proxmox_kvm::SPEC, &kvm_args, &no_env).expect("valid kvm args");
     let kvm_params = proxmox_kvm::Params::from_spec(&kvm_spec, &mut |_| {}).expect("kvm params");
-    let kvm_config = config(&[
+    let kvm_config = VmConfig::from_pairs(&[
         ("boot", "order=scsi0;net0"),
         ("cores", "2"),
         ("memory", "2048"),

@@ -72,6 +72,11 @@ impl VmConfig {
         VmConfig { current, ..Default::default() }
     }
 
+    /// A config with no pending section from `key: value` pairs (tests and benches write configs so).
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> VmConfig {
+        VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
     /// The config as it will be once pending changes apply (what `GET .../config` shows).
     pub fn effective(&self) -> BTreeMap<String, String> {
         let mut out = self.current.clone();

@@ -225,14 +225,6 @@ pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool
 mod tests {
     use super::*;
 
-    fn config(pairs: &[(&str, &str)]) -> VmConfig {
-        let mut c = VmConfig::default();
-        for (k, v) in pairs {
-            c.current.insert(k.to_string(), v.to_string());
-        }
-        c
-    }
-
     /// The table of docs/pve-semantics.md §6, one row a case: (hotplug, key, before, after, waits).
     #[test]
     fn running_vm_table() {
@@ -283,7 +275,7 @@ mod tests {
             if let Some(h) = hotplug {
                 pairs.push(("hotplug", *h));
             }
-            let c = config(&pairs);
+            let c = VmConfig::from_pairs(&pairs);
             assert_eq!(
                 stays_pending(key, *before, after, true, &c),
                 *waits,

@@ -101,38 +101,33 @@ pub fn still_in_use(volid: &str) -> String {
 mod tests {
     use super::*;
 
-    fn config(pairs: &[(&str, &str)]) -> VmConfig {
-        let mut c = VmConfig::default();
-        for (k, v) in pairs {
-            c.current.insert(k.to_string(), v.to_string());
-        }
-        c
-    }
-
     #[test]
     fn a_volume_a_snapshot_holds_is_in_use_and_the_skipped_drive_is_not() {
-        let vm = config(&[("scsi1", "local-lvm:vm-100-disk-1,size=1G"), ("unused0", "local-lvm:vm-100-disk-2")]);
-        let snap = config(&[("scsi1", "local-lvm:vm-100-disk-2,size=1G")]);
+        let vm = VmConfig::from_pairs(&[
+            ("scsi1", "local-lvm:vm-100-disk-1,size=1G"),
+            ("unused0", "local-lvm:vm-100-disk-2"),
+        ]);
+        let snap = VmConfig::from_pairs(&[("scsi1", "local-lvm:vm-100-disk-2,size=1G")]);
         // Drive.pm is_volume_in_use skips the drive named, not the snapshots' drive of that key
         assert!(!volume_in_use(&vm, "scsi1", "local-lvm:vm-100-disk-1", &[]));
         assert!(volume_in_use(
             &vm,
             "scsi1",
             "local-lvm:vm-100-disk-1",
-            &[config(&[("scsi1", "local-lvm:vm-100-disk-1")])]
+            &[VmConfig::from_pairs(&[("scsi1", "local-lvm:vm-100-disk-1")])]
         ));
         assert!(volume_in_use(&vm, "unused0", "local-lvm:vm-100-disk-2", &[snap]));
         // another drive of the current config
         assert!(volume_in_use(&vm, "scsi2", "local-lvm:vm-100-disk-1", &[]));
         // unusedN is no drive there, nor a CD-ROM
         assert!(!volume_in_use(&vm, "scsi1", "local-lvm:vm-100-disk-2", &[]));
-        let cd = config(&[("ide2", "isos:iso/a.iso,media=cdrom")]);
+        let cd = VmConfig::from_pairs(&[("ide2", "isos:iso/a.iso,media=cdrom")]);
         assert!(!volume_in_use(&cd, "scsi0", "isos:iso/a.iso", &[]));
     }
 
     #[test]
     fn a_reassign_refuses_a_cdrom_a_path_and_a_snapshotted_volume_in_that_order() {
-        let vm = config(&[
+        let vm = VmConfig::from_pairs(&[
             ("ide2", "isos:iso/a.iso,media=cdrom"),
             ("ide0", "local-lvm:vm-100-cloudinit,media=cdrom"),
             ("scsi1", "/dev/sdb,size=1G"),
@@ -144,7 +139,7 @@ mod tests {
         assert_eq!(words("scsi1").as_deref(), Some("Volume '/dev/sdb' not managed by PVE"));
         assert_eq!(words("scsi2"), None);
         assert_eq!(words("ide0"), None); // a cloud-init drive is no CD-ROM here
-        let snap = || Ok(vec![config(&[("scsi0", "local-lvm:vm-100-disk-2")])]);
+        let snap = || Ok(vec![VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-100-disk-2")])]);
         assert_eq!(reassign_refusal(&vm, "scsi2", snap).unwrap().as_deref(), Some(REASSIGN_SNAPSHOTTED));
     }
 

@@ -16,10 +16,6 @@ fn storages() -> Vec<StorageConfig> {
         .collect()
 }
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
-}
-
 fn params(args: Value) -> Params {
     let mut map: Map<String, Value> = serde_json::from_value(args).unwrap();
     for (k, v) in [("api_host", "h"), ("api_user", "u@pve"), ("api_token_id", "t"), ("api_token_secret", "s")] {
@@ -52,7 +48,7 @@ struct Case {
 }
 
 fn base() -> VmConfig {
-    config(&[("scsi0", SCSI0)])
+    VmConfig::from_pairs(&[("scsi0", SCSI0)])
 }
 
 fn cases() -> Vec<Case> {
@@ -81,7 +77,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "rerun: the disk exists with those options",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "storage": "local-lvm", "size": "10", "discard": "on"}),
             action: Action::None,
@@ -92,7 +88,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "change cache and iothread: volume and other options kept",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "cache": "writeback", "iothread": true}),
             action: Action::SetDrive("local-lvm:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=10G".into()),
@@ -103,7 +99,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a cache change on a running VM waits for the next start",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: true,
             args: json!({"disk": "scsi1", "cache": "writeback"}),
             action: Action::SetDrive("local-lvm:vm-100-disk-1,cache=writeback,discard=on,size=10G".into()),
@@ -114,7 +110,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a throttle change on a running VM applies live",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: true,
             args: json!({"disk": "scsi1", "mbps": 100}),
             action: Action::SetDrive("local-lvm:vm-100-disk-1,discard=on,mbps=100,size=10G".into()),
@@ -136,7 +132,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "create: forced replaces the disk and keeps the old volume as unused0",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "create": "forced", "storage": "local-lvm", "size": "20G"}),
             action: Action::SetDrive("local-lvm:20".into()),
@@ -147,7 +143,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "resize to a bigger absolute size",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: true,
             args: json!({"disk": "scsi1", "state": "resized", "size": "20G"}),
             action: Action::Resize("20G".into()),
@@ -158,7 +154,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "resize to the current size is unchanged (bare 10 = 10G)",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "resized", "size": "10"}),
             action: Action::None,
@@ -169,7 +165,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "resize +1G always grows",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "resized", "size": "+1G"}),
             action: Action::Resize("+1G".into()),
@@ -180,7 +176,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "resize +0G grows nothing (issue 15)",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: true,
             args: json!({"disk": "scsi1", "state": "resized", "size": "+0G"}),
             action: Action::None,
@@ -191,7 +187,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "detach keeps the volume as unused0",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "detached"}),
             action: Action::Unlink { force: false },
@@ -202,7 +198,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "detach of a sata disk on a running VM waits for the next start",
-            config: config(&[("scsi0", SCSI0), ("sata1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("sata1", SCSI1)]),
             running: true,
             args: json!({"disk": "sata1", "state": "detached"}),
             action: Action::Unlink { force: false },
@@ -213,7 +209,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "move to nvme-pool keeps the source as unused0",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool"}),
             action: Action::Move(vec![
@@ -228,7 +224,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "move with delete_moved leaves nothing unused",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "moved", "target_storage": "nvme-pool", "delete_moved": true}),
             action: Action::Move(vec![
@@ -243,7 +239,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "move to the storage it is on is unchanged",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "moved", "target_storage": "local-lvm"}),
             action: Action::None,
@@ -289,7 +285,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "absent destroys the volume",
-            config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+            config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
             running: false,
             args: json!({"disk": "scsi1", "state": "absent"}),
             action: Action::Unlink { force: true },
@@ -332,7 +328,7 @@ fn grow_warnings_name_the_unit_the_task_used() {
     let storages = storages();
     let case = Case {
         name: "+N",
-        config: config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
+        config: VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]),
         running: false,
         args: Value::Null,
         action: Action::None,
@@ -376,7 +372,7 @@ fn plan_golden_cases() {
 #[test]
 fn shrink_is_refused_naming_both_sizes() {
     let storages = storages();
-    let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
+    let cfg = VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
     let w = Facts { vmid: 100, running: false, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
     let e = plan(&params(json!({"disk": "scsi1", "state": "resized", "size": "5G"})), &w).unwrap_err();
     assert_eq!(e.to_string(), "shrinking disks is not supported: scsi1 of VM 100 is 10G, the task asks for 5G");
@@ -427,8 +423,8 @@ fn volume_on_a_file_storage_takes_the_task_format_else_the_storage_default() {
 #[test]
 fn reassign_to_another_vm() {
     let storages = storages();
-    let cfg = config(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
-    let target = config(&[("scsi0", "local-lvm:vm-101-disk-0,size=8G")]);
+    let cfg = VmConfig::from_pairs(&[("scsi0", SCSI0), ("scsi1", SCSI1)]);
+    let target = VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-101-disk-0,size=8G")]);
     let w = Facts {
         vmid: 100,
         running: false,
@@ -551,7 +547,7 @@ fn a_new_volume_takes_the_lowest_name_neither_the_storage_nor_the_config_holds()
     // find_free_diskname over the storage's volumes: an orphan vm-100-disk-1 (in no config) is
     // skipped as the config's own volumes are; another VM's volumes and other storages are not.
     let storages = storages();
-    let cfg = config(&[("scsi0", SCSI0), ("unused0", "local-lvm:vm-100-disk-2")]);
+    let cfg = VmConfig::from_pairs(&[("scsi0", SCSI0), ("unused0", "local-lvm:vm-100-disk-2")]);
     let listed: BTreeMap<String, Option<u64>> =
         ["local-lvm:vm-100-disk-1", "local-lvm:vm-101-disk-3", "nvme-pool:vm-100-disk-3"]
             .map(|v| (v.to_string(), None))
@@ -577,9 +573,20 @@ fn a_vm_predicted_created_in_this_run_allocates_its_own_disks_first() {
     // added next gets vm-100-disk-2 (Qemu.pm create_disks, Plugin.pm find_free_diskname).
     let storages = storages();
     for cfg in [
-        config(&[("efidisk0", "local-lvm:1,efitype=4m"), ("scsi0", "local-lvm:4"), ("ide2", "local-lvm:cloudinit")]),
-        config(&[("efidisk0", "local-lvm:(known after apply),efitype=4m"), ("scsi0", "local-lvm:(known after apply)")]),
-        config(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m"), ("scsi0", "local-lvm:1"), ("ide0", "vmdata:4")]),
+        VmConfig::from_pairs(&[
+            ("efidisk0", "local-lvm:1,efitype=4m"),
+            ("scsi0", "local-lvm:4"),
+            ("ide2", "local-lvm:cloudinit"),
+        ]),
+        VmConfig::from_pairs(&[
+            ("efidisk0", "local-lvm:(known after apply),efitype=4m"),
+            ("scsi0", "local-lvm:(known after apply)"),
+        ]),
+        VmConfig::from_pairs(&[
+            ("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m"),
+            ("scsi0", "local-lvm:1"),
+            ("ide0", "vmdata:4"),
+        ]),
     ] {
         assert_eq!(
             predict_volume(&cfg, &storages, &NO_VOLUMES, "local-lvm", 100, None, None).as_deref(),
@@ -615,7 +622,7 @@ fn an_iso_or_an_import_takes_the_size_its_storage_lists() {
 
     // On a drive that holds a medium, the medium's size goes with it (§35.3): an eject stores no
     // size, a swap the new ISO's (known after apply when its storage was not listed).
-    let with_iso = config(&[("ide2", "isos:iso/old.iso,media=cdrom,size=650M")]);
+    let with_iso = VmConfig::from_pairs(&[("ide2", "isos:iso/old.iso,media=cdrom,size=650M")]);
     let w = Facts { config: &with_iso, ..w };
     let eject = plan(&params(json!({"disk": "ide2", "iso_image": "none", "media": "cdrom"})), &w).unwrap();
     assert_eq!(eject.after.get("ide2"), Some("none,media=cdrom"));
@@ -635,7 +642,7 @@ fn a_kept_iso_without_a_size_takes_the_size_its_storage_lists() {
     // create_disks sizes every drive it is sent again (§35.3, §48.2): an ISO stored without
     // `size=` gets it on any update of its drive; the plan names the storage to list for it.
     let storages = storages();
-    let cfg = config(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom")]);
+    let cfg = VmConfig::from_pairs(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom")]);
     let listed: BTreeMap<String, Option<u64>> =
         [("isos:iso/debian-13-netinst.iso".to_string(), Some(790626304))].into();
     let w = Facts { vmid: 100, running: true, config: &cfg, storages: &storages, listed: &NO_VOLUMES, target: None };
@@ -649,7 +656,7 @@ fn a_kept_iso_without_a_size_takes_the_size_its_storage_lists() {
     let sized = plan(&serial, &Facts { listed: &listed, ..w.clone() }).unwrap();
     assert_eq!(sized.after.get("ide2"), Some("isos:iso/debian-13-netinst.iso,media=cdrom,serial=GEN0001,size=754M"));
     // a drive that has its size keeps it, and lists nothing
-    let sized_cfg = config(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom,size=700M")]);
+    let sized_cfg = VmConfig::from_pairs(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom,size=700M")]);
     let kept = plan(&serial, &Facts { config: &sized_cfg, ..w }).unwrap();
     assert_eq!(
         (kept.sized_on(), kept.after.get("ide2")),
@@ -662,12 +669,12 @@ fn a_moved_efi_disk_takes_the_size_the_target_storage_gives_the_ovmf_vars() {
     // QemuServer.pm clone_disk allocates a moved efidisk0 at `efisize` (OVMF.pm get_efivars_size),
     // which LVM rounds up to one 4 MiB extent; on a directory it is 528 KiB again (§8.5).
     let storages = storages();
-    let on_dir = config(&[("efidisk0", "vmdata:100/vm-100-disk-0.raw,efitype=4m,size=528K")]);
+    let on_dir = VmConfig::from_pairs(&[("efidisk0", "vmdata:100/vm-100-disk-0.raw,efitype=4m,size=528K")]);
     let w =
         Facts { vmid: 100, running: false, config: &on_dir, storages: &storages, listed: &NO_VOLUMES, target: None };
     let p = plan(&params(json!({"disk": "efidisk0", "state": "moved", "target_storage": "local-lvm"})), &w).unwrap();
     assert_eq!(p.after.get("efidisk0"), Some("local-lvm:vm-100-disk-0,efitype=4m,size=4M"));
-    let on_lvm = config(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m,size=4M")]);
+    let on_lvm = VmConfig::from_pairs(&[("efidisk0", "local-lvm:vm-100-disk-0,efitype=4m,size=4M")]);
     let w =
         Facts { vmid: 100, running: false, config: &on_lvm, storages: &storages, listed: &NO_VOLUMES, target: None };
     let p = plan(&params(json!({"disk": "efidisk0", "state": "moved", "target_storage": "vmdata"})), &w).unwrap();
@@ -678,11 +685,11 @@ fn a_moved_efi_disk_takes_the_size_the_target_storage_gives_the_ovmf_vars() {
 fn a_new_disk_of_a_template_is_named_as_its_base_volume() {
     let mut all = storages();
     all.extend(StorageConfig::from_json(&json!({"storage": "san-lvm", "type": "lvm", "content": "images"})));
-    let template = config(&[("template", "1"), ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G")]);
+    let template = VmConfig::from_pairs(&[("template", "1"), ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G")]);
     let on = |volume: &str, cfg: &VmConfig| plan::on_template(cfg, &all, volume.to_string(), 9000);
     assert_eq!(on("nvme-pool:vm-9000-disk-0", &template), "nvme-pool:base-9000-disk-0");
     assert_eq!(on("vmdata:9000/vm-9000-disk-1.qcow2", &template), "vmdata:9000/base-9000-disk-1.qcow2");
     assert_eq!(on("san-lvm:vm-9000-disk-0", &template), "san-lvm:vm-9000-disk-0", "thick LVM keeps vm- names");
-    let vm = config(&[("scsi0", "local-lvm:vm-9000-disk-0,size=8G")]);
+    let vm = VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-9000-disk-0,size=8G")]);
     assert_eq!(on("nvme-pool:vm-9000-disk-1", &vm), "nvme-pool:vm-9000-disk-1", "not a template");
 }

@@ -14,10 +14,6 @@ use super::*;
 
 const MAC: &str = "BC:24:11:0A:01:00";
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
-}
-
 fn desired(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
@@ -50,7 +46,7 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "equal values in other spellings are no change",
-            config: config(&[
+            config: VmConfig::from_pairs(&[
                 ("cores", "2"),
                 ("memory", "2048"),
                 ("onboot", "1"),
@@ -77,7 +73,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "defaults of absent keys are no change",
-            config: config(&[("name", "web")]),
+            config: VmConfig::from_pairs(&[("name", "web")]),
             desired: desired(&[
                 ("acpi", "1"),
                 ("cores", "1"),
@@ -91,84 +87,84 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "memory and cores differ: exactly those are written",
-            config: config(&[("cores", "2"), ("memory", "2048"), ("name", "web")]),
+            config: VmConfig::from_pairs(&[("cores", "2"), ("memory", "2048"), ("name", "web")]),
             desired: desired(&[("cores", "4"), ("memory", "4096"), ("name", "web")]),
             writes: vec![("cores", "4".into()), ("memory", "4096".into())],
             refused: vec![],
         },
         Case {
             name: "a NIC retag keeps the MAC",
-            config: config(&[("net0", &nic)]),
+            config: VmConfig::from_pairs(&[("net0", &nic)]),
             desired: desired(&[("net0", "virtio,bridge=vmbr0,firewall=1,tag=30")]),
             writes: vec![("net0", format!("virtio={MAC},bridge=vmbr0,firewall=1,tag=30"))],
             refused: vec![],
         },
         Case {
             name: "a given MAC replaces the current one; case does not matter",
-            config: config(&[("net0", &nic)]),
+            config: VmConfig::from_pairs(&[("net0", &nic)]),
             desired: desired(&[("net0", "virtio=bc:24:11:0a:01:00,bridge=vmbr0,firewall=1")]),
             writes: vec![],
             refused: vec![],
         },
         Case {
             name: "a new NIC and a new disk are created as given",
-            config: config(&[("net0", &nic), ("scsi0", disk)]),
+            config: VmConfig::from_pairs(&[("net0", &nic), ("scsi0", disk)]),
             desired: desired(&[("net1", "virtio,bridge=vmbr1"), ("scsi1", "local-lvm:4")]),
             writes: vec![("net1", "virtio,bridge=vmbr1".into()), ("scsi1", "local-lvm:4".into())],
             refused: vec![],
         },
         Case {
             name: "disk options change with the volume and size kept",
-            config: config(&[("scsi0", disk)]),
+            config: VmConfig::from_pairs(&[("scsi0", disk)]),
             desired: desired(&[("scsi0", "local-lvm:32,discard=on,iothread=1")]),
             writes: vec![("scsi0", "local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G".into())],
             refused: vec![],
         },
         Case {
             name: "an option the task leaves out is removed (the task describes the drive)",
-            config: config(&[("scsi0", disk)]),
+            config: VmConfig::from_pairs(&[("scsi0", disk)]),
             desired: desired(&[("scsi0", "local-lvm:32")]),
             writes: vec![("scsi0", "local-lvm:vm-100-disk-0,size=32G".into())],
             refused: vec![],
         },
         Case {
             name: "a size change is refused, pointing to proxmox_disk",
-            config: config(&[("scsi0", disk)]),
+            config: VmConfig::from_pairs(&[("scsi0", disk)]),
             desired: desired(&[("scsi0", "local-lvm:64,iothread=1")]),
             writes: vec![],
             refused: vec!["scsi0"],
         },
         Case {
             name: "a storage change is refused",
-            config: config(&[("scsi0", disk)]),
+            config: VmConfig::from_pairs(&[("scsi0", disk)]),
             desired: desired(&[("scsi0", "vmdata:32,iothread=1")]),
             writes: vec![],
             refused: vec!["scsi0"],
         },
         Case {
             name: "the same size in another unit is no change",
-            config: config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32768M")]),
+            config: VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-100-disk-0,size=32768M")]),
             desired: desired(&[("scsi0", "local-lvm:32")]),
             writes: vec![],
             refused: vec![],
         },
         Case {
             name: "a cloud-init drive matches its STORAGE:cloudinit request",
-            config: config(&[("ide2", "local-lvm:vm-100-cloudinit,media=cdrom,size=4M")]),
+            config: VmConfig::from_pairs(&[("ide2", "local-lvm:vm-100-cloudinit,media=cdrom,size=4M")]),
             desired: desired(&[("ide2", "local-lvm:cloudinit")]),
             writes: vec![],
             refused: vec![],
         },
         Case {
             name: "a CD-ROM medium change is an ordinary change",
-            config: config(&[("ide2", "none,media=cdrom")]),
+            config: VmConfig::from_pairs(&[("ide2", "none,media=cdrom")]),
             desired: desired(&[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom")]),
             writes: vec![("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom".into())],
             refused: vec![],
         },
         Case {
             name: "sshkeys are compared decoded, tags as a set, description without trailing newline",
-            config: config(&[
+            config: VmConfig::from_pairs(&[
                 ("sshkeys", "ssh-ed25519%20AAAA%20me%40host%0A"),
                 ("tags", "a;b"),
                 ("description", "hello\n"),
@@ -183,7 +179,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a cipassword is only written when none is set",
-            config: config(&[("cipassword", "**********")]),
+            config: VmConfig::from_pairs(&[("cipassword", "**********")]),
             desired: desired(&[("cipassword", "new")]),
             writes: vec![],
             refused: vec![],
@@ -201,14 +197,17 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "tpmstate0 version cannot change",
-            config: config(&[("tpmstate0", "local-lvm:vm-100-disk-1,size=4M,version=v1.2")]),
+            config: VmConfig::from_pairs(&[("tpmstate0", "local-lvm:vm-100-disk-1,size=4M,version=v1.2")]),
             desired: desired(&[("tpmstate0", "local-lvm:1,version=v2.0")]),
             writes: vec![],
             refused: vec!["tpmstate0"],
         },
         Case {
             name: "efidisk0 with the same storage and type is no change (its size is fixed)",
-            config: config(&[("efidisk0", "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M")]),
+            config: VmConfig::from_pairs(&[(
+                "efidisk0",
+                "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M",
+            )]),
             desired: desired(&[("efidisk0", "local-lvm:1,efitype=4m,pre-enrolled-keys=1")]),
             writes: vec![],
             refused: vec![],
@@ -229,17 +228,25 @@ fn golden_converge_cases() {
 
 #[test]
 fn refusals_name_the_proxmox_disk_state() {
-    let c = converge(&config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]), &desired(&[("scsi0", "local-lvm:64")]));
+    let c = converge(
+        &VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
+        &desired(&[("scsi0", "local-lvm:64")]),
+    );
     assert!(c.refused[0].reason.contains("proxmox_disk (state: resized"), "{}", c.refused[0].reason);
-    let c = converge(&config(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]), &desired(&[("scsi0", "vmdata:32")]));
+    let c = converge(
+        &VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-100-disk-0,size=32G")]),
+        &desired(&[("scsi0", "vmdata:32")]),
+    );
     assert!(c.refused[0].reason.contains("(state: moved)"), "{}", c.refused[0].reason);
 }
 
 #[test]
 fn pending_prediction_follows_hotplug() {
-    let running =
-        config(&[("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"), ("scsi0", "local-lvm:vm-100-disk-0,size=32G")]);
-    let no_hotplug = config(&[("hotplug", "0"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0")]);
+    let running = VmConfig::from_pairs(&[
+        ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
+        ("scsi0", "local-lvm:vm-100-disk-0,size=32G"),
+    ]);
+    let no_hotplug = VmConfig::from_pairs(&[("hotplug", "0"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0")]);
     // (name, config, key, before, after, running, pending)
     type PendingCase<'a> = (&'a str, &'a VmConfig, &'a str, Option<&'a str>, &'a str, bool, bool);
     let cases: Vec<PendingCase> = vec![
@@ -290,7 +297,7 @@ fn pending_prediction_follows_hotplug() {
 
 #[test]
 fn predicted_config_shows_pending() {
-    let cfg = config(&[("cores", "2"), ("name", "web")]);
+    let cfg = VmConfig::from_pairs(&[("cores", "2"), ("name", "web")]);
     let changes = vec![
         Change { key: "cores".into(), before: Some("2".into()), after: "4".into() },
         Change { key: "name".into(), before: Some("web".into()), after: "www".into() },
@@ -304,7 +311,7 @@ fn predicted_config_shows_pending() {
 
 #[test]
 fn clone_base_drops_what_pve_does_not_copy() {
-    let source = config(&[
+    let source = VmConfig::from_pairs(&[
         ("name", "debian-13-template"),
         ("template", "1"),
         ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
@@ -329,7 +336,7 @@ fn clone_base_drops_what_pve_does_not_copy() {
 fn a_clone_is_planned_on_the_node_pve_puts_it_on() {
     use plan::Write;
     let source = plan::resource(9000, Some("tmpl"), "pve1", "stopped");
-    let source_config = config(&[("name", "tmpl"), ("template", "1"), ("cores", "1")]);
+    let source_config = VmConfig::from_pairs(&[("name", "tmpl"), ("template", "1"), ("cores", "1")]);
     for (target, node) in [(None, "pve1"), (Some("pve2"), "pve2"), (Some("localhost"), "pve1"), (Some("pve1"), "pve1")]
     {
         let mut args = json!({"node": "pve1", "clone": "tmpl", "name": "c"});
@@ -451,7 +458,7 @@ fn create_marks_what_pve_adds_known_after_apply() {
 /// clone's name its base on a file storage and not on LVM-thin.
 #[test]
 fn clone_names_volumes_by_storage_and_kind() {
-    let source = config(&[
+    let source = VmConfig::from_pairs(&[
         ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,discard=on,size=8G"),
         ("scsi1", "local-lvm:base-9000-disk-0,size=2G"),
         ("ide2", "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom,size=4M"),
@@ -471,14 +478,15 @@ fn clone_names_volumes_by_storage_and_kind() {
     // QemuServer.pm clone_disk: the clone's cloud-init volume is made on the target storage
     assert_eq!(base.get("ide2"), Some("local-lvm:vm-212-cloudinit,media=cdrom,size=4M"));
     // RBDPlugin.pm clone_image: the base's name, then the clone's own
-    let on_rbd = config(&[("scsi0", "ceph:base-9000-disk-0,size=8G"), ("scsi1", "ceph:base-9000-disk-1,size=2G")]);
+    let on_rbd =
+        VmConfig::from_pairs(&[("scsi0", "ceph:base-9000-disk-0,size=8G"), ("scsi1", "ceph:base-9000-disk-1,size=2G")]);
     let base = clone_base(&on_rbd, "c", 300, &linked, &storages(), &[]);
     assert_eq!(base.get("scsi0"), Some("ceph:base-9000-disk-0/vm-300-disk-0,size=8G"));
     assert_eq!(base.get("scsi1"), Some("ceph:base-9000-disk-1/vm-300-disk-1,size=2G"));
     // a storage type whose clone_image naming is not known here: marked, never the base's own name
     let mut with_drbd = storages();
     with_drbd.extend(StorageConfig::from_json(&json!({"storage": "drbd1", "type": "drbd", "content": "images"})));
-    let on_drbd = config(&[("scsi0", "drbd1:base-9000-disk-0,size=8G")]);
+    let on_drbd = VmConfig::from_pairs(&[("scsi0", "drbd1:base-9000-disk-0,size=8G")]);
     let base = clone_base(&on_drbd, "c", 301, &linked, &with_drbd, &[]);
     assert_eq!(base.get("scsi0"), Some("drbd1:(known after apply),size=8G"));
 }
@@ -488,7 +496,7 @@ fn clone_names_volumes_by_storage_and_kind() {
 /// (QemuServer.pm clone_disk `efisize`), not at the source's.
 #[test]
 fn clone_copies_tpm_state_and_sizes_efi_vars_for_the_target() {
-    let source = config(&[
+    let source = VmConfig::from_pairs(&[
         ("efidisk0", "ceph:base-9000-disk-0,efitype=4m,size=1M"),
         ("scsi0", "ceph:base-9000-disk-1,size=8G"),
         ("tpmstate0", "ceph:base-9000-disk-2,size=4M,version=v2.0"),
@@ -515,7 +523,7 @@ fn a_full_clone_keeps_each_source_format_where_the_target_takes_it() {
     with_nfs.extend(StorageConfig::from_json(
         &json!({"storage": "truenas", "type": "nfs", "content": "images", "format": "qcow2"}),
     ));
-    let source = config(&[
+    let source = VmConfig::from_pairs(&[
         ("ide2", "ceph:vm-9000-cloudinit,media=cdrom,size=4M"),
         ("scsi0", "ceph:base-9000-disk-1,size=8G"),
         ("scsi1", "vmdata:9000/base-9000-disk-2.qcow2,size=2G"),
@@ -536,12 +544,12 @@ fn a_full_clone_keeps_each_source_format_where_the_target_takes_it() {
 /// A real run's diff shows the volumes PVE made (read back), a check run's the predicted ones.
 #[test]
 fn real_diffs_name_the_volumes_pve_made() {
-    let planned = config(&[
+    let planned = VmConfig::from_pairs(&[
         ("scsi0", "ceph:vm-300-disk-0,discard=on,size=8G"),
         ("ide2", "none,media=cdrom"),
         ("net0", "virtio=(known after apply),bridge=vmbr0"),
     ]);
-    let after = config(&[
+    let after = VmConfig::from_pairs(&[
         ("scsi0", "ceph:base-9000-disk-0/vm-300-disk-0,discard=on,size=8G"),
         ("ide2", "none,media=cdrom"),
         ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0"),
@@ -687,7 +695,7 @@ module_utils::stub_test!(SPEC);
 
 #[test]
 fn template_renames_disk_volumes_to_base() {
-    let cfg = config(&[
+    let cfg = VmConfig::from_pairs(&[
         ("scsi0", "local-lvm:vm-150-disk-0,size=1G"),
         ("virtio1", "vmdata:150/vm-150-disk-1.qcow2"),
         ("ide2", "local-lvm:vm-150-cloudinit,media=cdrom"),
@@ -705,7 +713,10 @@ fn template_leaves_volumes_without_the_template_feature() {
     // (LVMPlugin.pm: thick LVM never has it), converting the others; no error
     let mut with_lvm = storages();
     with_lvm.extend(StorageConfig::from_json(&json!({"storage": "san-lvm", "type": "lvm", "content": "images"})));
-    let cfg = config(&[("scsi0", "san-lvm:vm-121-disk-0,size=64G"), ("scsi1", "local-lvm:vm-121-disk-1,size=1G")]);
+    let cfg = VmConfig::from_pairs(&[
+        ("scsi0", "san-lvm:vm-121-disk-0,size=64G"),
+        ("scsi1", "local-lvm:vm-121-disk-1,size=1G"),
+    ]);
     let t = template_config(&cfg, 121, &with_lvm);
     assert_eq!(t.get("scsi0"), Some("san-lvm:vm-121-disk-0,size=64G"));
     assert_eq!(t.get("scsi1"), Some("local-lvm:base-121-disk-1,size=1G"));
@@ -716,7 +727,10 @@ fn template_leaves_volumes_without_the_template_feature() {
 fn template_leaves_the_name_to_pve_on_a_storage_it_cannot_see() {
     // a token without Datastore.Audit there does not see san-lvm in storage.cfg: whether PVE converts
     // the volume is not known, so its name is known after apply (not guessed either way)
-    let cfg = config(&[("scsi0", "san-lvm:vm-121-disk-0,size=64G"), ("scsi1", "local-lvm:vm-121-disk-1,size=1G")]);
+    let cfg = VmConfig::from_pairs(&[
+        ("scsi0", "san-lvm:vm-121-disk-0,size=64G"),
+        ("scsi1", "local-lvm:vm-121-disk-1,size=1G"),
+    ]);
     let t = template_config(&cfg, 121, &storages());
     assert_eq!(t.get("scsi0"), Some("san-lvm:(known after apply),size=64G"));
     assert_eq!(t.get("scsi1"), Some("local-lvm:base-121-disk-1,size=1G"));
@@ -724,7 +738,7 @@ fn template_leaves_the_name_to_pve_on_a_storage_it_cannot_see() {
 
 #[test]
 fn template_keeps_pending_values_pending() {
-    let mut cfg = config(&[("scsi0", "local-lvm:vm-150-disk-0,size=1G"), ("onboot", "0")]);
+    let mut cfg = VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-150-disk-0,size=1G"), ("onboot", "0")]);
     cfg.pending.insert("onboot".into(), "1".into());
     let t = template_config(&cfg, 150, &storages());
     assert_eq!(t.current.get("onboot").map(String::as_str), Some("0"));
@@ -799,7 +813,7 @@ fn migration_refusals_follow_pves_scan_of_local_volumes() {
         ),
     ];
     for (name, pairs, running, with_local, want) in cases {
-        let got = migration_refusal(&config(pairs), &storages, "pve1", *running, *with_local);
+        let got = migration_refusal(&VmConfig::from_pairs(pairs), &storages, "pve1", *running, *with_local);
         match (want, &got) {
             (None, None) => {}
             (Some(w), Some(g)) => assert!(g.contains(w), "{name}: got {g:?}, want {w:?}"),
@@ -808,7 +822,7 @@ fn migration_refusals_follow_pves_scan_of_local_volumes() {
     }
     // The same storage id on another node does not count: a VM's volumes are on its own node.
     let elsewhere = [storage("local-lvm", "pve2", false)];
-    assert_eq!(migration_refusal(&config(&[disk]), &elsewhere, "pve1", true, false), None);
+    assert_eq!(migration_refusal(&VmConfig::from_pairs(&[disk]), &elsewhere, "pve1", true, false), None);
 }
 
 /// (current, wanted, force, the transition, why: PVE's behaviour for that call, docs/pve-semantics.md §16)
@@ -979,8 +993,8 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
 
     // The cloud-init password is sent as given, and predicted masked, as PVE shows it.
     let p = params_from(json!({"vmid": 100, "node": "pve1", "cipassword": "s3cret", "update": true})).unwrap();
-    let conv = converge(&config(&[("name", "web")]), &p.desired);
-    let plan = plan::update(&vm, &config(&[("name", "web")]), &conv.changes, &p, &[], &[]);
+    let conv = converge(&VmConfig::from_pairs(&[("name", "web")]), &p.desired);
+    let plan = plan::update(&vm, &VmConfig::from_pairs(&[("name", "web")]), &conv.changes, &p, &[], &[]);
     let Write::Config { body, .. } = &plan.write else { panic!("a config write") };
     assert_eq!(body, &vec![("cipassword".to_string(), "s3cret".to_string())]);
     assert_eq!(plan.prediction.current.get("cipassword").map(String::as_str), Some(plan::MASKED));
@@ -992,7 +1006,8 @@ fn plans_carry_the_writes_and_what_check_mode_predicts() {
 #[test]
 fn a_clones_boot_order_names_only_devices_the_clone_will_have() {
     use plan::Write;
-    let mut source = config(&[("scsi0", "local-lvm:vm-178-disk-0,size=4G"), ("net0", "virtio=BC:24:11:00:00:01")]);
+    let mut source =
+        VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-178-disk-0,size=4G"), ("net0", "virtio=BC:24:11:00:00:01")]);
     source.pending.insert("scsi1".into(), "local-lvm:vm-178-disk-1,size=1G".into());
     let clone = |boot: &str| Write::Clone {
         source: plan::resource(178, Some("src"), "pve1", "stopped"),
@@ -1018,7 +1033,7 @@ fn a_clones_boot_order_names_only_devices_the_clone_will_have() {
 #[test]
 fn an_empty_value_removes_the_key_with_delete() {
     let vm = plan::resource(100, Some("web"), "pve1", "stopped");
-    let live = config(&[("name", "web"), ("description", "old notes"), ("tags", "a;b"), ("cores", "2")]);
+    let live = VmConfig::from_pairs(&[("name", "web"), ("description", "old notes"), ("tags", "a;b"), ("cores", "2")]);
     let p = params_from(json!({"vmid": 100, "node": "pve1", "update": true, "description": "", "tags": [],
                                "cpu": "", "cores": 2}))
     .unwrap();
@@ -1034,14 +1049,14 @@ fn an_empty_value_removes_the_key_with_delete() {
     // On a running VM a removal PVE cannot make live waits, as a `delete` does.
     let running = plan::resource(100, Some("web"), "pve1", "running");
     let p = params_from(json!({"vmid": 100, "node": "pve1", "update": true, "hotplug": ""})).unwrap();
-    let hot = config(&[("hotplug", "network"), ("cores", "2")]);
+    let hot = VmConfig::from_pairs(&[("hotplug", "network"), ("cores", "2")]);
     let conv = converge(&hot, &p.desired);
     let plan = plan::update(&running, &hot, &conv.changes, &p, &[], &[]);
     assert!(plan.after.pending_delete.contains_key("hotplug"), "{:?}", plan.after);
 
     // Nothing to remove: no change; a create sends no empty value.
     let p = params_from(json!({"vmid": 100, "node": "pve1", "name": "web", "description": ""})).unwrap();
-    assert!(converge(&config(&[("name", "web")]), &p.desired).is_empty());
+    assert!(converge(&VmConfig::from_pairs(&[("name", "web")]), &p.desired).is_empty());
     let plan = plan::create("pve1", &p, vec![], &[], &[]);
     let plan::Write::Create { form, .. } = &plan.write else { panic!("a create") };
     assert_eq!(form, &vec![("name".to_string(), "web".to_string())]);
@@ -1151,7 +1166,7 @@ fn cipassword_compares_with_the_stored_hash() {
 #[test]
 fn a_cdrom_with_a_boot_order_sends_boot_last_and_a_cdrom_alone_predicts_the_append() {
     let vm = plan::resource(160, Some("cd"), "pve1", "stopped");
-    let live = config(&[("boot", "order=scsi0;net0"), ("scsi0", "local-lvm:vm-160-disk-0,size=1G")]);
+    let live = VmConfig::from_pairs(&[("boot", "order=scsi0;net0"), ("scsi0", "local-lvm:vm-160-disk-0,size=1G")]);
     let cd = "isos:iso/debian-13-netinst.iso,media=cdrom";
     let p = params_from(json!({"vmid": 160, "node": "pve1", "update": true, "ide": {"ide3": cd},
                                "boot": "order=ide3;scsi0;net0"}))

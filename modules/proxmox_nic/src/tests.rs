@@ -1,8 +1,6 @@
 //! Golden tests of proxmox_nic's plan: (current config, power state, task) → change, no network.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::propstring::normalize_mac;
 use serde_json::{json, Map, Value};
@@ -30,10 +28,6 @@ fn params() -> Params {
     }
 }
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
-}
-
 struct Case {
     name: &'static str,
     config: VmConfig,
@@ -51,7 +45,7 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "add a NIC to a stopped VM: PVE will draw the MAC",
-            config: config(&[("cores", "2")]),
+            config: VmConfig::from_pairs(&[("cores", "2")]),
             running: false,
             params: params(),
             action: Action::Set("virtio,bridge=vmbr0".into()),
@@ -61,7 +55,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "rerun of the same task is unchanged (the MAC is kept, not compared)",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: false,
             params: params(),
             action: Action::None,
@@ -70,7 +64,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "change bridge and tag keeps the MAC",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: true,
             params: Params { bridge: Some("vmbr1".into()), tag: Some(20), ..params() },
             action: Action::Set(format!("virtio={MAC},bridge=vmbr1,tag=20")),
@@ -79,7 +73,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a lower-case mac equal to the current one is unchanged",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: false,
             params: Params { mac: normalize_mac(&MAC.to_lowercase()), ..params() },
             action: Action::None,
@@ -88,7 +82,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "rate 10 against rate=10.0 is unchanged",
-            config: config(&[("net0", leak(format!("{existing},rate=10.0")))]),
+            config: VmConfig::from_pairs(&[("net0", leak(format!("{existing},rate=10.0")))]),
             running: false,
             params: Params { rate: Some(10.0), ..params() },
             action: Action::None,
@@ -97,7 +91,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "rate 10 is written without a fraction",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: false,
             params: Params { rate: Some(10.0), ..params() },
             action: Action::Set(format!("{existing},rate=10")),
@@ -106,7 +100,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "link_down on a running VM applies live",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: true,
             params: Params { link_down: true, ..params() },
             action: Action::Set(format!("{existing},link_down=1")),
@@ -115,7 +109,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "firewall false (the default) turns an existing firewall off",
-            config: config(&[("net0", leak(format!("{existing},firewall=1")))]),
+            config: VmConfig::from_pairs(&[("net0", leak(format!("{existing},firewall=1")))]),
             running: false,
             params: params(),
             action: Action::Set(existing.to_string()),
@@ -124,7 +118,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "firewall=1 in any spelling is firewall true",
-            config: config(&[("net0", leak(format!("{existing},firewall=1")))]),
+            config: VmConfig::from_pairs(&[("net0", leak(format!("{existing},firewall=1")))]),
             running: false,
             params: Params { firewall: true, ..params() },
             action: Action::None,
@@ -133,7 +127,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "options the module does not manage are kept",
-            config: config(&[("net0", leak(format!("{existing},host-tunnel=1")))]),
+            config: VmConfig::from_pairs(&[("net0", leak(format!("{existing},host-tunnel=1")))]),
             running: false,
             params: Params { tag: Some(5), ..params() },
             action: Action::Set(format!("{existing},host-tunnel=1,tag=5")),
@@ -142,7 +136,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a model change on a running VM without network hotplug stays pending, MAC kept",
-            config: config(&[("net0", existing), ("hotplug", "disk,usb")]),
+            config: VmConfig::from_pairs(&[("net0", existing), ("hotplug", "disk,usb")]),
             running: true,
             params: Params { model: "e1000".into(), ..params() },
             action: Action::Set(format!("e1000={MAC},bridge=vmbr0")),
@@ -151,7 +145,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a model change on a running VM with network hotplug applies",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: true,
             params: Params { model: "e1000".into(), ..params() },
             action: Action::Set(format!("e1000={MAC},bridge=vmbr0")),
@@ -160,7 +154,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a new NIC on a running VM with hotplug 0 stays pending",
-            config: config(&[("hotplug", "0")]),
+            config: VmConfig::from_pairs(&[("hotplug", "0")]),
             running: true,
             params: params(),
             action: Action::Set("virtio,bridge=vmbr0".into()),
@@ -169,7 +163,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "a tag change with hotplug 0 still applies live",
-            config: config(&[("net0", existing), ("hotplug", "0")]),
+            config: VmConfig::from_pairs(&[("net0", existing), ("hotplug", "0")]),
             running: true,
             params: Params { tag: Some(7), ..params() },
             action: Action::Set(format!("{existing},tag=7")),
@@ -178,7 +172,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "an explicit different mac is a change (asked for)",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: false,
             params: Params { mac: Some("BC:24:11:0A:01:FF".into()), ..params() },
             action: Action::Set("virtio=BC:24:11:0A:01:FF,bridge=vmbr0".into()),
@@ -187,7 +181,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "remove",
-            config: config(&[("net0", existing)]),
+            config: VmConfig::from_pairs(&[("net0", existing)]),
             running: false,
             params: Params { state: State::Absent, ..params() },
             action: Action::Delete,
@@ -196,7 +190,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "remove again is unchanged",
-            config: config(&[("cores", "1")]),
+            config: VmConfig::from_pairs(&[("cores", "1")]),
             running: false,
             params: Params { state: State::Absent, ..params() },
             action: Action::None,
@@ -205,7 +199,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "remove from a running VM without network hotplug stays pending",
-            config: config(&[("net0", existing), ("hotplug", "disk")]),
+            config: VmConfig::from_pairs(&[("net0", existing), ("hotplug", "disk")]),
             running: true,
             params: Params { state: State::Absent, ..params() },
             action: Action::Delete,
@@ -240,7 +234,7 @@ fn a_change_already_pending_is_unchanged_but_reported_pending() {
 fn a_nic_whose_mac_is_known_after_apply_is_as_predicted_for_the_next_task() {
     // An earlier task of the check run added net0 without a MAC: the prediction marks it, and
     // the same task again changes nothing (the MAC PVE draws is kept, as in the real run).
-    let cfg = config(&[("net0", "virtio=(known after apply),bridge=vmbr0")]);
+    let cfg = VmConfig::from_pairs(&[("net0", "virtio=(known after apply),bridge=vmbr0")]);
     let again = plan(&cfg, false, &params()).unwrap();
     assert_eq!(again.action, Action::None);
     assert_eq!(again.after.as_deref(), Some("virtio=(known after apply),bridge=vmbr0"));

@@ -2,19 +2,15 @@
 
 use super::*;
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
-}
-
 #[test]
 fn a_key_the_task_touched_stored_otherwise_is_named_with_both_values() {
-    let before = config(&[("boot", "order=scsi0;net0"), ("scsi0", "local-lvm:vm-100-disk-0,size=4G")]);
-    let predicted = config(&[
+    let before = VmConfig::from_pairs(&[("boot", "order=scsi0;net0"), ("scsi0", "local-lvm:vm-100-disk-0,size=4G")]);
+    let predicted = VmConfig::from_pairs(&[
         ("boot", "order=ide2;scsi0;net0"),
         ("ide2", "local:iso/d.iso,media=cdrom,size=(known after apply)"),
         ("scsi0", "local-lvm:vm-100-disk-0,size=4G"),
     ]);
-    let stored = config(&[
+    let stored = VmConfig::from_pairs(&[
         ("boot", "order=scsi0;net0;ide2"),
         ("ide2", "local:iso/d.iso,media=cdrom,size=754M"),
         ("scsi0", "local-lvm:vm-100-disk-0,size=4G"),
@@ -36,7 +32,7 @@ fn a_key_the_task_touched_stored_otherwise_is_named_with_both_values() {
 #[test]
 fn what_the_task_did_not_touch_and_what_pve_chooses_are_not_compared() {
     // a create: every predicted key is the task's; `boot` and `digest` PVE added are not
-    let predicted = config(&[
+    let predicted = VmConfig::from_pairs(&[
         ("meta", "creation-qemu=(known after apply),ctime=(known after apply)"),
         ("net0", "virtio=(known after apply),bridge=vmbr0"),
         ("scsi0", "local-lvm:vm-100-disk-0,size=4G"),
@@ -45,7 +41,7 @@ fn what_the_task_did_not_touch_and_what_pve_chooses_are_not_compared() {
         ("tags", "a;b"),
         ("cipassword", "secret"),
     ]);
-    let mut stored = config(&[
+    let mut stored = VmConfig::from_pairs(&[
         ("meta", "creation-qemu=9.2.0,ctime=1700000000"),
         ("net0", "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=0"),
         ("scsi0", "local-lvm:vm-100-disk-1,size=4G"),
@@ -62,18 +58,18 @@ fn what_the_task_did_not_touch_and_what_pve_chooses_are_not_compared() {
 
 #[test]
 fn a_drive_on_another_storage_a_key_missing_and_a_removal_not_made_fail() {
-    let predicted = config(&[("scsi0", "local-lvm:vm-100-disk-0,size=4G"), ("cores", "4")]);
-    let stored = config(&[("scsi0", "other:vm-100-disk-0,size=4G"), ("memory", "512")]);
-    let before = config(&[("cores", "2"), ("memory", "512")]);
+    let predicted = VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-100-disk-0,size=4G"), ("cores", "4")]);
+    let stored = VmConfig::from_pairs(&[("scsi0", "other:vm-100-disk-0,size=4G"), ("memory", "512")]);
+    let before = VmConfig::from_pairs(&[("cores", "2"), ("memory", "512")]);
     let keys: Vec<String> = mismatches(Some(&before), &predicted, &stored).into_iter().map(|m| m.key).collect();
     assert_eq!(keys, ["cores", "memory", "scsi0"]);
 }
 
 #[test]
 fn pending_values_are_what_pve_stored() {
-    let before = config(&[("cores", "2")]);
+    let before = VmConfig::from_pairs(&[("cores", "2")]);
     let predicted = before.with_change("cores", Some("4"), true);
-    let mut stored = config(&[("cores", "2")]);
+    let mut stored = VmConfig::from_pairs(&[("cores", "2")]);
     assert_eq!(mismatches(Some(&before), &predicted, &stored).len(), 1, "not written at all");
     stored.pending.insert("cores".into(), "4".into());
     assert_eq!(mismatches(Some(&before), &predicted, &stored), []);

@@ -3,10 +3,6 @@
 
 use super::*;
 
-fn config(pairs: &[(&str, &str)]) -> VmConfig {
-    VmConfig::from_current(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
-}
-
 fn refused(op: Op, c: &VmConfig, running: bool, skiplock: bool) -> Option<String> {
     refusal(op, &Facts { vmid: 170, config: c, running, skiplock })
 }
@@ -15,7 +11,7 @@ const NO_DELETES: Op = Op::Config { deletes: &[], force: false };
 
 #[test]
 fn every_write_that_checks_the_lock_refuses_a_backup_lock() {
-    let c = config(&[("lock", "backup")]);
+    let c = VmConfig::from_pairs(&[("lock", "backup")]);
     for op in [
         NO_DELETES,
         Op::Resize,
@@ -47,7 +43,7 @@ fn every_write_that_checks_the_lock_refuses_a_backup_lock() {
 #[test]
 fn every_lock_value_is_refused_as_check_lock_words_it() {
     for lock in ["backup", "migrate", "snapshot", "snapshot-delete", "rollback", "disk", "suspending", "destroyed"] {
-        let c = config(&[("lock", lock)]);
+        let c = VmConfig::from_pairs(&[("lock", lock)]);
         assert_eq!(refused(NO_DELETES, &c, false, false), Some(format!("VM is locked ({lock})")));
     }
 }
@@ -55,7 +51,7 @@ fn every_lock_value_is_refused_as_check_lock_words_it() {
 #[test]
 fn create_and_clone_locks_are_left_to_the_waiting_code() {
     for lock in WAITED_LOCKS {
-        let c = config(&[("lock", lock)]);
+        let c = VmConfig::from_pairs(&[("lock", lock)]);
         for op in [NO_DELETES, Op::Start, Op::Destroy, Op::Clone { full: false, storage: false, format: false }] {
             assert_eq!(refused(op, &c, false, false), None, "{lock} {op:?}");
         }
@@ -64,7 +60,7 @@ fn create_and_clone_locks_are_left_to_the_waiting_code() {
 
 #[test]
 fn skiplock_skips_the_lock_only_where_the_handler_takes_it() {
-    let c = config(&[("lock", "migrate")]);
+    let c = VmConfig::from_pairs(&[("lock", "migrate")]);
     for op in [NO_DELETES, Op::Start, Op::Resize, Op::Destroy, Op::Reset] {
         assert_eq!(refused(op, &c, false, true), None, "{op:?}");
     }
@@ -78,7 +74,7 @@ fn skiplock_skips_the_lock_only_where_the_handler_takes_it() {
 
 #[test]
 fn a_hibernated_vm_may_be_started_resumed_destroyed_and_its_state_deleted() {
-    let c = config(&[("lock", "suspended"), ("vmstate", "local-lvm:vm-170-state-x")]);
+    let c = VmConfig::from_pairs(&[("lock", "suspended"), ("vmstate", "local-lvm:vm-170-state-x")]);
     assert_eq!(refused(Op::Start, &c, false, false), None);
     assert_eq!(refused(Op::Resume, &c, false, false), None);
     assert_eq!(refused(Op::Destroy, &c, false, false), None);
@@ -89,7 +85,7 @@ fn a_hibernated_vm_may_be_started_resumed_destroyed_and_its_state_deleted() {
 
 #[test]
 fn protection_refuses_destroy_and_the_removal_of_drives() {
-    let c = config(&[
+    let c = VmConfig::from_pairs(&[
         ("protection", "1"),
         ("scsi1", "local-lvm:vm-170-disk-1,size=1G"),
         ("unused0", "local-lvm:vm-170-disk-2"),
@@ -111,7 +107,7 @@ fn protection_refuses_destroy_and_the_removal_of_drives() {
         refused(Op::Config { deletes: &unused, force: false }, &c, false, false).as_deref(),
         Some("can't remove unused disk 'local-lvm:vm-170-disk-2' - protection mode enabled")
     );
-    let state = config(&[("protection", "1"), ("vmstate", "local-lvm:vm-170-state-x")]);
+    let state = VmConfig::from_pairs(&[("protection", "1"), ("vmstate", "local-lvm:vm-170-state-x")]);
     let vmstate = ["vmstate".to_string()];
     assert_eq!(
         refused(Op::Config { deletes: &vmstate, force: false }, &state, false, false).as_deref(),
@@ -121,29 +117,29 @@ fn protection_refuses_destroy_and_the_removal_of_drives() {
     let name = ["name".to_string(), "scsi5".to_string()];
     assert_eq!(refused(Op::Config { deletes: &name, force: false }, &c, false, false), None);
     // without protection: a running VM is refused as the early checks say
-    let plain = config(&[]);
+    let plain = VmConfig::from_pairs(&[]);
     assert_eq!(refused(Op::Destroy, &plain, true, false).as_deref(), Some("VM 170 is running - destroy failed"));
 }
 
 #[test]
 fn templates_and_running_vms() {
-    let t = config(&[("template", "1")]);
+    let t = VmConfig::from_pairs(&[("template", "1")]);
     assert_eq!(refused(Op::Start, &t, false, false).as_deref(), Some("you can't start a vm if it's a template"));
-    let c = config(&[("tpmstate0", "local-lvm:vm-170-disk-1,size=4M")]);
+    let c = VmConfig::from_pairs(&[("tpmstate0", "local-lvm:vm-170-disk-1,size=4M")]);
     assert_eq!(
         refused(Op::Clone { full: true, storage: false, format: false }, &c, true, false).as_deref(),
         Some("cannot clone TPM state while VM is running")
     );
     assert_eq!(refused(Op::Clone { full: true, storage: false, format: false }, &c, false, false), None);
     assert_eq!(
-        refused(Op::Template, &config(&[]), true, false).as_deref(),
+        refused(Op::Template, &VmConfig::from_pairs(&[]), true, false).as_deref(),
         Some("you can't convert a VM to template if VM is running")
     );
 }
 
 #[test]
 fn base_volumes_and_their_linked_clones() {
-    let t = config(&[
+    let t = VmConfig::from_pairs(&[
         ("scsi0", "local-lvm:base-9000-disk-0,size=2G"),
         ("ide2", "local:iso/x.iso,media=cdrom"),
         ("unused0", "local:9000/base-9000-disk-1.qcow2"),
@@ -174,7 +170,7 @@ fn base_volumes_and_their_linked_clones() {
 
 #[test]
 fn a_linked_clone_takes_neither_storage_nor_format() {
-    let c = config(&[]);
+    let c = VmConfig::from_pairs(&[]);
     let linked = |storage, format| Op::Clone { full: false, storage, format };
     assert_eq!(
         refused(linked(true, true), &c, false, false).as_deref(),
@@ -186,13 +182,13 @@ fn a_linked_clone_takes_neither_storage_nor_format() {
     );
     assert_eq!(refused(Op::Clone { full: true, storage: true, format: true }, &c, false, false), None);
     // the lock comes first
-    let locked = config(&[("lock", "backup")]);
+    let locked = VmConfig::from_pairs(&[("lock", "backup")]);
     assert_eq!(refused(linked(true, false), &locked, false, false).as_deref(), Some("VM is locked (backup)"));
 }
 
 #[test]
 fn a_disk_goes_to_another_vm_only_between_unlocked_plain_vms_from_a_stopped_one() {
-    let plain = config(&[]);
+    let plain = VmConfig::from_pairs(&[]);
     let scsi = Op::Reassign { unused: false };
     assert_eq!(
         refused(scsi, &plain, true, false).as_deref(),
@@ -200,17 +196,20 @@ fn a_disk_goes_to_another_vm_only_between_unlocked_plain_vms_from_a_stopped_one(
     );
     assert_eq!(refused(Op::Reassign { unused: true }, &plain, true, false), None);
     assert_eq!(
-        refused(scsi, &config(&[("template", "1")]), false, false).as_deref(),
+        refused(scsi, &VmConfig::from_pairs(&[("template", "1")]), false, false).as_deref(),
         Some("Can't move disks from or to template VMs")
     );
-    assert_eq!(refused(scsi, &config(&[("lock", "backup")]), false, false).as_deref(), Some("VM is locked (backup)"));
+    assert_eq!(
+        refused(scsi, &VmConfig::from_pairs(&[("lock", "backup")]), false, false).as_deref(),
+        Some("VM is locked (backup)")
+    );
 }
 
 #[test]
 fn a_removal_frees_the_volumes_the_vm_owns_once_and_a_change_what_it_no_longer_names() {
     // QemuServer.pm destroy_vm: drives, unusedN and vmstate the VM owns (cloud-init too), not a
     // CD-ROM's ISO, not another VM's volume, not a linked clone's base; pending values too.
-    let mut c = config(&[
+    let mut c = VmConfig::from_pairs(&[
         ("scsi0", "lvm:vm-170-disk-0,size=6G"),
         ("scsi1", "lvm:base-9000-disk-0/vm-170-disk-1,size=2G"),
         ("ide2", "local:iso/debian.iso,media=cdrom"),
