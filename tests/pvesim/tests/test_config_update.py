@@ -45,6 +45,8 @@ def test_post_config_is_a_qmconfig_task_and_put_is_synchronous(sim):
     # Qemu.pm update_vm (PUT, sync, null) and update_vm_async (POST, fork_worker 'qmconfig') (9.2.6);
     # docs/pve-semantics.md §5
     create(sim, 200)
+    # PVE's own pace (2 s for the task), so that the status read below meets it running on a loaded machine
+    sim.time_scale(1)
     upid = sim.api('POST', Q + '/200/config', {'cores': 4})
     assert upid.split(':')[5:8] == ['qmconfig', '200', 'ansible@pve!automation']
     assert sim.api('GET', '/nodes/pve1/tasks/{0}/status'.format(upid))['status'] == 'running'
