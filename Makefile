@@ -19,11 +19,12 @@ PYTEST := $(VENV)/bin/python -m pytest
 # The wheels of ansible-test's sanity virtualenvs (tests/sanity/requirements.txt), so that
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
-# pvesim's runtime wheels (its dependencies, pinned in tests/requirements.txt), so that the test of the
-# pvesim wheel installs it into a fresh virtualenv with `pip install --no-index` (tests/pvesim/tests/test_user_package.py).
+# pvesim's runtime wheels (its dependencies, pinned in tests/requirements.txt) and ansible-core's, so that the
+# tests of the pvesim wheel install it into a fresh virtualenv with `pip install --no-index`, as a user's CI
+# would (tests/pvesim/tests/test_user_package.py, tests/e2e/test_user_guide.py).
 PVESIM_WHEELS := $(VENV)/pvesim-wheels
 PVESIM_RUNTIME := fakepve aiohttp aiohappyeyeballs aiosignal attrs frozenlist multidict propcache yarl idna \
-  cryptography cffi pycparser typing_extensions
+  cryptography cffi pycparser typing_extensions ansible-core Jinja2 MarkupSafe PyYAML packaging resolvelib
 # The pytest-xdist workers of make test-pvesim and test-e2e, each with its own pvesim: one per
 # core plus one, as the tests spend much of their time waiting (measured in bench/README.md).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))

@@ -26,16 +26,11 @@ from fakepve.model import FakeVm, PveError
 from fakepve.server import EXTJS, USER, FakePve, error
 
 from . import drives as d
-from .seed_schema import SeedError, check_seed
+from .seed_schema import DEFAULT_SEED, SEEDS, SeedError, check_seed, seed_path  # noqa: F401 (admin's names)
 from .tasks import TASK_SECS
 from .world import world
 
 LOG = logging.getLogger('pvesim')
-# The seeds: tests/pvesim/seeds in a checkout, package data (pvesim/seeds) in an installed wheel (_build/backend.py).
-SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seeds')
-if not os.path.isdir(SEEDS):
-    SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
-DEFAULT_SEED = os.path.join(SEEDS, 'default.json')
 API_PREFIXES = ('/api2/json', '/api2/extjs')
 # Parameter names whose values never reach the request log.
 SECRET_NAME = re.compile(r'(password|secret|ticket|otp|tfa-challenge|token|key$|keyring)', re.I)
@@ -45,18 +40,6 @@ FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency', 'race', 
 # reads, before PVE handles its write): each needs these fields besides `method`/`path`.
 RACE_ACTS = {'lock': ('vmid', 'lock', 'seconds'), 'flock': ('vmid', 'seconds'), 'migrate': ('vmid', 'target'),
              'vm': ('vm',)}
-
-
-def seed_path(name):
-    """'default' (or another name in seeds/), an absolute path or a seed file relative to the working directory."""
-    if not name:
-        return DEFAULT_SEED
-    if os.path.isabs(name):
-        return name
-    if os.path.isfile(name):
-        return os.path.abspath(name)
-    candidate = os.path.join(SEEDS, name if name.endswith('.json') else name + '.json')
-    return candidate
 
 
 def mask(values):

@@ -14,15 +14,15 @@ import sys
 import tempfile
 
 from . import user_cli
-from .admin import DEFAULT_SEED
-from .certs import make_tls
-from .server import Pvesim
+from .seed_schema import DEFAULT_SEED
 
 # Real seconds per PVE second: a 2 PVE-second task (most of them) takes 0.1 s; clone and move_disk 0.4 s.
 DEFAULT_TIME_SCALE = 0.05
 
 
 async def serve(args):
+    from .certs import make_tls   # the server's imports (aiohttp, fakepve) only when serving: `pvesim assert` is quick
+    from .server import Pvesim
     tmp = None
     tls_dir = args.tls_dir
     if not tls_dir:

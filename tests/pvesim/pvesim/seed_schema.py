@@ -1,4 +1,5 @@
-"""A seed's check against seed.schema.json, at start and at every reset: the first errors, each naming its field.
+"""Seed files: where pvesim finds them (`seed_path`), and their check against seed.schema.json, at start and at
+every reset: the first errors, each naming its field.
 
 A small JSON Schema validator (standard library only) for the keywords seed.schema.json uses: type, properties,
 patternProperties, additionalProperties, propertyNames, required, items, minItems, enum, pattern, minimum,
@@ -11,6 +12,11 @@ import os
 import re
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seed.schema.json')
+# The seeds: tests/pvesim/seeds in a checkout, package data (pvesim/seeds) in an installed wheel (_build/backend.py).
+SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seeds')
+if not os.path.isdir(SEEDS):
+    SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
+DEFAULT_SEED = os.path.join(SEEDS, 'default.json')
 TYPES = {'object': dict, 'array': list, 'string': str, 'boolean': bool, 'null': type(None)}
 MAX_ERRORS = 10
 
@@ -22,6 +28,18 @@ class SeedError(ValueError):
         self.source = source
         self.errors = errors
         super().__init__('seed {0}: {1}'.format(source, '; '.join('{0}: {1}'.format(f, m) for f, m in errors)))
+
+
+def seed_path(name):
+    """'default' (or another name in seeds/), an absolute path or a seed file relative to the working directory."""
+    if not name:
+        return DEFAULT_SEED
+    if os.path.isabs(name):
+        return name
+    if os.path.isfile(name):
+        return os.path.abspath(name)
+    candidate = os.path.join(SEEDS, name if name.endswith('.json') else name + '.json')
+    return candidate
 
 
 def schema():

@@ -29,7 +29,7 @@ START_TIMEOUT = 30.0
 def seed_token(seed=None, token=None):
     """(`user@realm!tokenid`, secret) of a seed: the token named `token` (`user@realm!tokenid`), else the seed's
     first (its users in order, each user's tokens in order). ValueError when the seed has no such token."""
-    from .admin import seed_path
+    from .seed_schema import seed_path
     path = seed_path(seed)
     with open(path, encoding='utf-8') as fh:
         users = json.load(fh).get('users') or {}

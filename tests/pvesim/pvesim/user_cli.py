@@ -75,7 +75,7 @@ def cmd_run(args):
 
 
 def _load_checked(path):
-    from .admin import seed_path
+    from .seed_schema import seed_path
     full = seed_path(path)
     try:
         with open(full, encoding='utf-8') as fh:
