@@ -238,3 +238,24 @@ def test_seed_from_pvesim_gives_back_the_same_world(pvesim, tmp_path):
     assert sorted(n['node'] for n in nodes) == ['pve1', 'pve2']
     assert Cluster(pvesim.url, '{0}={1}'.format(token_id, secret), ca_path=pvesim.ca_path).get('/version')['version']
     assert seed_from.__module__ == 'pvesim.seed_from'
+
+
+def test_pytest_plugin_in_a_users_suite(tmp_path):
+    """A user's suite: the seed from pytest.ini, `pvesim_env` with that seed's token, the assertions."""
+    (tmp_path / 'my-seed.json').write_text(json.dumps(USER_SEED))
+    (tmp_path / 'pytest.ini').write_text('[pytest]\npvesim_seed = my-seed.json\n')
+    (tmp_path / 'conftest.py').write_text("pytest_plugins = ['pvesim.pytest_plugin']\n")
+    (tmp_path / 'test_mine.py').write_text(
+        'import subprocess, sys\n'
+        'from pvesim.assertions import assert_config, assert_no_writes\n'
+        'def test_env_and_world(pvesim, pvesim_env):\n'
+        '    assert (pvesim_env["PROXMOX_USER"], pvesim_env["PROXMOX_TOKEN_ID"]) == ("ci@pve", "gitlab")\n'
+        '    assert pvesim_env["PROXMOX_TOKEN_SECRET"] == "user-seed-secret-1"\n'
+        '    assert sorted(n["node"] for n in pvesim.api("GET", "/nodes")) == ["hv-a", "hv-b"]\n'
+        '    assert_config(pvesim.world(), "db-01", "net0.bridge=vmbr20")\n'
+        '    assert_no_writes(pvesim.requests())\n')
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith('PYTEST'))
+    proc = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'no:xdist',
+                           'test_mine.py'], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '1 passed' in proc.stdout
