@@ -55,7 +55,11 @@ def cmd_run(args):
         raise SystemExit('pvesim run: no command given (pvesim run [options] -- COMMAND [ARGS...])')
     if args.seed:
         _load_checked(args.seed)
-    with PvesimProcess(seed=args.seed, time_scale=args.time_scale, token=args.token) as sim:
+    try:
+        sim = PvesimProcess(seed=args.seed, time_scale=args.time_scale, token=args.token)
+    except ValueError as e:                     # --token names no token of the seed
+        raise SystemExit('pvesim run: {0}'.format(e)) from None
+    with sim:
         env = dict(os.environ)
         env.update(sim.proxmox_env())
         # `pvesim assert` and friends inside the command, also when pvesim's virtualenv is not activated
