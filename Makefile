@@ -19,11 +19,17 @@ PYTEST := $(VENV)/bin/python -m pytest
 # The wheels of ansible-test's sanity virtualenvs (tests/sanity/requirements.txt), so that
 # `make sanity` needs no network once `make venv` has run.
 SANITY_WHEELS := $(VENV)/sanity-wheels
+# pvesim's runtime wheels (its dependencies, pinned in tests/requirements.txt) and ansible-core's, so that the
+# tests of the pvesim wheel install it into a fresh virtualenv with `pip install --no-index`, as a user's CI
+# would (tests/pvesim/tests/test_user_package.py, tests/e2e/test_user_guide.py).
+PVESIM_WHEELS := $(VENV)/pvesim-wheels
+PVESIM_RUNTIME := fakepve aiohttp aiohappyeyeballs aiosignal attrs frozenlist multidict propcache yarl idna \
+  cryptography cffi pycparser typing_extensions ansible-core Jinja2 MarkupSafe PyYAML packaging resolvelib
 # The pytest-xdist workers of make test-pvesim and test-e2e, each with its own pvesim: one per
 # core plus one, as the tests spend much of their time waiting (measured in bench/README.md).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
-.PHONY: help venv build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+.PHONY: help venv pvesim-dist build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
 ## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
 help:
@@ -33,13 +39,27 @@ help:
 ## venv: the pinned Python test environment (ansible-core, fakepve, pytest) and pvesim
 venv: $(VENV_STAMP)
 
+empty :=
+space := $(empty) $(empty)
+
 $(VENV_STAMP): tests/requirements.txt tests/sanity/requirements.txt tests/pvesim/pyproject.toml tests/pvesim/_build/backend.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e tests/pvesim
 	rm -rf $(SANITY_WHEELS)
 	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -r tests/sanity/requirements.txt -d $(SANITY_WHEELS)
+	rm -rf $(PVESIM_WHEELS)
+	grep -iE '^($(subst $(space),|,$(strip $(PVESIM_RUNTIME))))==' tests/requirements.txt | \
+	  $(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -r /dev/stdin -d $(PVESIM_WHEELS)
 	touch $@
+
+## pvesim-dist: pvesim's wheel and sdist in dist/ (pvesim-<collection version>), for users' CI (docs/testing-with-pvesim.md)
+PVESIM_WHEEL := dist/pvesim-$(VERSION)-py3-none-any.whl
+PVESIM_SDIST := dist/pvesim-$(VERSION).tar.gz
+pvesim-dist:
+	mkdir -p dist && rm -f dist/pvesim-*.whl dist/pvesim-*.tar.gz
+	cd tests/pvesim && $(PYTHON) -c 'import sys; sys.path.insert(0, "_build"); import backend; \
+	  print("built dist/" + backend.build_wheel("../../dist")); print("built dist/" + backend.build_sdist("../../dist"))'
 
 ## build: the collection's one binary for this machine (target/release/ferro_proxmox, every module)
 build:

@@ -5,7 +5,9 @@
 #   make dist         the multi-call binary (crate multicall/, every module in one), release and
 #                     static, for each of DIST_TRIPLES; tools/dist/collection.sh lays it out as
 #                     native/<triple>/ferro_proxmox plus a link per module in build/dist/collection
-#                     and packs $(TARBALL); fails, removing it, when it is over DIST_MAX_BYTES
+#                     and packs $(TARBALL); fails, removing it, when it is over DIST_MAX_BYTES;
+#                     then pvesim's wheel and sdist next to it (make pvesim-dist), for users who test
+#                     their playbooks without a cluster (docs/testing-with-pvesim.md)
 #   make dist-sizes   the size of each shipped binary and of the tarball
 #   make dist-test    that tarball: layout and binary headers, the aarch64 binary under
 #                     qemu-aarch64 against pvesim, then the e2e suite with the x86_64 musl binary,
@@ -67,6 +69,7 @@ dist: dist-tools venv
 	    "(half of Galaxy's 20 MB limit; DIST_MAX_BYTES in mk/dist.mk): removed it, see the sizes above" >&2; exit 1; \
 	fi; \
 	echo "built $(TARBALL): $$size bytes, $$((size * 100 / $(DIST_MAX_BYTES)))% of the $(DIST_MAX_BYTES)-byte budget, for: $(DIST_TRIPLES)"
+	@$(MAKE) --no-print-directory pvesim-dist
 
 ## dist-sizes: each shipped binary's size and the tarball's, in bytes
 dist-sizes:

@@ -26,11 +26,11 @@ from fakepve.model import FakeVm, PveError
 from fakepve.server import EXTJS, USER, FakePve, error
 
 from . import drives as d
+from .seed_schema import DEFAULT_SEED, SEEDS, SeedError, check_seed, seed_path  # noqa: F401 (admin's names)
 from .tasks import TASK_SECS
+from .world import world
 
 LOG = logging.getLogger('pvesim')
-SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'seeds')
-DEFAULT_SEED = os.path.join(SEEDS, 'default.json')
 API_PREFIXES = ('/api2/json', '/api2/extjs')
 # Parameter names whose values never reach the request log.
 SECRET_NAME = re.compile(r'(password|secret|ticket|otp|tfa-challenge|token|key$|keyring)', re.I)
@@ -40,16 +40,6 @@ FAULT_KINDS = ('http', 'reset', 'task', 'task-slow', 'lock', 'latency', 'race', 
 # reads, before PVE handles its write): each needs these fields besides `method`/`path`.
 RACE_ACTS = {'lock': ('vmid', 'lock', 'seconds'), 'flock': ('vmid', 'seconds'), 'migrate': ('vmid', 'target'),
              'vm': ('vm',)}
-
-
-def seed_path(name):
-    """'default' (or another name in seeds/) or an absolute path."""
-    if not name:
-        return DEFAULT_SEED
-    if os.path.isabs(name):
-        return name
-    candidate = os.path.join(SEEDS, name if name.endswith('.json') else name + '.json')
-    return candidate
 
 
 def mask(values):
@@ -96,6 +86,7 @@ class AdminMixin(object):
         path = seed_path(path)
         with open(path, encoding='utf-8') as fh:
             seed = json.load(fh)
+        check_seed(seed, path)  # seed.schema.json: SeedError naming the fields, before any state changes
         runner, host, port, scale = self.runner, self.host, self.port, self.time_scale
         request_log = getattr(self, 'request_log', [])
         generation = getattr(self, 'generation', 0)
@@ -458,7 +449,10 @@ class AdminMixin(object):
                 raise PveError(400, 'Parameter verification failed.', {'seed': 'no such seed: {0}'.format(path)})
             if body.get('key_order_seed') is not None:
                 self.key_order_seed = int(body['key_order_seed'])
-            self.load_seed(path)
+            try:
+                self.load_seed(path)
+            except SeedError as e:
+                raise PveError(400, 'Parameter verification failed.', {'seed': str(e)}) from None
             self.request_log.clear()
             return answer({'data': {'seed': path, 'key_order_seed': self.key_order_seed}})
         if route == 'key-order':
@@ -510,6 +504,8 @@ class AdminMixin(object):
                 return answer({'data': {'scale': scale}})
             if method == 'GET':
                 return answer({'data': {'scale': self.time_scale}})
+        if route == 'world' and method == 'GET':
+            return answer({'data': world(self)})  # world.py: the whole state, for a user's assertions
         if route == 'stale-lock' and method == 'POST':
             return answer({'data': self.leave_stale_lock(body)})
         if route == 'state' and method == 'GET':

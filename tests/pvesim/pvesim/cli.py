@@ -1,4 +1,5 @@
 """pvesim --host 127.0.0.1 --port PORT [--seed FILE] [--time-scale X] [--tls-dir DIR] [--key-order-seed N]
+pvesim run|check-seed|schema|state|requests|assert|fault|seed-from ...   (user_cli.py)
 
 Serves the simulated PVE API on https://HOST:PORT/api2/json and the admin API on /_sim/, then
 prints `pvesim listening on https://HOST:PORT` (the real port with --port 0). SIGTERM or SIGINT stop it.
@@ -12,15 +13,16 @@ import signal
 import sys
 import tempfile
 
-from .admin import DEFAULT_SEED
-from .certs import make_tls
-from .server import Pvesim
+from . import user_cli
+from .seed_schema import DEFAULT_SEED
 
 # Real seconds per PVE second: a 2 PVE-second task (most of them) takes 0.1 s; clone and move_disk 0.4 s.
 DEFAULT_TIME_SCALE = 0.05
 
 
 async def serve(args):
+    from .certs import make_tls   # the server's imports (aiohttp, fakepve) only when serving: `pvesim assert` is quick
+    from .server import Pvesim
     tmp = None
     tls_dir = args.tls_dir
     if not tls_dir:
@@ -45,12 +47,16 @@ async def serve(args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in user_cli.COMMANDS:
+        return user_cli.main(argv)
     parser = argparse.ArgumentParser(
         prog='pvesim', description='A simulated Proxmox VE 9.2 API for tests.',
         epilog='pvesim is free software under the GNU Affero General Public License, version 3 or later '
                '(AGPL-3.0-or-later), as fakepve, which it builds on; it is a test tool of ferro.proxmox and '
                'not part of the collection (GPL-3.0-or-later). A network service run from it must offer its '
-               'source to its users (AGPL section 13).')
+               'source to its users (AGPL section 13). Subcommands for your tests: pvesim run, check-seed, '
+               'schema, state, requests, assert, fault, seed-from (pvesim run --help).')
     parser.add_argument('--host', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=8006, help='0 picks a free port (default 8006)')
     parser.add_argument('--seed', default=DEFAULT_SEED,
@@ -64,6 +70,7 @@ def main(argv=None):
                              'else random; printed on stderr at start)')
     parser.add_argument('--log-level', default='WARNING')
     args = parser.parse_args(argv)
+    user_cli._load_checked(args.seed)  # the seed's errors, each naming its field, before anything starts
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format='pvesim %(levelname)s %(name)s: %(message)s')
     try:

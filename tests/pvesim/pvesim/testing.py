@@ -19,10 +19,37 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+# The default seed's token (seeds/default.json); a PvesimProcess uses its own seed's (`seed_token`).
 TOKEN_ID = 'ansible@pve!automation'
 TOKEN_SECRET = '5e3c1f0a-7b2d-4c8e-9f61-0d2a4b6c8e10'
 READY = 'pvesim listening on '
 START_TIMEOUT = 30.0
+
+
+def seed_token(seed=None, token=None):
+    """(`user@realm!tokenid`, secret) of a seed: the token named `token` (`user@realm!tokenid`), else the seed's
+    first (its users in order, each user's tokens in order). ValueError when the seed has no such token."""
+    from .seed_schema import seed_path
+    path = seed_path(seed)
+    with open(path, encoding='utf-8') as fh:
+        users = json.load(fh).get('users') or {}
+    found = []
+    for userid, info in users.items():
+        for tokenid, spec in ((info or {}).get('tokens') or {}).items():
+            found.append(('{0}!{1}'.format(userid, tokenid), spec['secret'] if isinstance(spec, dict) else spec))
+    for authid, secret in found:
+        if token is None or authid == token:
+            return authid, secret
+    if token is None:
+        raise ValueError('seed {0} has no API token: add one to a user (users.<user@realm>.tokens)'.format(path))
+    raise ValueError('seed {0} has no token {1} (it has: {2})'.format(path, token, ', '.join(a for a, _ in found)))
+
+
+def connection_env(host, port, ca_path, token_id, secret):
+    """The modules' environment fallbacks (PROXMOX_*) for this simulator and token."""
+    user, tokenid = token_id.split('!', 1)
+    return {'PROXMOX_HOST': host, 'PROXMOX_PORT': str(port), 'PROXMOX_USER': user, 'PROXMOX_TOKEN_ID': tokenid,
+            'PROXMOX_TOKEN_SECRET': secret, 'PROXMOX_CA_PATH': ca_path}
 
 
 class PvesimError(Exception):
@@ -37,9 +64,19 @@ class PvesimError(Exception):
 
 
 class PvesimProcess(object):
-    """pvesim in a subprocess on a free port, with its own CA; a context manager."""
+    """pvesim in a subprocess on a free port, with its own CA; a context manager.
 
-    def __init__(self, seed=None, time_scale=None, host='127.0.0.1', extra_args=(), env=None):
+    `api()` authenticates with the seed's token (`token`, `user@realm!tokenid`, picks one; default: the seed's
+    first, `seed_token`); `proxmox_env()` is the PROXMOX_* connection for it."""
+
+    def __init__(self, seed=None, time_scale=None, host='127.0.0.1', extra_args=(), env=None, token=None):
+        try:
+            self.token_id, self.token_secret = seed_token(seed, token)
+        except (ValueError, OSError):
+            if token:
+                raise
+            # a seed without tokens (or one that will not load, whose error pvesim gives at start)
+            self.token_id, self.token_secret = TOKEN_ID, TOKEN_SECRET
         self.host = host
         self.port = None
         self.url = None
@@ -130,7 +167,7 @@ class PvesimProcess(object):
         Raises PvesimError on an HTTP error (status, message, errors)."""
         headers = {}
         if token:
-            headers['Authorization'] = 'PVEAPIToken={0}={1}'.format(TOKEN_ID, TOKEN_SECRET) \
+            headers['Authorization'] = 'PVEAPIToken={0}={1}'.format(self.token_id, self.token_secret) \
                 if token is True else 'PVEAPIToken=' + token
         if ticket:
             headers['Cookie'] = 'PVEAuthCookie=' + ticket[0]
@@ -189,6 +226,17 @@ class PvesimProcess(object):
         body = dict((k, v) for k, v in (('userid', userid), ('password', password), ('tokens', tokens), ('acl', acl),
                                         ('totp', totp)) if v is not None)
         return self.admin('POST', '/_sim/users', body)['data']
+
+    def proxmox_env(self):
+        """PROXMOX_HOST, _PORT, _USER, _TOKEN_ID, _TOKEN_SECRET, _CA_PATH for this simulator and its seed's token,
+        plus PVESIM_URL and PVESIM_CA_PATH (what `pvesim assert`, `state` and `requests` read)."""
+        env = connection_env(self.host, self.port, self.ca_path, self.token_id, self.token_secret)
+        env.update(PVESIM_URL=self.url, PVESIM_CA_PATH=self.ca_path)
+        return env
+
+    def world(self):
+        """The whole state as JSON (GET /_sim/world): nodes, bridges, storages and volumes, VMs, tasks, pools."""
+        return self.admin('GET', '/_sim/world')['data']
 
     def time_scale(self, scale):
         return self.admin('POST', '/_sim/time-scale', {'scale': scale})['data']
