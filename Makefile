@@ -26,8 +26,8 @@ PVESIM_WHEELS := $(VENV)/pvesim-wheels
 PVESIM_RUNTIME := fakepve aiohttp aiohappyeyeballs aiosignal attrs frozenlist multidict propcache yarl idna \
   cryptography cffi pycparser typing_extensions ansible-core Jinja2 MarkupSafe PyYAML packaging resolvelib
 # The pytest-xdist workers of make test-pvesim and test-e2e, each with its own pvesim: one per
-# core plus one, as the tests spend much of their time waiting (measured in bench/README.md).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+# core plus two, as the tests spend much of their time waiting (measured in bench/README.md).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 2 )))
 
 .PHONY: help venv pvesim-dist build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
@@ -79,8 +79,22 @@ collection: build venv
 install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(DEV_TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
-## test: everything CI runs
-test: lint-rust test-rust test-meta test-pvesim test-e2e test-differential-short test-matrix-edges lint sanity test-collection changelog-lint
+## test: everything CI runs: first the Rust side (rustfmt, clippy, cargo test, the release build)
+## beside the Python environments (the test venv, community.proxmox's, the matrix edges'), which
+## mostly wait on the package index while cargo keeps both cores busy; then the tests in order
+test: test-prepare
+	$(MAKE) --no-print-directory -j1 test-meta test-pvesim test-e2e test-differential-short test-matrix-edges \
+	  lint sanity test-collection changelog-lint
+
+## test-prepare: the two preparation lines of make test side by side, each in its own order
+test-prepare:
+	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-prepare-rust test-prepare-envs
+
+test-prepare-rust:
+	$(MAKE) --no-print-directory -j1 lint-rust test-rust build
+
+test-prepare-envs:
+	$(MAKE) --no-print-directory -j1 venv upstream-venv test-matrix-edges-venvs
 
 ## test-rust: cargo test on the whole workspace
 test-rust:

@@ -25,13 +25,16 @@ MATRIX_PYTHONS_2.19 := 3.11 3.12 3.13
 MATRIX_PYTHONS_2.20 := 3.12 3.13 3.14
 MATRIX_PYTHONS_2.21 := 3.13 3.12 3.14
 
-.PHONY: test-matrix test-matrix-edges $(addprefix test-matrix-,$(MATRIX_VERSIONS))
+.PHONY: test-matrix test-matrix-edges test-matrix-edges-venvs $(addprefix test-matrix-,$(MATRIX_VERSIONS))
 
 ## test-matrix: the four modules with inline vault on every supported ansible-core (2.17 to 2.21), one pinned venv each
 test-matrix: $(addprefix test-matrix-,$(MATRIX_VERSIONS))
 
 ## test-matrix-edges: the same on the oldest and the newest supported ansible-core (part of make test)
 test-matrix-edges: $(addprefix test-matrix-,$(MATRIX_EDGES))
+
+# The edges' virtualenvs alone (make test builds them beside the Rust compile)
+test-matrix-edges-venvs: $(foreach v,$(MATRIX_EDGES),$(MATRIX_DIR)/$(v)/.installed)
 
 $(addprefix test-matrix-,$(MATRIX_VERSIONS)): test-matrix-%: $(MATRIX_DIR)/%/.installed install
 	FERRO_MATRIX_VENV=$(abspath $(MATRIX_DIR)/$*) $(PYTEST) -q -p no:cacheprovider tests/e2e/test_vault_matrix.py
