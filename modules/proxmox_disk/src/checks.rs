@@ -10,6 +10,7 @@ use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{parse_size, PropertyString};
+use module_utils::pve::replication;
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::snapshots;
@@ -79,6 +80,15 @@ pub fn guard(
         // Qemu.pm move_vm_disk ($load_and_check_reassign_configs), before the VMs' states
         if let Some(words) = values::reassign_nodes(vm, target) {
             return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+        }
+    }
+    if let Action::SetDrive(value) = &plan.action {
+        // update_vm_api's `$check_replication` (§50): the jobs read only when the drive would be refused
+        let storages = checks.preflight.storages()?;
+        if let Some(words) = replication::config_drive(true, value, &storages) {
+            if !replication::jobs_of(checks.api, vm.vmid)?.is_empty() {
+                return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+            }
         }
     }
     vm_state(checks, vm, facts, params, &plan.action)?;
