@@ -9,6 +9,7 @@ PVE's words, and the check run writes nothing. The VMs' jobs are the seed's `rep
 2. A live migration to a node no job targets: Qemu.pm `migrate_vm` (`find_local_replication_job`).
 3. A config write adding a drive that cannot replicate: Qemu.pm `update_vm_api` `$check_replication`
    (pve-storage `storage_can_replicate`: only a ZFS pool's raw volumes), while a ZFS disk is taken.
+4. A disk reassigned to a replicated VM from a storage that cannot replicate: Qemu.pm `move_vm_disk`.
 """
 
 import copy
@@ -19,13 +20,14 @@ from test_check_vs_real import SEED_DIR, _vm, disk, kvm, one, run_batch, write_s
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 760-764, each with a job to pve2.
+# Rows' VMs: 760-764, each with a job to pve2; 765 without one, whose disk goes to 760.
 VMS = [
     _vm(760, 'row-760', scsi0='tank:vm-760-disk-0,size=4G'),
     _vm(761, 'row-761', scsi0='tank:vm-761-disk-0,size=4G'),
     _vm(762, 'row-762', status='running', scsi0='shared:762/vm-762-disk-0.qcow2,size=4G'),
     _vm(763, 'row-763', scsi0='tank:vm-763-disk-0,size=4G'),
     _vm(764, 'row-764', scsi0='tank:vm-764-disk-0,size=4G'),
+    _vm(765, 'row-765', scsi1='local-lvm:vm-765-disk-1,size=1G'),
 ]
 JOBS = [{'id': '%d-0' % vmid, 'guest': vmid, 'type': 'local', 'target': 'pve2', 'schedule': '*/15'}
         for vmid in (760, 761, 762, 763, 764)]
@@ -52,6 +54,8 @@ CENSUS_ROWS = [
         real_failure='cannot add non-replicatable volume to a replicated VM'),
     one('replicated: disk that cannot replicate (disk)', disk(vmid=764, disk='scsi1', storage='local-lvm', size='1'),
         real_failure='cannot add non-replicatable volume to a replicated VM'),
+    one('replicated: disk reassigned from lvm-thin', disk(vmid=765, disk='scsi1', state='moved', target_vmid=760),
+        real_failure='Cannot move disk to a replicated VM. Storage does not support replication!'),
     one('replicated: live migration to a node no job targets', kvm(node='pve3', vmid=762, migrate=True),
         real_failure="Cannot live-migrate replicated VM to node 'pve3' - not a replication target."),
     one('replicated: a ZFS disk is taken (update)',
@@ -65,6 +69,7 @@ CENSUS = {
     'replicated: disk that cannot replicate (update)': ('R-config-03',),
     'replicated: disk that cannot replicate (disk)': ('R-config-03',),
     'replicated: live migration to a node no job targets': ('R-migrate-05',),
+    'replicated: disk reassigned from lvm-thin': ('R-move-100',),
 }
 
 

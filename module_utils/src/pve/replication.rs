@@ -1,4 +1,4 @@
-//! Storage replication jobs (`GET /cluster/replication`) and what PVE refuses of a replicated VM: a removal without `purge`, a live migration to a node no job targets, a new drive on a storage that cannot replicate (docs/pve-semantics.md §50).
+//! Storage replication jobs (`GET /cluster/replication`) and what PVE refuses of a replicated VM: a removal without `purge`, a live migration to a node no job targets, a new drive or a disk reassigned to it on a storage that cannot replicate (docs/pve-semantics.md §50).
 //!
 //! pve-guest-common ReplicationConfig.pm keeps the jobs (`replication.cfg`); pve-manager
 //! API2/ReplicationConfig.pm `index` lists those whose guest the user may audit (`VM.Audit` on
@@ -112,6 +112,16 @@ pub fn config_drive(replicated: bool, value: &str, storages: &[StorageConfig]) -
     let scfg = storages.iter().find(|s| s.storage == storage)?;
     (!can_replicate(&scfg.plugintype, &format) && !scfg.shared)
         .then_some("cannot add non-replicatable volume to a replicated VM")
+}
+
+/// Qemu.pm `move_vm_disk`, the last check of a reassignment to a replicated VM: the volume's
+/// storage must replicate its format (a shared storage is no exception here). `None` when PVE
+/// takes it, or when `volid` is no volume (refused before).
+pub fn reassign(volid: &str, storages: &[StorageConfig]) -> Option<&'static str> {
+    let volume = Volume::parse(volid)?;
+    let scfg = storages.iter().find(|s| s.storage == volume.storage)?;
+    (!can_replicate(&scfg.plugintype, volume.format()))
+        .then_some("Cannot move disk to a replicated VM. Storage does not support replication!")
 }
 
 #[cfg(test)]

@@ -92,6 +92,15 @@ pub fn guard(
         }
     }
     vm_state(checks, vm, facts, params, &plan.action)?;
+    if let (Action::Move(_), Some(target)) = (&plan.action, target) {
+        // move_vm_disk's last reassign check (§50): the target's jobs read only for a volume that cannot replicate
+        let storages = checks.preflight.storages()?;
+        if let Some(words) = replication::reassign(volume, &storages) {
+            if !replication::jobs_of(checks.api, target.vmid)?.is_empty() {
+                return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+            }
+        }
+    }
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {

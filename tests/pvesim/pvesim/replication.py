@@ -1,12 +1,13 @@
 """Storage replication jobs and what PVE refuses of a replicated VM: a removal without `purge`, a live migration to
-a node no job targets, a config write adding a drive that cannot replicate.
+a node no job targets, a config write adding a drive that cannot replicate, a disk reassigned to a replicated VM
+from a storage that cannot replicate.
 
 The jobs come from the seed's `replication` list ({id, guest, target, type `local`}, as replication.cfg holds them);
 `GET /cluster/replication` lists those whose guest the user may audit.
 
 Sources: pve-guest-common 6.0.2 src/PVE/ReplicationConfig.pm `check_for_existing_jobs`, `find_local_replication_job`,
 `remove_vmid_jobs`; pve-manager 9.2.11 PVE/API2/ReplicationConfig.pm `index`; qemu-server 9.2.6
-src/PVE/API2/Qemu.pm `update_vm_api` (`$check_replication`), `destroy_vm`, `migrate_vm`; pve-storage 9.1.7
+src/PVE/API2/Qemu.pm `update_vm_api` (`$check_replication`), `destroy_vm`, `migrate_vm`, `move_vm_disk`; pve-storage 9.1.7
 src/PVE/Storage/Plugin.pm and ZFSPoolPlugin.pm `storage_can_replicate`; docs/pve-semantics.md §50.
 """
 
@@ -91,6 +92,20 @@ class ReplicationMixin:
                 raise die("Cannot live-migrate replicated VM to node '{0}' - not a replication target. "
                           "Use 'force' to override.".format(target))
         return await super()._sim_migrate(v, user)
+
+    # ------------------------------------------------------------ move_vm_disk
+
+    def _reassign_checks(self, v, user):
+        """Qemu.pm move_vm_disk `$load_and_check_reassign_configs`, last: a disk reassigned to a replicated VM
+        must be on a storage that can replicate its format (no exception for a shared storage here)."""
+        src, dst, target, target_disk, sid = super()._reassign_checks(v, user)
+        if self._jobs_of(target):
+            volume = str(src.config.get(v['disk'])).split(',')[0]
+            store = self.storages.get(sid, {})
+            fmt = self._parse_volname(store, volume.partition(':')[2])[2]
+            if not can_replicate(store, fmt):
+                raise die('Cannot move disk to a replicated VM. Storage does not support replication!')
+        return src, dst, target, target_disk, sid
 
     # ------------------------------------------------------------ update_vm_api
 

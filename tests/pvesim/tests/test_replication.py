@@ -1,7 +1,7 @@
 """Storage replication jobs and the refusals of a replicated VM (docs/pve-semantics.md §50), as pvesim/replication.py
 follows them: pve-guest-common 6.0.2 src/PVE/ReplicationConfig.pm `check_for_existing_jobs`,
 `find_local_replication_job`; pve-manager 9.2.11 PVE/API2/ReplicationConfig.pm `index`; qemu-server 9.2.6
-src/PVE/API2/Qemu.pm `destroy_vm` (without purge), `migrate_vm` (a running VM), `update_vm_api`
+src/PVE/API2/Qemu.pm `destroy_vm` (without purge), `migrate_vm` (a running VM), `move_vm_disk` (a reassignment), `update_vm_api`
 (`$check_replication`); pve-storage 9.1.7 Plugin.pm and ZFSPoolPlugin.pm `storage_can_replicate`."""
 
 import json
@@ -69,3 +69,14 @@ def test_a_drive_that_cannot_replicate_is_refused_on_a_replicated_vm(sim, tmp_pa
     assert run(sim, 'POST', Q + '/500/config', {'scsi1': 'tank:1'})['exitstatus'] == 'OK'
     assert run(sim, 'POST', Q + '/500/config', {'scsi2': 'local-lvm:1,replicate=0'})['exitstatus'] == 'OK'
     assert run(sim, 'POST', Q + '/501/config', {'scsi1': 'local-lvm:1'})['exitstatus'] == 'OK'
+
+
+def test_a_disk_is_reassigned_to_a_replicated_vm_only_from_a_storage_that_replicates(sim, tmp_path):
+    # move_vm_disk ($load_and_check_reassign_configs): the source volume's format on its storage
+    seed(sim, tmp_path, [_vm(500, scsi0='tank:vm-500-disk-0,size=4G'),
+                         _vm(502, scsi0='local-lvm:vm-502-disk-0,size=4G')], JOBS)
+    err = error_of(sim.api, 'POST', Q + '/502/move_disk', {'disk': 'scsi0', 'target-vmid': 500,
+                                                           'target-disk': 'scsi1'})
+    assert 'Cannot move disk to a replicated VM. Storage does not support replication!' in err.message
+    assert config(sim, 502)['scsi0'].startswith('local-lvm:vm-502-disk-0')
+    assert 'scsi1' not in config(sim, 500)

@@ -78,3 +78,18 @@ fn a_drive_on_a_replicated_vm_must_replicate_or_be_shared() {
     );
     assert_eq!(config_drive(false, "local-lvm:8", &s), None);
 }
+
+#[test]
+fn a_disk_reassigned_to_a_replicated_vm_must_be_on_a_zfs_pool() {
+    let s = storages();
+    assert_eq!(
+        reassign("local-lvm:vm-101-disk-0", &s),
+        Some("Cannot move disk to a replicated VM. Storage does not support replication!")
+    );
+    assert_eq!(
+        reassign("ceph:vm-101-disk-0", &s),
+        Some("Cannot move disk to a replicated VM. Storage does not support replication!")
+    );
+    assert_eq!(reassign("local-zfs:vm-101-disk-0", &s), None);
+    assert_eq!(reassign("/dev/sdb", &s), None);
+}
