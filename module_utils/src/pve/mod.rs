@@ -17,6 +17,7 @@ pub mod pools;
 pub mod preflight;
 pub mod propstring;
 pub mod pveformat;
+pub mod replication;
 pub mod request;
 pub mod resources;
 pub mod restore;

@@ -10,6 +10,7 @@ use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{parse_size, PropertyString};
+use module_utils::pve::replication;
 use module_utils::pve::request::form;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::snapshots;
@@ -81,7 +82,25 @@ pub fn guard(
             return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
         }
     }
+    if let Action::SetDrive(value) = &plan.action {
+        // update_vm_api's `$check_replication` (§50): the jobs read only when the drive would be refused
+        let storages = checks.preflight.storages()?;
+        if let Some(words) = replication::config_drive(true, value, &storages) {
+            if !replication::jobs_of(checks.api, vm.vmid)?.is_empty() {
+                return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+            }
+        }
+    }
     vm_state(checks, vm, facts, params, &plan.action)?;
+    if let (Action::Move(_), Some(target)) = (&plan.action, target) {
+        // move_vm_disk's last reassign check (§50): the target's jobs read only for a volume that cannot replicate
+        let storages = checks.preflight.storages()?;
+        if let Some(words) = replication::reassign(volume, &storages) {
+            if !replication::jobs_of(checks.api, target.vmid)?.is_empty() {
+                return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+            }
+        }
+    }
     let (node, preflight) = (vm.node.as_str(), &checks.preflight);
     match (&plan.action, plan.allocates_on()) {
         (Action::Move(_), Some(storage)) => {

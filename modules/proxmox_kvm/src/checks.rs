@@ -33,6 +33,7 @@ use module_utils::{Error, Result};
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
 
+mod replication;
 mod volumes;
 use volumes::{allocated_volumes, one_cloudinit};
 
@@ -196,6 +197,10 @@ impl<'a> Checks<'a> {
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
+            let replicated = || self.replicated_state(write, &form, running, p.purge);
+            if let Some(words) = if matches!(op, Op::Destroy | Op::Migrate) { replicated()? } else { None } {
+                return Err(Error::failed(format!("{context}: {words}")));
+            }
             if op == Op::Destroy && config.current.get("template").is_some_and(|t| t == "1") {
                 self.template_unused(&vm.node, config).map_err(|e| e.context(&context))?;
             }
@@ -232,7 +237,8 @@ impl<'a> Checks<'a> {
             }
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
-                self.config_values(&vm.node, &set, None)
+                self.config_values(&vm.node, &set, None)?;
+                self.replicated_drives(write)
             }
             Write::Clone { source, body, node, configure, .. } => {
                 if let Some(pool) = value(body, "pool") {
