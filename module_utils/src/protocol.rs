@@ -322,7 +322,11 @@ fn run_body(
     if panics == PanicReport::PrintAndExit {
         report_panics(Some(invocation.clone()), ctx.journal.clone(), no_log.clone());
     }
-    let outcome = body(&mut ctx);
+    // The plugin's whole-run verification of a saved plan runs instead of the task (`check::plan_verify`).
+    let outcome = match ctx.saved.as_ref().and_then(SavedTask::verifying) {
+        Some(records) => crate::check::plan_verify::run(&mut ctx, &records),
+        None => body(&mut ctx).and_then(|o| unmade(&ctx, o)),
+    };
 
     let (mut result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
@@ -344,6 +348,21 @@ fn run_body(
         }
     }
     (mask(result, &no_log), code)
+}
+
+/// A real run applying a saved plan whose task found nothing left to do where the plan wrote
+/// (a VM already gone, a planned reboot of a VM now stopped) did less than the plan: a failure
+/// naming what did not run (`SavedTask::unmade`).
+fn unmade(ctx: &Context, outcome: Outcome) -> Result<Outcome> {
+    match ctx.saved.as_ref().and_then(SavedTask::unmade) {
+        Some(writes) => Err(Error::failed(format!(
+            "the saved plan no longer holds: this task found nothing to do where the plan writes ({}: {}); \
+             its planned writes did not run: {writes}",
+            outcome.msg.trim_end_matches('.'),
+            "done or made impossible by someone else since the plan"
+        ))),
+        None => Ok(outcome),
+    }
 }
 
 /// A panic is a bug, but the user must still get one JSON object that says so, masked, and
