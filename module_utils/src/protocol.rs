@@ -322,10 +322,12 @@ fn run_body(
     if panics == PanicReport::PrintAndExit {
         report_panics(Some(invocation.clone()), ctx.journal.clone(), no_log.clone());
     }
-    // The plugin's whole-run verification of a saved plan runs instead of the task (`check::plan_verify`).
-    let outcome = match ctx.saved.as_ref().and_then(SavedTask::verifying) {
-        Some(records) => crate::check::plan_verify::run(&mut ctx, &records),
-        None => body(&mut ctx).and_then(|o| unmade(&ctx, o)),
+    let outcome = body(&mut ctx);
+    // The plugin's whole-run verification of a saved plan ends the body once connected
+    // (`check::plan_verify`); when the plan holds, its answer is the result.
+    let outcome = match ctx.saved.as_ref().and_then(SavedTask::held) {
+        Some(answer) => Ok(Outcome::new(false, answer)),
+        None => outcome.and_then(|o| unmade(&ctx, o)),
     };
 
     let (mut result, code) = match outcome {

@@ -51,19 +51,14 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
 try:
-    from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
-    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_verify
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_verify, saved_plan
 except ImportError:  # this file loaded from the source tree, outside an installed collection (its tests)
     import importlib.util
-
-    def _load(name):
-        spec = importlib.util.spec_from_file_location(
-            'ferro_' + name, os.path.join(os.path.dirname(os.path.abspath(__file__)), name + '.py'))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    saved_plan = _load('saved_plan')
-    plan_verify = _load('plan_verify')
+    _spec = importlib.util.spec_from_file_location(
+        'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
+    saved_plan = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(saved_plan)
+    plan_verify = None  # its tests call no task's run()
 
 COLLECTION = 'ferro.proxmox'
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -363,11 +358,9 @@ class NativeModuleAction(ActionBase):
         plan_location = saved_plan.plan_location(task_vars, self._templar)
         if plan_location:
             saved = self._saved_plan_before(plan_location, task_vars, args, no_log_values)
-            if saved.get('mode') == 'apply':
-                # the whole plan verified before the run's first write (plugin_utils/plan_verify.py)
-                refused = plan_verify.whole_run(plan_location, args, lambda a: (
+            if saved.get('mode') == 'apply':  # the whole plan verified before the run's first write
+                saved = plan_verify.whole_run(plan_location, args, saved, lambda a: (
                     self._run_local(name, a, environ) if self._is_local() else self._run_remote(name, a, task_env)))
-                saved = {'failed': refused} if refused else saved
             if saved.get('failed'):
                 result.update(failed=True, changed=False, msg=saved['failed'])
                 return remove_values(result, no_log_values)
@@ -481,9 +474,7 @@ class NativeModuleAction(ActionBase):
             record = dict(saved['key'], occurrence=occurrence, seq=seq, args=saved['args'],
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
                           **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
-            if (recorded or {}).get('bound_vmid') is not None:
-                # a vmid PVE chooses at apply: bound then, never compared (docs/saved-plans.md)
-                record['result']['vmid'] = sp.KNOWN_AFTER_APPLY
+            record['result'].update(plan_verify.bound_at_apply(recorded))
             sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
                           sp.hash_secrets(record, no_log_values, secret))
 

@@ -24,6 +24,7 @@ import os
 from ansible import constants as C
 
 MODE = 'verify'
+KNOWN_AFTER_APPLY = '(known after apply)'
 
 
 def _marker(api_host):
@@ -49,9 +50,23 @@ def records_for(plan_dir, api_host):
     return sorted(out, key=lambda r: (str(r['host']), r.get('seq') or 0))
 
 
-def whole_run(plan_dir, args, run_module):
-    """None when the plan holds (verified now by this task, or earlier in the run by another),
-    else the message refusing the run. `run_module(args)` runs the module's binary with `args`."""
+def bound_at_apply(recorded):
+    """The result values of a check run's record that PVE chooses at apply (a vmid the task did
+    not give), as known after apply: the real run binds them, never compares them."""
+    if (recorded or {}).get('bound_vmid') is not None:
+        return {'vmid': KNOWN_AFTER_APPLY}
+    return {}
+
+
+def whole_run(plan_dir, args, saved, run_module):
+    """`saved` (the task's state for the saved plan) when the plan holds, verified now by this
+    task or earlier in the run by another; else `{'failed': the message refusing the run}`.
+    `run_module(args)` runs the module's binary with `args`."""
+    refused = _verified(plan_dir, args, run_module)
+    return {'failed': refused} if refused else saved
+
+
+def _verified(plan_dir, args, run_module):
     api_host = args.get('api_host')
     marker = _marker(api_host)
     with open(marker + '.lock', 'a') as lock:

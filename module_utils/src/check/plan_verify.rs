@@ -12,27 +12,29 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::check::saved::{compare_read, flat, Read, Record, Request};
+use crate::check::saved::{compare_read, flat, Read, Record, Request, SavedTask};
 use crate::check::unknown::KNOWN_AFTER_APPLY;
-use crate::connect;
 use crate::error::{Error, Result};
-use crate::protocol::{Context, Outcome};
 use crate::pve::client::Api;
 use crate::pve::config::{self, VmConfig};
 use crate::pve::pools::pool_of;
 use crate::pve::resources::{self, VmResource};
 
-/// The verification invocation's body: connect, verify `records`, and answer.
-pub fn run(ctx: &mut Context, records: &[Value]) -> Result<Outcome> {
-    let api = connect::connect(ctx)?;
-    let moved = verify(&api, records)?;
-    if moved.is_empty() {
-        return Ok(Outcome::new(false, format!("the saved plan holds: {} records verified", records.len())));
+/// The verification invocation, once connected (`connect::Session::start`): it ends there, with
+/// the error this returns, so the module's body never runs. A drift is that failure; when the
+/// plan holds, the answer is kept in `saved` and the protocol returns it (`SavedTask::held`).
+pub fn run(api: &dyn Api, records: &[Value], saved: &SavedTask) -> Error {
+    match verify(api, records) {
+        Err(e) => e,
+        Ok(moved) if moved.is_empty() => {
+            saved.hold(format!("the saved plan holds: {} records verified", records.len()));
+            Error::Internal("the saved plan was verified: the task itself does not run in this invocation".into())
+        }
+        Ok(moved) => Error::failed(format!(
+            "the saved plan no longer holds, so this run writes nothing: {}. Make and approve a new plan",
+            moved.join("; ")
+        )),
     }
-    Err(Error::failed(format!(
-        "the saved plan no longer holds, so this run writes nothing: {}. Make and approve a new plan",
-        moved.join("; ")
-    )))
 }
 
 /// What moved since the plan, one line per host and task.

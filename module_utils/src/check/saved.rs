@@ -22,15 +22,12 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::check::saved_inputs::{self as inputs, Input};
+pub use crate::check::saved_inputs::{self as inputs, flat, shown, Input};
 use crate::check::unknown::KNOWN_AFTER_APPLY;
 use crate::error::{Error, Result};
 use crate::pve::config::VmConfig;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::VmResource;
-
-/// Config keys whose values a plan never holds (cloud-init's password, which PVE keeps hashed).
-const SECRET_KEYS: &[&str] = &["cipassword"];
 
 /// One VM config a task read: the VM's identity, the digest, the config as read (secrets left
 /// out), and whether it came from an earlier task's prediction rather than from PVE.
@@ -100,6 +97,8 @@ struct Ledger {
     /// The records of the whole run, when the plugin asks this invocation to verify them all
     /// before the run's first write (`check::plan_verify`).
     verify: Option<Vec<Value>>,
+    /// The answer of that verification when the plan holds.
+    held: Option<String>,
 }
 
 /// The saved plan's view of this task, shared by the module's world and guard.
@@ -126,12 +125,30 @@ impl SavedTask {
         tokens.retain(|(secret, _)| !secret.is_empty());
         tokens.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
         let record = Record::default();
-        Some(SavedTask(Rc::new(RefCell::new(Ledger { planned, tokens, record, rounds: 0, then: Vec::new(), verify }))))
+        Some(SavedTask(Rc::new(RefCell::new(Ledger {
+            planned,
+            tokens,
+            record,
+            rounds: 0,
+            then: Vec::new(),
+            verify,
+            held: None,
+        }))))
     }
 
     /// The run's records to verify before its first write, when this invocation only verifies.
     pub fn verifying(&self) -> Option<Vec<Value>> {
         self.0.borrow().verify.clone()
+    }
+
+    /// Keep the answer of a whole-run verification that found the plan holding.
+    pub fn hold(&self, answer: String) {
+        self.0.borrow_mut().held = Some(answer);
+    }
+
+    /// The answer of a whole-run verification that found the plan holding, if this invocation made one.
+    pub fn held(&self) -> Option<String> {
+        self.0.borrow().held.clone()
     }
 
     /// Whether the real run applies a plan (else a check run saves one).
@@ -310,17 +327,6 @@ fn hash_secrets(value: Value, tokens: &[(String, String)]) -> Value {
     }
 }
 
-/// A config as `key` → value, pending values as `pending:key`, pending deletes as `delete:key`,
-/// secrets left out.
-pub(crate) fn flat(config: &VmConfig) -> BTreeMap<String, String> {
-    let keep = |k: &String| !SECRET_KEYS.contains(&k.as_str());
-    let mut out: BTreeMap<String, String> =
-        config.current.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    out.extend(config.pending.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (format!("pending:{k}"), v.clone())));
-    out.extend(config.pending_delete.iter().map(|(k, force)| (format!("delete:{k}"), force.to_string())));
-    out
-}
-
 pub(crate) fn compare_read(planned: &Record, read: &Read) -> Result<()> {
     let vmid = read.vmid;
     let drift = |what: String| {
@@ -340,7 +346,7 @@ pub(crate) fn compare_read(planned: &Record, read: &Read) -> Result<()> {
             read.node
         ));
     }
-    if let Some(moved) = inputs::power_or_pool(plan, read) {
+    if let Some(moved) = power_or_pool(plan, read) {
         return drift(moved);
     }
     let known = |k: &str| plan.config.get(k).is_none_or(|v| !v.contains(KNOWN_AFTER_APPLY));
@@ -371,25 +377,6 @@ pub(crate) fn compare_read(planned: &Record, read: &Read) -> Result<()> {
         ));
     }
     drift(format!("VM {vmid}'s config changed since the plan: {}", changes.join("; ")))
-}
-
-/// A value beside the one it is compared with: a property string shows only the properties that
-/// differ (`size=10G` → `size=20G`), anything else whole; a missing value is `(none)`.
-pub(crate) fn shown(value: Option<&String>, other: Option<&String>) -> String {
-    let (Some(v), Some(o)) = (value, other) else {
-        return value.cloned().unwrap_or_else(|| "(none)".into());
-    };
-    let parts: Vec<&str> = v.split(',').collect();
-    let others: Vec<&str> = o.split(',').collect();
-    if parts.len() < 2 && others.len() < 2 {
-        return v.clone();
-    }
-    let differing: Vec<&str> = parts.iter().filter(|p| !others.contains(p)).copied().collect();
-    if differing.is_empty() {
-        v.clone()
-    } else {
-        differing.join(",")
-    }
 }
 
 /// What differs between the planned requests and these, or `None`. A config write's digest is
@@ -429,6 +416,29 @@ fn compare_writes(planned: &[Request], now: &[Request], predicted: &[u64]) -> Op
         }
     }
     (!moved.is_empty()).then(|| moved.join("; "))
+}
+
+/// A VM's power state or pool that moved since the plan (a config write planned on a stopped
+/// VM would go pending on a running one; a pool move depends on the pool it leaves).
+fn power_or_pool(plan: &Read, now: &Read) -> Option<String> {
+    let none = || "(none)".to_string();
+    if plan.status.is_some() && now.status.is_some() && plan.status != now.status {
+        return Some(format!(
+            "VM {} was {} when the plan was made and is {} now: its planned writes would not have the planned effect",
+            now.vmid,
+            plan.status.clone().unwrap_or_else(none),
+            now.status.clone().unwrap_or_else(none)
+        ));
+    }
+    if !plan.predicted && !now.predicted && plan.pool != now.pool {
+        return Some(format!(
+            "VM {}'s pool changed since the plan: {} → {}",
+            now.vmid,
+            plan.pool.clone().unwrap_or_else(none),
+            now.pool.clone().unwrap_or_else(none)
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

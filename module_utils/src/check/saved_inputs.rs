@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::check::saved::{flat, shown, Read};
 use crate::error::Result;
 use crate::pve::client::Api;
 use crate::pve::config::{self, VmConfig};
+
+/// Config keys whose values a plan never holds (cloud-init's password, which PVE keeps hashed).
+const SECRET_KEYS: &[&str] = &["cipassword"];
 use crate::pve::request::ApiPath;
 use crate::pve::resources::VmResource;
 
@@ -98,25 +100,32 @@ pub fn compare(planned: &[Input], now: &Input) -> Option<String> {
     Some(format!("{what} changed since the plan: {}", changes.join("; ")))
 }
 
-/// A VM's power state or pool that moved since the plan (a config write planned on a stopped
-/// VM would go pending on a running one; a pool move depends on the pool it leaves).
-pub fn power_or_pool(plan: &Read, now: &Read) -> Option<String> {
-    let none = || "(none)".to_string();
-    if plan.status.is_some() && now.status.is_some() && plan.status != now.status {
-        return Some(format!(
-            "VM {} was {} when the plan was made and is {} now: its planned writes would not have the planned effect",
-            now.vmid,
-            plan.status.clone().unwrap_or_else(none),
-            now.status.clone().unwrap_or_else(none)
-        ));
+/// A config as `key` → value, pending values as `pending:key`, pending deletes as `delete:key`,
+/// secrets left out.
+pub fn flat(config: &VmConfig) -> BTreeMap<String, String> {
+    let keep = |k: &String| !SECRET_KEYS.contains(&k.as_str());
+    let mut out: BTreeMap<String, String> =
+        config.current.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    out.extend(config.pending.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (format!("pending:{k}"), v.clone())));
+    out.extend(config.pending_delete.iter().map(|(k, force)| (format!("delete:{k}"), force.to_string())));
+    out
+}
+
+/// A value beside the one it is compared with: a property string shows only the properties that
+/// differ (`size=10G` → `size=20G`), anything else whole; a missing value is `(none)`.
+pub fn shown(value: Option<&String>, other: Option<&String>) -> String {
+    let (Some(v), Some(o)) = (value, other) else {
+        return value.cloned().unwrap_or_else(|| "(none)".into());
+    };
+    let parts: Vec<&str> = v.split(',').collect();
+    let others: Vec<&str> = o.split(',').collect();
+    if parts.len() < 2 && others.len() < 2 {
+        return v.clone();
     }
-    if !plan.predicted && !now.predicted && plan.pool != now.pool {
-        return Some(format!(
-            "VM {}'s pool changed since the plan: {} → {}",
-            now.vmid,
-            plan.pool.clone().unwrap_or_else(none),
-            now.pool.clone().unwrap_or_else(none)
-        ));
+    let differing: Vec<&str> = parts.iter().filter(|p| !others.contains(p)).copied().collect();
+    if differing.is_empty() {
+        v.clone()
+    } else {
+        differing.join(",")
     }
-    None
 }

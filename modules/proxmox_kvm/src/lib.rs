@@ -88,11 +88,9 @@ impl Run<'_> {
     /// writes made and what PVE holds after them returned. `before`: the config the plan was made
     /// from (the source's, for a clone).
     fn execute(&mut self, mut plan: Plan, before: Option<&VmConfig>) -> Result<Done> {
-        if self.ctx.check_mode {
-            if let Some(taken) = plan.auto_vmid.take() {
-                plan.set_vmid(self.predicted_nextid(&taken)?);
-                self.world.bound_at_apply(plan.vm.vmid);
-            }
+        if let (true, Some(taken)) = (self.ctx.check_mode, plan.auto_vmid.take()) {
+            plan.set_vmid(self.predicted_nextid(&taken)?);
+            self.world.bound_at_apply(plan.vm.vmid);
         }
         // A real create or clone without a vmid: the privileges of the id PVE offers now, which
         // its first attempt then takes.
