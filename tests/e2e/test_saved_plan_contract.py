@@ -131,6 +131,7 @@ def test_a_pool_move_goes_through_the_plan_and_shows_in_the_summary(ansible, poo
 def test_a_vm_moved_to_another_pool_after_the_check_is_refused(ansible, pools, tmp_path):
     run = runner(ansible, tmp_path, POOL_PLAY)
     assert run(True).rc == 0
+    pools.add_user('ansible@pve', acl={'/pool': ['Pool.Allocate']})  # the other writer's token
     pools.api('PUT', '/pools', {'poolid': 'other', 'vms': '100', 'allow-move': 1})
     pools.clear_requests()
     msg = refused(run(False), 'pool', "VM 100's pool changed since the plan: db → other")
