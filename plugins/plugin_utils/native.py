@@ -450,7 +450,7 @@ class NativeModuleAction(ActionBase):
         if moved:
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
-        compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs'))
+        compared = plan_verify.rebound(dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
         args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
         return {'mode': 'apply', 'planned': planned, 'warnings': warnings}
 
@@ -462,6 +462,7 @@ class NativeModuleAction(ActionBase):
             planned = saved['planned']
             data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
                                   'bound': sp.bound_values(planned.get('result'), data)}
+            plan_verify.remember_bound(planned, data)
             if saved['warnings']:
                 data['warnings'] = list(data.get('warnings') or []) + saved['warnings']
             return
@@ -474,7 +475,7 @@ class NativeModuleAction(ActionBase):
             record = dict(saved['key'], occurrence=occurrence, seq=seq, args=saved['args'],
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
                           **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
-            record['result'].update(plan_verify.bound_at_apply(recorded))
+            plan_verify.bind_later(record, recorded)
             sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
                           sp.hash_secrets(record, no_log_values, secret))
 

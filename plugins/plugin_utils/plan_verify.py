@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 
 from ansible import constants as C
 
@@ -50,12 +51,76 @@ def records_for(plan_dir, api_host):
     return sorted(out, key=lambda r: (str(r['host']), r.get('seq') or 0))
 
 
-def bound_at_apply(recorded):
-    """The result values of a check run's record that PVE chooses at apply (a vmid the task did
-    not give), as known after apply: the real run binds them, never compares them."""
-    if (recorded or {}).get('bound_vmid') is not None:
-        return {'vmid': KNOWN_AFTER_APPLY}
-    return {}
+def bind_later(record, recorded):
+    """A check run's `record` whose task creates a VM without a vmid: its result's vmid known
+    after apply (the real run binds it, never compares it), and the vmid the check run predicted
+    kept as `planned_vmid`, for the later tasks that address that VM (`rebound`)."""
+    planned = (recorded or {}).get('bound_vmid')
+    if planned is not None:
+        record['result']['vmid'] = KNOWN_AFTER_APPLY
+        record['planned_vmid'] = planned
+
+
+def _bound_path():
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-bound-vmids.json')
+
+
+def remember_bound(planned, result):
+    """In the real run: the vmid PVE gave a VM the plan created as `planned_vmid`, for the run's
+    later tasks (kept in the run's local temp dir, under a lock: forks write it in parallel)."""
+    was, now = planned.get('planned_vmid'), result.get('vmid')
+    if was is None or not isinstance(now, int) or result.get('failed'):
+        return
+    with open(_bound_path() + '.lock', 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            bound = _read_bound()
+            bound[str(was)] = now
+            tmp = _bound_path() + '.tmp'
+            with open(tmp, 'w', encoding='utf-8') as f:
+                json.dump(bound, f)
+            os.replace(tmp, _bound_path())
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _read_bound():
+    try:
+        with open(_bound_path(), encoding='utf-8') as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def rebound(compared):
+    """A record's reads, writes and VMs with each vmid the plan predicted for a VM it creates
+    replaced by the one PVE gave it in this run (`remember_bound`): its id, the paths under it
+    and its volume names (`vm-<id>-disk-N`)."""
+    bound = _read_bound()
+    if not bound:
+        return compared
+
+    def ids(text):
+        for was, now in bound.items():
+            text = re.sub(r'(/qemu/)%s(?=/|$)' % was, r'\g<1>%d' % now, text)
+            text = re.sub(r'\b(vm|base)-%s-disk' % was, r'\g<1>-%d-disk' % now, text)
+        return text
+
+    def walk(value, key=None):
+        if isinstance(value, dict):
+            return dict((k, walk(v, k)) for k, v in value.items())
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if key == 'vmid' and str(value) in bound:
+            return bound[str(value)] if isinstance(value, int) else str(bound[str(value)])
+        if isinstance(value, str):
+            return ids(value)
+        return value
+    out = walk(compared)
+    for write in out.get('writes') or []:
+        write['params'] = [[k, str(bound[v]) if k in ('vmid', 'newid') and v in bound else v]
+                           for k, v in write.get('params') or []]
+    return out
 
 
 def whole_run(plan_dir, args, saved, run_module):

@@ -344,3 +344,25 @@ def test_automatic_vmids_on_two_hosts_at_forks_2_apply_run_after_run(ansible, si
              if r['task'] == 'create' and r['status'] == 'item_ok']
     assert len(set(bound)) == 40, bound
     print('automatic vmids: 40 creates on 2 hosts at forks 2, check and real run in %.1f s' % elapsed)
+
+
+BY_NAME_PLAY = play(
+    ('create', 'ferro.proxmox.proxmox_kvm: {name: plan-auto, node: pve1, cores: 1, memory: 512}'),
+    ('nic', 'ferro.proxmox.proxmox_nic: {name: plan-auto, interface: net0, bridge: vmbr0, model: virtio}'),
+)
+
+
+def test_a_later_task_addresses_a_vm_whose_vmid_pve_chose_at_apply(ansible, sim, tmp_path):
+    run = runner(ansible, tmp_path, BY_NAME_PLAY)
+    check = run(True)
+    assert check.rc == 0, check.stdout[-3000:]
+    planned = int(check.task('create')['result']['vmid'])
+    # another run takes the planned vmid meanwhile: PVE gives the create the next one
+    make_vm(sim, planned)
+    sim.clear_requests()
+    real = run(False)
+    assert real.rc == 0, real.stdout[-3000:]
+    got = real.task('create')['result']['vmid']
+    assert got != planned and real.task('create')['result']['saved_plan']['bound'] == {'vmid': got}
+    assert config(sim, got)['net0'].startswith('virtio=') and 'net0' not in config(sim, planned)
+    assert [w for w in writes(sim) if '/qemu/%d' % planned in w[1]] == []
