@@ -366,3 +366,13 @@ def test_a_later_task_addresses_a_vm_whose_vmid_pve_chose_at_apply(ansible, sim,
     assert got != planned and real.task('create')['result']['saved_plan']['bound'] == {'vmid': got}
     assert config(sim, got)['net0'].startswith('virtio=') and 'net0' not in config(sim, planned)
     assert [w for w in writes(sim) if '/qemu/%d' % planned in w[1]] == []
+
+
+def test_a_vm_of_the_planned_name_made_meanwhile_refuses_the_run(ansible, sim, tmp_path):
+    run = runner(ansible, tmp_path, BY_NAME_PLAY)
+    assert run(True).rc == 0
+    sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': 170, 'name': 'plan-auto'}))
+    sim.clear_requests()
+    refused(run(False), 'create', 'a VM named plan-auto, which the plan creates, exists now (vmid 170)')
+    assert writes(sim) == []
+    assert 'net0' not in config(sim, 170)

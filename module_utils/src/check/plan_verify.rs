@@ -107,7 +107,10 @@ fn taken_vmid(write: &Request, vms: &[VmResource]) -> Option<String> {
     let key = if write.path.ends_with("/clone") { "newid" } else { "vmid" };
     let (_, id) = write.params.iter().find(|(k, _)| creates && k == key)?;
     if id.contains(KNOWN_AFTER_APPLY) {
-        return None;
+        // a VM made by name alone: one of that name now would be found, and not made
+        let (_, name) = write.params.iter().find(|(k, _)| k == "name")?;
+        let vm = vms.iter().find(|v| v.name.as_deref() == Some(name.as_str()))?;
+        return Some(format!("a VM named {name}, which the plan creates, exists now (vmid {})", vm.vmid));
     }
     let vm = vms.iter().find(|v| v.vmid.to_string() == *id)?;
     Some(format!("VM {id}, which the plan creates, exists now ({})", vm.name.as_deref().unwrap_or("no name")))
@@ -141,6 +144,11 @@ mod tests {
             params: vec![("vmid".into(), id.into())],
         };
         assert!(taken_vmid(&create("150"), std::slice::from_ref(&vm)).unwrap().contains("exists now (x)"));
-        assert_eq!(taken_vmid(&create(KNOWN_AFTER_APPLY), &[vm]), None);
+        assert_eq!(taken_vmid(&create(KNOWN_AFTER_APPLY), std::slice::from_ref(&vm)), None);
+        let mut by_name = create(KNOWN_AFTER_APPLY);
+        by_name.params.push(("name".into(), "x".into()));
+        assert!(taken_vmid(&by_name, &[vm])
+            .unwrap()
+            .contains("a VM named x, which the plan creates, exists now (vmid 150)"));
     }
 }
