@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::ansible::spec::Args;
+use crate::check::plan_verify;
 use crate::check::predictions::Predictions;
 use crate::check::saved::SavedTask;
 use crate::check::world::World;
@@ -50,6 +51,10 @@ impl<P: Task> Session<P> {
         }
         let authid = connection(&ctx.params)?.authid();
         let api = connect(ctx)?;
+        // a saved plan's whole-run verification ends the invocation here (`check::plan_verify`)
+        if let Some((saved, records)) = ctx.saved.as_ref().and_then(|s| Some((s, s.verifying()?))) {
+            return Err(plan_verify::run(&api, &records, saved));
+        }
         Ok(Session { params, api, authid, predictions: ctx.predictions.clone(), saved: ctx.saved.clone() })
     }
 

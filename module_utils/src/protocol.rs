@@ -323,6 +323,12 @@ fn run_body(
         report_panics(Some(invocation.clone()), ctx.journal.clone(), no_log.clone());
     }
     let outcome = body(&mut ctx);
+    // The plugin's whole-run verification of a saved plan ends the body once connected
+    // (`check::plan_verify`); when the plan holds, its answer is the result.
+    let outcome = match ctx.saved.as_ref().and_then(SavedTask::held) {
+        Some(answer) => Ok(Outcome::new(false, answer)),
+        None => outcome.and_then(|o| unmade(&ctx, o)),
+    };
 
     let (mut result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
@@ -344,6 +350,21 @@ fn run_body(
         }
     }
     (mask(result, &no_log), code)
+}
+
+/// A real run applying a saved plan whose task found nothing left to do where the plan wrote
+/// (a VM already gone, a planned reboot of a VM now stopped) did less than the plan: a failure
+/// naming what did not run (`SavedTask::unmade`).
+fn unmade(ctx: &Context, outcome: Outcome) -> Result<Outcome> {
+    match ctx.saved.as_ref().and_then(SavedTask::unmade) {
+        Some(writes) => Err(Error::failed(format!(
+            "the saved plan no longer holds: this task found nothing to do where the plan writes ({}: {}); \
+             its planned writes did not run: {writes}",
+            outcome.msg.trim_end_matches('.'),
+            "done or made impossible by someone else since the plan"
+        ))),
+        None => Ok(outcome),
+    }
 }
 
 /// A panic is a bug, but the user must still get one JSON object that says so, masked, and

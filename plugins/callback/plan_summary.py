@@ -35,6 +35,8 @@ def describe(write):
     """(kind, words) for one planned request: create, change, destroy or restart."""
     method, path, params = write['method'], write['path'], dict(write.get('params') or [])
     m = _VM.match(path)
+    if method == 'PUT' and path == '/pools':
+        return 'change', 'move VM %s to pool %s' % (params.get('vms'), params.get('poolid'))
     if method == 'POST' and re.match(r'^/nodes/[^/]+/qemu$', path):
         return 'create', 'create VM %s (%s)' % (params.get('vmid'), params.get('name') or 'no name')
     if not m:

@@ -51,13 +51,14 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
 try:
-    from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_verify, saved_plan
 except ImportError:  # this file loaded from the source tree, outside an installed collection (its tests)
     import importlib.util
     _spec = importlib.util.spec_from_file_location(
         'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
     saved_plan = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(saved_plan)
+    plan_verify = None  # its tests call no task's run()
 
 COLLECTION = 'ferro.proxmox'
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -357,6 +358,9 @@ class NativeModuleAction(ActionBase):
         plan_location = saved_plan.plan_location(task_vars, self._templar)
         if plan_location:
             saved = self._saved_plan_before(plan_location, task_vars, args, no_log_values)
+            if saved.get('mode') == 'apply':  # the whole plan verified before the run's first write
+                saved = plan_verify.whole_run(plan_location, args, saved, lambda a: (
+                    self._run_local(name, a, environ) if self._is_local() else self._run_remote(name, a, task_env)))
             if saved.get('failed'):
                 result.update(failed=True, changed=False, msg=saved['failed'])
                 return remove_values(result, no_log_values)
@@ -446,7 +450,7 @@ class NativeModuleAction(ActionBase):
         if moved:
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
-        compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms'))
+        compared = plan_verify.rebound(dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
         args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
         return {'mode': 'apply', 'planned': planned, 'warnings': warnings}
 
@@ -458,6 +462,7 @@ class NativeModuleAction(ActionBase):
             planned = saved['planned']
             data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
                                   'bound': sp.bound_values(planned.get('result'), data)}
+            plan_verify.remember_bound(planned, data)
             if saved['warnings']:
                 data['warnings'] = list(data.get('warnings') or []) + saved['warnings']
             return
@@ -469,7 +474,8 @@ class NativeModuleAction(ActionBase):
             seq = sp.host_sequence(tasks, saved['key'])
             record = dict(saved['key'], occurrence=occurrence, seq=seq, args=saved['args'],
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
-                          **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms')))
+                          **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
+            plan_verify.bind_later(record, recorded)
             sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
                           sp.hash_secrets(record, no_log_values, secret))
 

@@ -22,14 +22,12 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::check::saved_inputs::{self as inputs, flat, shown, Input};
 use crate::check::unknown::KNOWN_AFTER_APPLY;
 use crate::error::{Error, Result};
 use crate::pve::config::VmConfig;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::VmResource;
-
-/// Config keys whose values a plan never holds (cloud-init's password, which PVE keeps hashed).
-const SECRET_KEYS: &[&str] = &["cipassword"];
 
 /// One VM config a task read: the VM's identity, the digest, the config as read (secrets left
 /// out), and whether it came from an earlier task's prediction rather than from PVE.
@@ -42,6 +40,12 @@ pub struct Read {
     pub predicted: bool,
     /// `key` for the applied value, `pending:key` for a pending one, `delete:key` for a pending delete.
     pub config: BTreeMap<String, String>,
+    /// The power state `/cluster/resources` listed (a config write's effect, applied now or
+    /// pending, depends on it) and the pool the VM is in; absent in a plan of an older build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 /// One request the task would send.
@@ -68,6 +72,13 @@ pub struct Record {
     /// The VMs a read-only task selected.
     #[serde(default)]
     pub vms: Vec<Identity>,
+    /// The other facts its writes depend on: a snapshot a clone copies, an import source.
+    #[serde(default)]
+    pub inputs: Vec<Input>,
+    /// The vmid a create or clone without one was planned with: PVE chooses it at apply, so the
+    /// plan holds it as known after apply (`bound_at_apply`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_vmid: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -81,6 +92,13 @@ struct Ledger {
     /// How many times the task's writes were reported: a second time is a re-plan after PVE
     /// refused the first write's digest.
     rounds: u32,
+    /// Writes the task makes after those it reports next (a pool move after a config write).
+    then: Vec<Request>,
+    /// The records of the whole run, when the plugin asks this invocation to verify them all
+    /// before the run's first write (`check::plan_verify`).
+    verify: Option<Vec<Value>>,
+    /// The answer of that verification when the plan holds.
+    held: Option<String>,
 }
 
 /// The saved plan's view of this task, shared by the module's world and guard.
@@ -90,9 +108,14 @@ pub struct SavedTask(Rc<RefCell<Ledger>>);
 impl SavedTask {
     /// From the plugin's `_ferro_saved_plan`; `None` for anything but a save or an apply.
     pub fn from_json(value: &Value) -> Option<SavedTask> {
+        let mut verify = None;
         let planned = match value.get("mode").and_then(Value::as_str)? {
             "save" => None,
             "apply" => Some(serde_json::from_value::<Record>(value.clone()).unwrap_or_default()),
+            "verify" => {
+                verify = Some(value.get("records").and_then(Value::as_array).cloned().unwrap_or_default());
+                Some(Record::default())
+            }
             _ => return None,
         };
         let mut tokens: Vec<(String, String)> = value
@@ -101,7 +124,31 @@ impl SavedTask {
             .unwrap_or_default();
         tokens.retain(|(secret, _)| !secret.is_empty());
         tokens.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
-        Some(SavedTask(Rc::new(RefCell::new(Ledger { planned, tokens, record: Record::default(), rounds: 0 }))))
+        let record = Record::default();
+        Some(SavedTask(Rc::new(RefCell::new(Ledger {
+            planned,
+            tokens,
+            record,
+            rounds: 0,
+            then: Vec::new(),
+            verify,
+            held: None,
+        }))))
+    }
+
+    /// The run's records to verify before its first write, when this invocation only verifies.
+    pub fn verifying(&self) -> Option<Vec<Value>> {
+        self.0.borrow().verify.clone()
+    }
+
+    /// Keep the answer of a whole-run verification that found the plan holding.
+    pub fn hold(&self, answer: String) {
+        self.0.borrow_mut().held = Some(answer);
+    }
+
+    /// The answer of a whole-run verification that found the plan holding, if this invocation made one.
+    pub fn held(&self) -> Option<String> {
+        self.0.borrow().held.clone()
     }
 
     /// Whether the real run applies a plan (else a check run saves one).
@@ -132,6 +179,8 @@ impl SavedTask {
             digest: config.digest.clone(),
             predicted,
             config: flat(config),
+            status: Some(vm.status.clone()).filter(|_| !predicted),
+            pool: crate::pve::pools::pool_of(vm).map(str::to_string).filter(|_| !predicted),
         };
         let mut ledger = self.0.borrow_mut();
         if let Some(planned) = &ledger.planned {
@@ -177,6 +226,11 @@ impl SavedTask {
             })
             .collect();
         let mut ledger = self.0.borrow_mut();
+        let mut requests = requests;
+        requests.extend(ledger.then.iter().cloned());
+        if let Some(id) = ledger.record.bound_vmid {
+            requests = requests.into_iter().map(|r| bound(r, id)).collect();
+        }
         ledger.rounds += 1;
         if let Some(planned) = &ledger.planned {
             let predicted: Vec<u64> = planned.reads.iter().filter(|r| r.predicted).map(|r| r.vmid).collect();
@@ -200,6 +254,63 @@ impl SavedTask {
     }
 }
 
+impl SavedTask {
+    /// Writes the task makes after those it reports next (`writes`), compared and recorded with
+    /// them: a pool move after the config write it follows.
+    pub fn then_writes(&self, requests: Vec<Request>) {
+        self.0.borrow_mut().then = requests;
+    }
+
+    /// A create or clone without a vmid planned with `vmid`, which PVE chooses when it runs: the
+    /// plan holds its vmid as known after apply, and the real run binds whichever it gets.
+    pub fn bound_at_apply(&self, vmid: u64) {
+        let mut ledger = self.0.borrow_mut();
+        if ledger.planned.is_none() {
+            ledger.record.bound_vmid = Some(vmid);
+        }
+    }
+
+    /// Another fact the task's writes depend on (`Input`). When applying it must be the plan's.
+    pub fn input(&self, input: Input) -> Result<()> {
+        let mut ledger = self.0.borrow_mut();
+        if let Some(planned) = &ledger.planned {
+            if let Some(moved) = inputs::compare(&planned.inputs, &input) {
+                return Err(Error::failed(format!(
+                    "the saved plan no longer holds: {moved}. Nothing was written; make and approve a new plan"
+                )));
+            }
+        }
+        ledger.record.inputs.retain(|i| (&i.kind, &i.id) != (&input.kind, &input.id));
+        ledger.record.inputs.push(input);
+        Ok(())
+    }
+
+    /// When applying: the planned writes this task did not make, because it found nothing left
+    /// to do (a VM already gone, a reboot of a VM now stopped), in words; `None` when it made
+    /// them or the plan had none.
+    pub fn unmade(&self) -> Option<String> {
+        let ledger = self.0.borrow();
+        let planned = ledger.planned.as_ref()?;
+        if ledger.verify.is_some() || ledger.rounds > 0 || planned.writes.is_empty() {
+            return None;
+        }
+        let lines: Vec<String> = planned.writes.iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+        Some(lines.join(", "))
+    }
+}
+
+/// A planned write's vmid (a create's `vmid`, a clone's `newid`, a path under the new VM) as
+/// known after apply.
+fn bound(mut request: Request, vmid: u64) -> Request {
+    let id = vmid.to_string();
+    for (key, value) in request.params.iter_mut() {
+        if matches!(key.as_str(), "vmid" | "newid") && *value == id {
+            *value = KNOWN_AFTER_APPLY.to_string();
+        }
+    }
+    request
+}
+
 fn hash_secrets(value: Value, tokens: &[(String, String)]) -> Value {
     match value {
         Value::String(mut text) => {
@@ -216,18 +327,7 @@ fn hash_secrets(value: Value, tokens: &[(String, String)]) -> Value {
     }
 }
 
-/// A config as `key` → value, pending values as `pending:key`, pending deletes as `delete:key`,
-/// secrets left out.
-fn flat(config: &VmConfig) -> BTreeMap<String, String> {
-    let keep = |k: &String| !SECRET_KEYS.contains(&k.as_str());
-    let mut out: BTreeMap<String, String> =
-        config.current.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    out.extend(config.pending.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (format!("pending:{k}"), v.clone())));
-    out.extend(config.pending_delete.iter().map(|(k, force)| (format!("delete:{k}"), force.to_string())));
-    out
-}
-
-fn compare_read(planned: &Record, read: &Read) -> Result<()> {
+pub(crate) fn compare_read(planned: &Record, read: &Read) -> Result<()> {
     let vmid = read.vmid;
     let drift = |what: String| {
         Err(Error::failed(format!(
@@ -245,6 +345,9 @@ fn compare_read(planned: &Record, read: &Read) -> Result<()> {
             read.name.as_deref().unwrap_or("(no name)"),
             read.node
         ));
+    }
+    if let Some(moved) = power_or_pool(plan, read) {
+        return drift(moved);
     }
     let known = |k: &str| plan.config.get(k).is_none_or(|v| !v.contains(KNOWN_AFTER_APPLY));
     let same = if plan.predicted {
@@ -274,25 +377,6 @@ fn compare_read(planned: &Record, read: &Read) -> Result<()> {
         ));
     }
     drift(format!("VM {vmid}'s config changed since the plan: {}", changes.join("; ")))
-}
-
-/// A value beside the one it is compared with: a property string shows only the properties that
-/// differ (`size=10G` → `size=20G`), anything else whole; a missing value is `(none)`.
-fn shown(value: Option<&String>, other: Option<&String>) -> String {
-    let (Some(v), Some(o)) = (value, other) else {
-        return value.cloned().unwrap_or_else(|| "(none)".into());
-    };
-    let parts: Vec<&str> = v.split(',').collect();
-    let others: Vec<&str> = o.split(',').collect();
-    if parts.len() < 2 && others.len() < 2 {
-        return v.clone();
-    }
-    let differing: Vec<&str> = parts.iter().filter(|p| !others.contains(p)).copied().collect();
-    if differing.is_empty() {
-        v.clone()
-    } else {
-        differing.join(",")
-    }
 }
 
 /// What differs between the planned requests and these, or `None`. A config write's digest is
@@ -332,6 +416,29 @@ fn compare_writes(planned: &[Request], now: &[Request], predicted: &[u64]) -> Op
         }
     }
     (!moved.is_empty()).then(|| moved.join("; "))
+}
+
+/// A VM's power state or pool that moved since the plan (a config write planned on a stopped
+/// VM would go pending on a running one; a pool move depends on the pool it leaves).
+fn power_or_pool(plan: &Read, now: &Read) -> Option<String> {
+    let none = || "(none)".to_string();
+    if plan.status.is_some() && now.status.is_some() && plan.status != now.status {
+        return Some(format!(
+            "VM {} was {} when the plan was made and is {} now: its planned writes would not have the planned effect",
+            now.vmid,
+            plan.status.clone().unwrap_or_else(none),
+            now.status.clone().unwrap_or_else(none)
+        ));
+    }
+    if !plan.predicted && !now.predicted && plan.pool != now.pool {
+        return Some(format!(
+            "VM {}'s pool changed since the plan: {} → {}",
+            now.vmid,
+            plan.pool.clone().unwrap_or_else(none),
+            now.pool.clone().unwrap_or_else(none)
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

@@ -13,12 +13,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::check::predictions::{self, PredictedVm, Predictions};
-use crate::check::saved::SavedTask;
+use crate::check::saved::{Input, Request, SavedTask};
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::config::VmConfig;
 use crate::pve::inflight::InFlight;
 use crate::pve::permissions::Privileges;
+use crate::pve::pools::PoolMove;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
 use crate::pve::snapshots;
@@ -110,6 +111,48 @@ impl<'a> World<'a> {
     pub fn writes<'p>(&self, requests: impl IntoIterator<Item = (Method, &'p ApiPath, &'p Form)>) -> Result<()> {
         match &self.saved {
             Some(saved) => saved.writes(requests),
+            None => Ok(()),
+        }
+    }
+
+    /// A pool move the task makes (`pve::pools`), through the saved plan like every write:
+    /// reported alone when the task writes nothing else (`alone`), else after the config writes
+    /// it follows, compared and recorded with them.
+    pub fn pool_move(&self, mv: &PoolMove, alone: bool) -> Result<()> {
+        let (path, form) = (PoolMove::path(), mv.form());
+        match &self.saved {
+            Some(_) if alone => self.writes([(Method::Put, &path, &form)]),
+            Some(saved) => {
+                saved.then_writes(vec![Request { method: "PUT".into(), path: path.to_string(), params: form }]);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// A create or clone without a vmid, planned with `vmid`: PVE chooses it when the real run
+    /// makes it, so a saved plan holds it as known after apply (`SavedTask::bound_at_apply`).
+    pub fn bound_at_apply(&self, vmid: u64) {
+        if let Some(saved) = &self.saved {
+            saved.bound_at_apply(vmid);
+        }
+    }
+
+    /// The config of `vm`'s snapshot `snapname` (`config::read_snapshot`), recorded in a saved
+    /// plan as an input of the task and compared with it when applying.
+    pub fn snapshot_config(&self, vm: &VmResource, snapname: &str) -> Result<VmConfig> {
+        let config = crate::pve::config::read_snapshot(self.api, vm, snapname)?;
+        if let Some(saved) = &self.saved {
+            saved.input(Input::snapshot(vm, snapname, &config))?;
+        }
+        Ok(config)
+    }
+
+    /// A volume the task reads (an import source) as its storage on `node` lists it
+    /// (`listed`: volume id -> size), recorded in a saved plan and compared when applying.
+    pub fn volume_input(&self, node: &str, volid: &str, listed: &BTreeMap<String, Option<u64>>) -> Result<()> {
+        match &self.saved {
+            Some(saved) => saved.input(Input::volume(node, volid, listed.get(volid).copied())),
             None => Ok(()),
         }
     }

@@ -77,6 +77,10 @@ fn converge(
     };
     let mut plan = plan(params, &facts)?;
     checks::guard(checks, vm, &facts, params, &plan, target.as_ref().map(|(t, _)| t))?;
+    // an import source is an input of the plan: replaced after the check, the write would import another image
+    if let Some((src, storage)) = params.import_from.as_deref().and_then(|s| Some((s, volume_storage(s)?))) {
+        world.volume_input(&vm.node, src, &*checks.preflight.volumes_on(&vm.node, storage)?)?;
+    }
     let writes = apply::writes(vm, &params.disk, &plan.action, config.digest.as_deref());
     world.writes(writes.iter().map(|(method, path, form)| (*method, path, form)))?;
     // What PVE names a new volume and the size it fills in for an existing one (an ISO, an

@@ -8,6 +8,7 @@ use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::request::{ApiPath, Form};
 use module_utils::pve::resources::VmResource;
+use module_utils::pve::state;
 use module_utils::pve::tasks::{as_upid, Waiter};
 use module_utils::{Error, Result};
 use serde_json::Value;
@@ -252,12 +253,26 @@ impl Apply<'_> {
     }
 
     /// Stop a running VM first (`stop`: the stop's body), then `DELETE` it and make sure it is gone.
+    /// PVE's destroy takes no digest: a running VM's config is read again after its stop, and a
+    /// volume attached meanwhile refuses the removal, the VM left stopped (docs/saved-plans.md).
     fn remove(&mut self, vm: &VmResource, stop: Option<&Form>, query: &Form) -> Result<()> {
+        let mut context = format!("deletion of VM {} failed", vm.vmid);
         if let Some(body) = stop {
+            let before = state::owned_volumes(&config::read(self.api, vm)?, vm.vmid);
             self.post_and_wait(&vm.path().join(["status", "stop"]), body.clone(), 30)
                 .map_err(|e| e.context(&format!("stopping of VM {} before its removal failed", vm.vmid)))?;
+            let now = state::owned_volumes(&config::read(self.api, vm)?, vm.vmid);
+            let new: Vec<&String> = now.iter().filter(|v| !before.contains(v)).collect();
+            if !new.is_empty() {
+                return Err(Error::failed(format!(
+                    "VM {} was stopped for its removal, but volumes were attached to it meanwhile ({}): it was not \
+                     removed and is left stopped",
+                    vm.vmid,
+                    new.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            context = format!("deletion of VM {} failed (it was stopped for the removal and is left stopped)", vm.vmid);
         }
-        let context = format!("deletion of VM {} failed", vm.vmid);
         let answer = self.api.delete(&vm.path(), query).map_err(|e| e.context(&context))?;
         self.wait(&answer, 0).map_err(|e| e.context(&context))?;
         // The task ended OK: make sure the VM is really gone before saying so.

@@ -88,11 +88,9 @@ impl Run<'_> {
     /// writes made and what PVE holds after them returned. `before`: the config the plan was made
     /// from (the source's, for a clone).
     fn execute(&mut self, mut plan: Plan, before: Option<&VmConfig>) -> Result<Done> {
-        if self.ctx.check_mode {
-            if let Some(taken) = plan.auto_vmid.take() {
-                let vmid = self.predicted_nextid(&taken)?;
-                plan.set_vmid(vmid);
-            }
+        if let (true, Some(taken)) = (self.ctx.check_mode, plan.auto_vmid.take()) {
+            plan.set_vmid(self.predicted_nextid(&taken)?);
+            self.world.bound_at_apply(plan.vm.vmid);
         }
         // A real create or clone without a vmid: the privileges of the id PVE offers now, which
         // its first attempt then takes.
@@ -312,7 +310,9 @@ impl Run<'_> {
             return Ok(result::drift(self.ctx, vm, config, &conv, &label));
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
-        pool_move.iter().try_for_each(|mv| self.checks.pool_move(mv))?;
+        pool_move.iter().try_for_each(|mv| {
+            self.checks.pool_move(mv).and_then(|_| self.world.pool_move(mv, conv.changes.is_empty()))
+        })?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())
         } else {
@@ -418,7 +418,7 @@ impl Run<'_> {
         }
         // what clone_vm copies: the snapshot's config when the task names one (§37.2)
         let source_config = match &c.snapname {
-            Some(snapname) => config::read_snapshot(self.api, &source, snapname)?,
+            Some(snapname) => self.world.snapshot_config(&source, snapname)?,
             None => self.read_config(&source)?,
         };
         let name = self.p.name.clone().unwrap_or_else(|| {

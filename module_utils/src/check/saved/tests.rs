@@ -94,3 +94,54 @@ fn a_saved_record_holds_each_secret_as_the_hash_handed_in() {
     assert!(!text.contains("s3cret"), "{text}");
     assert!(text.contains("hmac-sha256:bb") && text.contains("pw hmac-sha256:aa"), "{text}");
 }
+
+#[test]
+fn a_vm_started_since_the_plan_is_named_and_a_vmid_pve_chooses_is_known_after_apply() {
+    let saved = SavedTask::from_json(&json!({"mode": "save"})).unwrap();
+    saved.read(&vm(), &config("10G", "d1"), false).unwrap();
+    saved.bound_at_apply(101);
+    let path = ApiPath::new(["nodes", "pve1", "qemu"]);
+    let form: Form = vec![("vmid".into(), "101".into()), ("name".into(), "new".into())];
+    saved.writes([(Method::Post, &path, &form)]).unwrap();
+    assert_eq!(saved.recorded().writes[0].params[0].1, KNOWN_AFTER_APPLY);
+    let apply = saved_then_applied(&saved);
+    let mut running = vm();
+    running.status = "running".into();
+    let e = apply.read(&running, &config("10G", "d1"), false).unwrap_err().to_string();
+    assert!(e.contains("VM 100 was stopped when the plan was made and is running now"), "{e}");
+    // another run took 101 meanwhile: PVE gives 102, which the plan binds
+    let taken: Form = vec![("vmid".into(), "102".into()), ("name".into(), "new".into())];
+    apply.writes([(Method::Post, &path, &taken)]).unwrap();
+}
+
+#[test]
+fn a_planned_write_the_task_found_nothing_to_do_for_is_named() {
+    let saved = SavedTask::from_json(&json!({"mode": "save"})).unwrap();
+    let path = ApiPath::new(["nodes", "pve1", "qemu", "100", "status", "reboot"]);
+    saved.writes([(Method::Post, &path, &Form::new())]).unwrap();
+    let apply = saved_then_applied(&saved);
+    assert_eq!(apply.unmade().as_deref(), Some("POST /nodes/pve1/qemu/100/status/reboot"));
+    apply.writes([(Method::Post, &path, &Form::new())]).unwrap();
+    assert_eq!(apply.unmade(), None);
+}
+
+#[test]
+fn a_pool_move_follows_the_config_write_and_a_snapshot_taken_again_differs() {
+    let saved = SavedTask::from_json(&json!({"mode": "save"})).unwrap();
+    let pools = ApiPath::new(["pools"]);
+    let form: Form = vec![("poolid".into(), "web".into()), ("vms".into(), "100".into())];
+    saved.then_writes(vec![Request { method: "PUT".into(), path: pools.to_string(), params: form }]);
+    let path = ApiPath::new(["nodes", "pve1", "qemu", "100", "config"]);
+    saved.writes([(Method::Post, &path, &vec![("cores".into(), "2".into())])]).unwrap();
+    assert_eq!(
+        saved.recorded().writes.iter().map(|w| w.path.as_str()).collect::<Vec<_>>(),
+        ["/nodes/pve1/qemu/100/config", "/pools"]
+    );
+    let mut snap = VmConfig::default();
+    snap.current.insert("snaptime".into(), "1".into());
+    saved.input(Input::snapshot(&vm(), "s1", &snap)).unwrap();
+    let apply = saved_then_applied(&saved);
+    snap.current.insert("snaptime".into(), "2".into());
+    let e = apply.input(Input::snapshot(&vm(), "s1", &snap)).unwrap_err().to_string();
+    assert!(e.contains("the snapshot pve1/100/s1 the task copies changed since the plan: snaptime 1 → 2"), "{e}");
+}
