@@ -338,12 +338,15 @@ fn run_body(
     }
     // For the plan the check run saves: each secret already as the keyed hash the plugin handed
     // in (docs/saved-plans.md); the plugin removes the key from the result.
+    // The record is masked by whole values only (its secrets are keyed hashes already): a
+    // secret inside another string (`web` in `existing-web`) is not the secret (issue 33).
+    let mut result = mask(result, &no_log);
     if let (Some(saved), Value::Object(map)) = (&ctx.saved, &mut result) {
         if !saved.applying() {
             map.insert(SAVED_OUT.into(), saved.recorded_json());
         }
     }
-    (mask(result, &no_log), code)
+    (result, code)
 }
 
 /// A panic is a bug, but the user must still get one JSON object that says so, masked, and
