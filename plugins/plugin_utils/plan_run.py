@@ -241,10 +241,10 @@ def _sha256(path):
 
 def loaded_files(task, loader, plan_dir):
     """Every file this task's play depends on, as the run has loaded it so far: the files
-    ansible-core parsed (playbooks, imported and included task files, vars files, inventory
-    variables), the task's own file and those of the includes around it, each role's whole
-    directory, and the playbook directory's templates/ and files/ (where lookup('template') and
-    lookup('file') look)."""
+    ansible-core parsed (playbooks, imported and included task files, inventory variables), the
+    play's vars_files, the task's own file and those of the includes around it, each role's whole
+    directory, and the playbook directory's templates/, files/ (where lookup('template') and
+    lookup('file') look), vars/, group_vars/ and host_vars/."""
     paths = set()
     for name in list(getattr(loader, '_FILE_CACHE', {}) or {}):
         if isinstance(name, str):
@@ -266,7 +266,13 @@ def loaded_files(task, loader, plan_dir):
             dirs.add(role._role_path)
     for playbook in context.CLIARGS.get('args') or ():
         base = os.path.dirname(os.path.abspath(playbook))
-        dirs.update(os.path.join(base, d) for d in ('templates', 'files'))
+        dirs.update(os.path.join(base, d) for d in ('templates', 'files', 'vars', 'group_vars', 'host_vars'))
+    # A play's vars_files are read uncached (ansible-core's VariableManager): by their names.
+    play = getattr(task, 'play', None) or getattr(getattr(task, '_parent', None), '_play', None)
+    for entry in getattr(play, 'vars_files', None) or ():
+        for name in entry if isinstance(entry, list) else [entry]:
+            if isinstance(name, str) and '{{' not in name:
+                paths.add(loader.path_dwim(name))
     for top in dirs:
         for root, subdirs, files in os.walk(top):
             subdirs[:] = [d for d in subdirs if not d.startswith('.')]
