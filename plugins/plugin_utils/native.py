@@ -423,8 +423,7 @@ class NativeModuleAction(ActionBase):
                     sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
                     return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args, 'secret': secret,
                             'outside': outside}
-                secret, warnings = plan_run.begin_apply(plan_dir, material, self._task, self._loader)
-                sp.load_header(plan_dir, COLLECTION_ROOT)
+                secret, warnings = plan_run.begin_apply(plan_dir, COLLECTION_ROOT, material, self._task, self._loader)
                 occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
                 path = sp.record_path(tasks, key_info, occurrence)
                 marker = sp.record_path(sp.applied_dir(), key_info, occurrence)

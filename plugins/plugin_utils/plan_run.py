@@ -372,7 +372,7 @@ def _verified_marker():
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified')
 
 
-def begin_apply(plan_dir, material, task, loader):
+def begin_apply(plan_dir, root, material, task, loader):
     """Under the lock, each task of a real run, before the plan's other checks: returns the
     plan's key and warnings. The run's first task verifies the whole plan: every file's
     signature, the records listed, the run's shape, the plan not applied before, the covered
@@ -390,6 +390,7 @@ def begin_apply(plan_dir, material, task, loader):
     warnings = []
     if not os.path.exists(_verified_marker()):
         read_signed(plan_dir, os.path.join(plan_dir, 'plan.json'), key, 'header')
+        sp.load_header(plan_dir, root)   # another collection version or playbook, in its words
         _in_use(plan_dir, run)
         applied = _peek(os.path.join(plan_dir, APPLY_FILE))
         if applied and (applied.get('owner') or {}).get('run') != run and used(applied):
