@@ -52,7 +52,7 @@ class LookupModule(LookupBase):
         try:
             if not plan_run.real_run():
                 plan_run.mark_closing(plan_dir, host)
-                host_dir = os.path.join(plan_dir, 'tasks', saved_plan._digest(host))
+                host_dir = os.path.join(plan_dir, 'tasks', plan_run.host_digest(host))
                 count = len([n for n in os.listdir(host_dir) if n.endswith('.json')]) if os.path.isdir(host_dir) else 0
                 return ['ferro.proxmox saved plan %s: %d planned tasks for host %s' % (plan_dir, count, host)]
             missing, _applied = plan_run.close_host(plan_dir, host)

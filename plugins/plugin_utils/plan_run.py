@@ -358,6 +358,11 @@ def save_record(plan_dir, key, path, record, task, loader):
     write_signed(plan_dir, index_path, index, key)
 
 
+def host_digest(host):
+    """The name of a host's directory of records (saved_plan.record_path's)."""
+    return os.path.basename(os.path.dirname(sp.record_path('', {'host': host, 'module': '', 'task': '', 'path': ''}, 0)))
+
+
 def mark_closing(plan_dir, host):
     with sp.locked(plan_dir):
         path = os.path.join(plan_dir, CLOSING_FILE)
@@ -418,7 +423,7 @@ def begin_apply(plan_dir, root, material, task, loader):
                                'written; make and approve a new plan' % '; '.join(changed))
         closing = set((_peek(os.path.join(plan_dir, CLOSING_FILE)) or {}).get('hosts') or [])
         hosts = set(rel.split(os.sep)[1] for rel in listed)
-        if hosts - set(sp._digest(h) for h in closing):
+        if hosts - set(host_digest(h) for h in closing):
             warnings.append('the playbook of the saved plan %s does not end with the check "ferro.proxmox.saved_plan" '
                             'on every host: a planned task skipped after the last task that runs would not fail '
                             'the run (docs/saved-plans.md "The run")' % plan_dir)
@@ -477,7 +482,7 @@ def applied_words(applied):
 def close_host(plan_dir, host):
     """The real run's lookup: the planned tasks of `host` this run did not apply (words), and
     the plan marked used (complete when every host of the plan closed with none missing)."""
-    host_dir = os.path.join(plan_dir, 'tasks', sp._digest(host))
+    host_dir = os.path.join(plan_dir, 'tasks', host_digest(host))
     with sp.locked(plan_dir):
         path = os.path.join(plan_dir, APPLY_FILE)
         applied = _peek(path) or {'owner': owner(), 'attempted': [], 'closed': []}
@@ -493,7 +498,7 @@ def close_host(plan_dir, host):
         applied['closed'] = sorted(set(applied.get('closed') or []) | {host})
         if not missing:
             hosts = set(os.listdir(os.path.join(plan_dir, 'tasks'))) if os.path.isdir(os.path.join(plan_dir, 'tasks')) else set()
-            applied['complete'] = hosts <= set(sp._digest(h) for h in applied['closed']) and not applied.get('incomplete')
+            applied['complete'] = hosts <= set(host_digest(h) for h in applied['closed']) and not applied.get('incomplete')
         else:
             applied['incomplete'] = True
             applied['complete'] = False
