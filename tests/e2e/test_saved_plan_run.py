@@ -396,3 +396,46 @@ def test_a_malformed_truncated_or_foreign_plan_file_is_named(ansible, sim, tmp_p
         open(first, 'w', encoding='utf-8').write(original)
         open(header, 'w', encoding='utf-8').write(header_text)
     assert run(False).rc == 0
+
+
+HOSTS = """
+- name: two hosts
+  hosts: vms
+  gather_facts: false
+  tasks:
+    - name: nic
+      ferro.proxmox.proxmox_nic: {vmid: "{{ vmid }}", interface: net1, bridge: vmbr0, model: virtio}
+      delegate_to: localhost
+      when: inventory_hostname not in (skip_hosts | default([]))
+""" + CLOSE
+
+
+def test_the_closing_lookup_checks_each_host_at_forks_2(ansible, sim, tmp_path):
+    for vmid in (311, 312):
+        sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': vmid, 'name': 'host-%d' % vmid}))
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text('vms:\n  hosts:\n    h1: {vmid: 311, ansible_connection: local}\n'
+                         '    h2: {vmid: 312, ansible_connection: local}\n')
+    playbook = tmp_path / 'hosts-play.yml'
+    playbook.write_text(HOSTS)
+    plan_dir = str(tmp_path / 'plan')
+
+    def run(check, *extra):
+        args = ['-e', 'ferro_proxmox_plan=%s' % plan_dir, '--forks', '2']
+        for e in extra:
+            args += ['-e', e]
+        return ansible.run_playbook(str(playbook), check=check, extra_args=args, inventory=str(inventory))
+
+    assert run(True).rc == 0
+    real = run(False, '{"skip_hosts": ["h2"]}')
+    assert real.rc != 0, real.stdout[-3000:]
+    closing = [r for r in real.results if r['task'] == 'the saved plan ran whole']
+    assert sorted((r['host'], r['status']) for r in closing) == [('h1', 'ok'), ('h2', 'failed')], closing
+    assert "planned tasks of host h2 did not run or failed: 'nic' at hosts-play.yml:6" in real.stdout, \
+        real.stdout[-3000:]
+    assert 'net1' in config(sim, 311) and 'net1' not in config(sim, 312)
+    # applied in part: refused again, nothing written
+    sim.clear_requests()
+    again = run(False)
+    assert again.rc != 0 and 'was applied in part' in again.stdout, again.stdout[-3000:]
+    assert writes(sim) == [] and 'net1' not in config(sim, 312)
