@@ -271,9 +271,9 @@ def test_check_mode_true_and_false_tasks_in_both_runs(ansible, sim, tmp_path):
 
 def test_a_second_check_into_a_plan_directory_in_use_fails(ansible, sim, tmp_path):
     run = plan_runner(ansible, tmp_path, THREE)
-    # the first check run's reads of VM 100 take 4 s each in pvesim: it is still running when the
+    # the first check run's reads of VM 100 take 8 s each in pvesim: it is still running when the
     # second starts
-    sim.admin('POST', '/_sim/faults', {'kind': 'latency', 'ms': 4000, 'method': 'GET',
+    sim.admin('POST', '/_sim/faults', {'kind': 'latency', 'ms': 8000, 'method': 'GET',
                                         'path': '^/nodes/pve1/qemu/100/pending$', 'count': 2})
     first = {}
     thread = threading.Thread(target=lambda: first.update(run=run(True)))
