@@ -361,6 +361,7 @@ class NativeModuleAction(ActionBase):
             if saved.get('failed'):
                 result.update(failed=True, changed=False, msg=saved['failed'])
                 return remove_values(result, no_log_values)
+            plan_run.started(saved)  # after every refusal: the plan notes the task its module runs
 
         if self._is_local():
             data = self._run_local(name, args, environ)
@@ -457,8 +458,6 @@ class NativeModuleAction(ActionBase):
         elif not planned.get('outside_plan'):
             compared = dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms'))
             args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
-        with sp.locked(plan_dir):
-            plan_run.mark_attempt(plan_dir, path, key_info, 'preview' if state['mode'] == 'preview' else None)
         return state
 
     def _saved_plan_after(self, saved, data, recorded, no_log_values):

@@ -475,6 +475,14 @@ def mark_attempt(plan_dir, record_path, key_info, outcome=None):
     return applied
 
 
+def started(saved):
+    """A real run's task that passed every check of the plan, just before its module runs: noted
+    in the plan's apply file (a check run's task: nothing)."""
+    if saved.get('mode') in ('apply', 'preview'):
+        with sp.locked(saved['dir']):
+            mark_attempt(saved['dir'], saved['path'], saved['key'], 'preview' if saved['mode'] == 'preview' else None)
+
+
 def applied_words(applied):
     return '; '.join(_task_words(e) for e in (applied.get('attempted') or []) if e.get('outcome') == 'applied') or 'none'
 
