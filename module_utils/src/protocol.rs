@@ -330,16 +330,20 @@ fn run_body(
         None => outcome.and_then(|o| unmade(&ctx, o)),
     };
 
-    let (mut result, code) = match outcome {
+    let (result, code) = match outcome {
         Ok(outcome) => (success(outcome, &ctx, invocation), 0),
         Err(e) => (failure(&e, Some(invocation), &ctx), 1),
     };
     // What this task predicted, for the later tasks of the check run (also after a failure, as a
     // real run's accepted writes stay made): the action plugin stores it and removes the key.
+    // Predictions and the saved plan's record are masked by whole values only: a secret inside
+    // another string (`web` in `existing-web`) is not the secret, and masking it there would
+    // corrupt the name a later task or the plan compares (issue 33).
+    let mut result = mask(result, &no_log);
     if let (Some(plan), Value::Object(map)) = (&ctx.predictions, &mut result) {
         let recorded = plan.recorded();
         if !recorded.is_empty() {
-            map.insert(PLAN_OUT.into(), json!(recorded));
+            map.insert(PLAN_OUT.into(), mask_whole(json!(recorded), &no_log));
         }
     }
     // For the plan the check run saves: each secret already as the keyed hash the plugin handed
@@ -349,7 +353,7 @@ fn run_body(
             map.insert(SAVED_OUT.into(), saved.recorded_json());
         }
     }
-    (mask(result, &no_log), code)
+    (result, code)
 }
 
 /// A real run applying a saved plan whose task found nothing left to do where the plan wrote
@@ -505,6 +509,17 @@ pub fn mask(value: Value, secrets: &[String]) -> Value {
                 Value::Number(n)
             }
         }
+        other => other,
+    }
+}
+
+/// `value` with each string that is a whole secret replaced, as `mask` does; a secret inside
+/// another string is left.
+fn mask_whole(value: Value, secrets: &[String]) -> Value {
+    match value {
+        Value::String(s) if secrets.contains(&s) => Value::String("VALUE_SPECIFIED_IN_NO_LOG_PARAMETER".into()),
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| mask_whole(v, secrets)).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, mask_whole(v, secrets))).collect()),
         other => other,
     }
 }

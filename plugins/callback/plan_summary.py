@@ -13,8 +13,10 @@ short_description: Summarise a ferro.proxmox saved plan at the end of the run
 description:
   - At the end of a C(--check) run that saves a plan (C(ferro_proxmox_plan) or C(FERRO_PROXMOX_PLAN)
     set), prints per host what the plan will create, change, destroy and restart, and the plan's path.
-  - At the end of a real run that applies a plan, lists the planned tasks this run did not run
-    (a task the run skipped, or one the playbook no longer has).
+  - At the end of a real run that applies a plan, lists the planned tasks this run did not apply
+    (a task the run skipped, one the playbook no longer has, one refused or failed).
+  - A callback cannot change the run's exit code; end the playbook with the lookup
+    C(ferro.proxmox.saved_plan) for a run that fails when the plan was not applied whole.
   - Enable it in ansible.cfg with C(callbacks_enabled = ferro.proxmox.plan_summary).
 author: "ferro.proxmox contributors (@ferro-proxmox)"
 requirements:
@@ -70,6 +72,9 @@ def summary(plan_dir):
         counts = {}
         details = []
         for record in per_host[host]:
+            if record.get('outside_plan'):
+                details.append('    ! %s: check_mode: false, runs as written in both runs, outside the plan'
+                               % record['task'])
             if (record.get('result') or {}).get('failed'):
                 details.append('    ! %s: fails: %s' % (record['task'], record['result'].get('msg')))
             for write in record.get('writes') or []:
@@ -83,23 +88,30 @@ def summary(plan_dir):
 
 
 def not_applied(plan_dir, applied_dir):
-    """The planned tasks this run did not run."""
-    ran = set()
+    """The planned tasks this run did not apply: not run, refused before their module ran, or
+    failed (a task's marker is written before its checks, its outcome after its module)."""
+    outcome = {}
     for root, _dirs, files in os.walk(applied_dir):
         for name in files:
             try:
                 with open(os.path.join(root, name), encoding='utf-8') as f:
-                    ran.add(json.load(f)['record'])
-            except (OSError, ValueError, KeyError):
+                    marker = json.load(f)
+                outcome[marker['record']] = marker.get('outcome') or 'refused before its module ran'
+            except (OSError, ValueError, KeyError, TypeError):
                 continue
     missing = []
     for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
         for name in sorted(files):
             path = os.path.join(root, name)
-            if name.endswith('.json') and not name.startswith('.') and path not in ran:
+            if not name.endswith('.json') or name.startswith('.') or outcome.get(path) in ('applied', 'preview'):
+                continue
+            try:
                 with open(path, encoding='utf-8') as f:
                     record = json.load(f)
-                missing.append('%s: %r at %s' % (record['host'], record['task'], record['path']))
+                words = '%s: %r at %s' % (record['host'], record['task'], record['path'])
+            except (OSError, ValueError, KeyError, TypeError):
+                words = path
+            missing.append('%s (%s)' % (words, (outcome.get(path) or 'did not run').split(':')[0]))
     return missing
 
 
@@ -122,7 +134,7 @@ class CallbackModule(CallbackBase):
             return
         missing = not_applied(plan_dir, saved_plan.applied_dir())
         if missing:
-            self._display.warning('ferro.proxmox saved plan %s: planned tasks this run did not run: %s'
+            self._display.warning('ferro.proxmox saved plan %s: planned tasks this run did not apply: %s'
                                   % (plan_dir, '; '.join(missing)))
         else:
             self._display.display('ferro.proxmox saved plan %s: every planned task ran' % plan_dir)

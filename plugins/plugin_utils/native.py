@@ -51,13 +51,14 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
 try:
-    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_verify, saved_plan
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_run, plan_verify, saved_plan
 except ImportError:  # this file loaded from the source tree, outside an installed collection (its tests)
     import importlib.util
     _spec = importlib.util.spec_from_file_location(
-        'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
-    saved_plan = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(saved_plan)
+        'ferro_plan_run', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'plan_run.py'))
+    plan_run = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(plan_run)
+    saved_plan = plan_run.sp
     plan_verify = None  # its tests call no task's run()
 
 COLLECTION = 'ferro.proxmox'
@@ -364,6 +365,7 @@ class NativeModuleAction(ActionBase):
             if saved.get('failed'):
                 result.update(failed=True, changed=False, msg=saved['failed'])
                 return remove_values(result, no_log_values)
+            plan_run.started(saved)  # after every refusal: the plan notes the task its module runs
 
         if self._is_local():
             data = self._run_local(name, args, environ)
@@ -404,41 +406,40 @@ class NativeModuleAction(ActionBase):
             return {}
 
     def _saved_plan_before(self, plan_dir, task_vars, args, no_log_values):
-        """A saved plan, before the module runs (plugin_utils/saved_plan.py): in check mode the
-        module is told to record, in a real run handed the task's record to compare with, after
-        its arguments are compared here. Returns the state `_saved_plan_after` needs, or
-        `{'failed': message}`."""
+        """A saved plan, before the module runs (plugin_utils/saved_plan.py, plan_run.py): in a
+        check run the module is told to record, in a real run handed the task's record to
+        compare with, after the plan and the task's arguments are checked here. Returns the state
+        `_saved_plan_after` needs, or `{'failed': message}`."""
         sp = saved_plan
         key_info = sp.task_key(self._task, task_vars, self.MODULE)
         user_args = dict((k, v) for k, v in args.items() if not k.startswith('_'))
         tasks = os.path.join(plan_dir, 'tasks')
         try:
+            material = plan_run.key_material(task_vars, self._templar, args)
             with sp.locked(plan_dir):
-                if self._task.check_mode:
-                    sp.begin_save(plan_dir, COLLECTION_ROOT)
-                    # The module returns its record with each secret already as its keyed hash.
-                    args[sp.SAVED_KEY] = {'mode': 'save',
-                                          'tokens': sp.secret_tokens(no_log_values, sp.secret_key(plan_dir))}
+                if not plan_run.real_run():
+                    secret = plan_run.start_save(plan_dir, COLLECTION_ROOT, material)
+                    # A `check_mode: false` task writes in the check run already: it is recorded
+                    # as outside the plan (its arguments only), and runs as written in both runs.
+                    outside = not self._task.check_mode
+                    if not outside:
+                        # The module returns its record with each secret already as its keyed hash.
+                        args[sp.SAVED_KEY] = {'mode': 'save', 'tokens': sp.secret_tokens(no_log_values, secret)}
                     sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
-                    return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args}
-                sp.load_header(plan_dir, COLLECTION_ROOT)
-                secret = sp.secret_key(plan_dir)
+                    return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args, 'secret': secret,
+                            'outside': outside}
+                secret, warnings = plan_run.begin_apply(plan_dir, COLLECTION_ROOT, material, self._task, self._loader)
                 occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
                 path = sp.record_path(tasks, key_info, occurrence)
-                sp.write_json(sp.record_path(sp.applied_dir(), key_info, occurrence), {'record': path})
+                marker = sp.record_path(sp.applied_dir(), key_info, occurrence)
+                sp.write_json(marker, {'record': path})
                 sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'apply'})
+            planned = plan_run.planned_record(plan_dir, path, secret, key_info, occurrence)
         except sp.PlanError as e:
             return {'failed': str(e)}
         except OSError as e:
             return {'failed': 'the saved plan at %s cannot be used: %s' % (plan_dir, e)}
-        try:
-            planned = sp.read_json(path)
-        except (OSError, ValueError):
-            return {'failed': 'the saved plan no longer holds: this task is not in it (host %s, task %r at %s, run %d '
-                              'of it on this host): nothing was written; make and approve a new plan'
-                              % (key_info['host'], key_info['task'], key_info['path'], occurrence + 1)}
         skipped = sp.skipped_before(tasks, sp.applied_dir(), key_info, planned.get('seq', 0))
-        warnings = []
         if skipped:
             words = ('the saved plan no longer holds: planned tasks of host %s did not run before this one: %s'
                      % (key_info['host'], '; '.join(skipped)))
@@ -450,25 +451,27 @@ class NativeModuleAction(ActionBase):
         if moved:
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
-        compared = plan_verify.rebound(dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
-        args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
-        return {'mode': 'apply', 'planned': planned, 'warnings': warnings}
+        state = {'mode': 'apply', 'planned': planned, 'warnings': warnings, 'dir': plan_dir, 'path': path,
+                 'marker': marker, 'key': key_info}
+        if self._task.check_mode:
+            # `check_mode: true` in the real run: the task previews again and applies nothing.
+            state['mode'] = 'preview'
+        elif not planned.get('outside_plan'):
+            compared = plan_verify.rebound(dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
+            args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
+        return state
 
     def _saved_plan_after(self, saved, data, recorded, no_log_values):
-        """A saved plan, after the module ran: the check run stores the task's record (secrets
-        as keyed hashes); the real run reports the values bound at apply time."""
+        """A saved plan, after the module ran: the check run stores the task's record (secrets as keyed
+        hashes); the real run notes the task's outcome in the plan and reports the values bound at apply."""
         sp = saved_plan
-        if saved['mode'] == 'apply':
-            planned = saved['planned']
-            data['saved_plan'] = {'planned_changed': (planned.get('result') or {}).get('changed'),
-                                  'bound': sp.bound_values(planned.get('result'), data)}
-            plan_verify.remember_bound(planned, data)
-            if saved['warnings']:
-                data['warnings'] = list(data.get('warnings') or []) + saved['warnings']
+        if saved['mode'] in ('apply', 'preview'):
+            plan_run.finish_apply(saved, data)
+            if saved['mode'] == 'apply':
+                plan_verify.remember_bound(saved['planned'], data)
             return
-        plan_dir = saved['dir']
+        plan_dir, secret = saved['dir'], saved['secret']
         with sp.locked(plan_dir):
-            secret = sp.secret_key(plan_dir)
             tasks = os.path.join(plan_dir, 'tasks')
             occurrence = sp.next_occurrence(tasks, saved['key'])
             seq = sp.host_sequence(tasks, saved['key'])
@@ -476,8 +479,10 @@ class NativeModuleAction(ActionBase):
                           result=dict((k, data[k]) for k in sp.RESULT_FIELDS if k in data),
                           **dict((k, (recorded or {}).get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
             plan_verify.bind_later(record, recorded)
-            sp.write_json(sp.record_path(tasks, saved['key'], occurrence),
-                          sp.hash_secrets(record, no_log_values, secret))
+            if saved['outside']:
+                record['outside_plan'] = True
+            plan_run.save_record(plan_dir, secret, sp.record_path(tasks, saved['key'], occurrence),
+                                 sp.hash_secrets(record, no_log_values, secret), self._task, self._loader)
 
     def _run_local(self, name, args, env):
         binary = find_binary(name, platform.system(), platform.machine())

@@ -128,21 +128,6 @@ def read_json(path):
         return json.load(f)
 
 
-def secret_key(plan_dir):
-    """The plan's HMAC key (32 random bytes in `<plan>/key`, mode 0600, made by the first save
-    and kept across saves, so the same secret hashes the same way in every plan of the directory)."""
-    path = os.path.join(plan_dir, 'key')
-    try:
-        with open(path, 'rb') as f:
-            return f.read()
-    except FileNotFoundError:
-        key = os.urandom(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, 'wb') as f:
-            f.write(key)
-        return key
-
-
 def _token(key, secret):
     return HASH_PREFIX + hmac.new(key, secret.encode('utf-8'), hashlib.sha256).hexdigest()
 
@@ -154,17 +139,16 @@ def secret_tokens(secrets, key):
 
 
 def hash_secrets(value, secrets, key):
-    """`value` with every secret (whole or inside a string) replaced by its keyed hash."""
-    secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+    """`value` with every secret given as a whole value replaced by its keyed hash: a secret
+    inside another string (`web` in `existing-web`) is not the secret, and hashing it there
+    would show where the secret occurs (issue 33)."""
+    secrets = set(s for s in secrets if s)
     if isinstance(value, dict):
         return dict((k, hash_secrets(v, secrets, key)) for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return [hash_secrets(v, secrets, key) for v in value]
     if isinstance(value, str):
-        for s in secrets:
-            if s in value:
-                value = value.replace(s, _token(key, s))
-        return value
+        return _token(key, value) if value in secrets else value
     if value is not None and not isinstance(value, bool) and str(value) in secrets:
         return _token(key, str(value))
     return value

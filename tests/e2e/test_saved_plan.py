@@ -177,7 +177,7 @@ def test_a_skipped_planned_task_is_only_reported_when_asked(planned, sim):
     assert real.rc == 0, real.stdout[-3000:]
     assert "did not run before this one: 'info' at site.yml:" in real.stdout + real.stderr
     # and the callback's report at the end
-    assert "planned tasks this run did not run: localhost: 'info'" in real.stdout + real.stderr
+    assert "planned tasks this run did not apply: localhost: 'info'" in real.stdout + real.stderr
 
 
 def test_a_plan_of_another_playbook_is_refused(planned, ansible, sim, tmp_path):

@@ -313,14 +313,12 @@ fn bound(mut request: Request, vmid: u64) -> Request {
 
 fn hash_secrets(value: Value, tokens: &[(String, String)]) -> Value {
     match value {
-        Value::String(mut text) => {
-            for (secret, token) in tokens {
-                if text.contains(secret.as_str()) {
-                    text = text.replace(secret.as_str(), token);
-                }
-            }
-            Value::String(text)
-        }
+        // Only a whole value is a secret: `web` inside `existing-web` is a name, not the password
+        // `web`, and hashing it there would show where the secret occurs (issue 33).
+        Value::String(text) => match tokens.iter().find(|(secret, _)| *secret == text) {
+            Some((_, token)) => Value::String(token.clone()),
+            None => Value::String(text),
+        },
         Value::Array(items) => Value::Array(items.into_iter().map(|v| hash_secrets(v, tokens)).collect()),
         Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, hash_secrets(v, tokens))).collect()),
         other => other,

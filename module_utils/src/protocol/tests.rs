@@ -251,3 +251,18 @@ fn the_check_plan_comes_in_with_the_args_and_only_this_tasks_predictions_go_back
     let (v, _) = exec(&real.to_string());
     assert!(v.get("_ferro_check_plan_recorded").is_none(), "{v}");
 }
+
+#[test]
+fn predictions_are_masked_by_whole_secrets_only() {
+    // issue 33: with the password `web`, a VM named `existing-web` keeps its name for the later
+    // tasks that read the prediction; a value that is the secret is still masked
+    let input = json!({"what": "predict", "_ansible_check_mode": true, "password": "web", "_ferro_check_plan": [
+        {"vmid": 7, "name": "existing-web", "node": "pve1", "status": "stopped", "template": false, "removed": false,
+         "exists": true, "current": {"cores": "1", "cipassword": "web"}, "pending": {}, "pending_delete": {}}]});
+    let (v, code) = exec(&input.to_string());
+    assert_eq!(code, 0, "{v}");
+    let recorded = &v["_ferro_check_plan_recorded"][0];
+    assert_eq!(recorded["name"], "existing-web", "{v}");
+    assert_eq!(recorded["current"]["cipassword"], "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER", "{v}");
+    assert_eq!(v["invocation"]["module_args"]["password"], "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER");
+}
