@@ -53,6 +53,11 @@ fn auditor() -> PveClient {
 /// What PVE answered a write it refused.
 fn refusal(result: Result<Value, Error>) -> String {
     match result {
+        // a 403 names who was refused after PVE's words (client::decode)
+        Err(Error::Api { message, status: 403, .. }) => match message.rsplit_once(", as ") {
+            Some((words, who)) if who.ends_with("(API token)") => words.to_string(),
+            _ => panic!("a 403 that does not name who was refused: {message:?}"),
+        },
         Err(Error::Api { message, .. }) => message,
         other => panic!("PVE accepted the write: {other:?}"),
     }
