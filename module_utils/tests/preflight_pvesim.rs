@@ -66,6 +66,9 @@ fn refusal(result: Result<Value, Error>) -> String {
 /// The preflight's message without the option it names.
 fn pve_words(e: Error, option: &str) -> String {
     let text = e.to_string();
+    // what exists follows PVE's words (a missing node or storage)
+    let text = text.split("; the cluster's nodes: ").next().unwrap_or_default();
+    let text = text.split("; the storages enabled on ").next().unwrap_or_default();
     text.strip_prefix(&format!("{option}: ")).unwrap_or_else(|| panic!("{text:?} does not name {option}")).to_string()
 }
 
