@@ -145,7 +145,8 @@ impl<'a> Checks<'a> {
         if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
             // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2)
             let statestorage = permissions::vmstate_storage(&config.current, &self.preflight.storages()?);
-            self.privileges.require_for(&permissions::hibernate(vm.vmid, statestorage.as_deref()), &described(write, vmid))?;
+            self.privileges
+                .require_for(&permissions::hibernate(vm.vmid, statestorage.as_deref()), &described(write, vmid))?;
         }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
@@ -452,7 +453,11 @@ fn split_config_body(body: &Form) -> (Form, Vec<String>) {
 /// as PVE made it, so it is not among them.
 /// The requests of `write` as a refusal names them (`request::describe`), in the order sent.
 fn described(write: &Write, vmid: u64) -> String {
-    requests(write, vmid).iter().map(|(method, path, form, _)| describe(*method, path, form)).collect::<Vec<_>>().join(" then ")
+    requests(write, vmid)
+        .iter()
+        .map(|(method, path, form, _)| describe(*method, path, form))
+        .collect::<Vec<_>>()
+        .join(" then ")
 }
 
 pub(crate) fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
