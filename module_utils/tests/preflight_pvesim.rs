@@ -53,6 +53,11 @@ fn auditor() -> PveClient {
 /// What PVE answered a write it refused.
 fn refusal(result: Result<Value, Error>) -> String {
     match result {
+        // a 403 names who was refused after PVE's words (client::decode)
+        Err(Error::Api { message, status: 403, .. }) => match message.rsplit_once(", as ") {
+            Some((words, who)) if who.ends_with("(API token)") => words.to_string(),
+            _ => panic!("a 403 that does not name who was refused: {message:?}"),
+        },
         Err(Error::Api { message, .. }) => message,
         other => panic!("PVE accepted the write: {other:?}"),
     }
@@ -61,6 +66,9 @@ fn refusal(result: Result<Value, Error>) -> String {
 /// The preflight's message without the option it names.
 fn pve_words(e: Error, option: &str) -> String {
     let text = e.to_string();
+    // what exists follows PVE's words (a missing node or storage)
+    let text = text.split("; the cluster's nodes: ").next().unwrap_or_default();
+    let text = text.split("; the storages enabled on ").next().unwrap_or_default();
     text.strip_prefix(&format!("{option}: ")).unwrap_or_else(|| panic!("{text:?} does not name {option}")).to_string()
 }
 

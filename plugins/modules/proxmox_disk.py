@@ -437,8 +437,8 @@ notes:
       pending change) first."
   - "O(state=resized) of a drive whose pending change only changes options resizes it as Proxmox VE does (the applied
       drive), then writes the pending value again with the new size, because Proxmox VE would otherwise bring the old
-      size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending) is
-      then true."
+      size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending)
+      then lists the drive."
   - "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM
       is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added."
   - "Difference from community.proxmox: O(api_otp) is sent only when Proxmox VE asks for a second factor after the
@@ -550,12 +550,8 @@ unused:
   returned: when a volume was left unused
   type: str
   sample: unused0
-pending:
-  description: Whether the drive has a change that waits for the next start of the VM.
-  returned: success
-  type: bool
 reboot_required:
-  description: Whether the VM must be restarted for the drive to be as described (same as RV(pending)).
+  description: Whether the VM must be restarted for the drive to be as described (RV(pending) is not empty).
   returned: success
   type: bool
 msg:
@@ -563,6 +559,18 @@ msg:
   returned: always
   type: str
   sample: Disk scsi1 created in VM 101
+pending:
+  description:
+    - The config keys with a change that waits for the next start of the VM (Proxmox VE's pending config); empty when
+        nothing waits.
+    - M(ferro.proxmox.proxmox_kvm) lists every such key of the VM; M(ferro.proxmox.proxmox_disk) the task's drive key
+        and M(ferro.proxmox.proxmox_nic) the task's NIC key, when theirs waits.
+    - The same type in every module (proxmox_disk and proxmox_nic returned a boolean before; a list is true in a
+        condition when it is not empty).
+  returned: success
+  type: list
+  elements: str
+  sample: ["cores"]
 status_code:
   description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
     privilege).

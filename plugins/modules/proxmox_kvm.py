@@ -817,12 +817,6 @@ devices:
   returned: success
   type: dict
   sample: {"scsi0": "local-lvm:vm-105-disk-0", "ide2": "local-lvm:vm-105-cloudinit"}
-pending:
-  description: The config keys with a change that waits for the next start of the VM.
-  returned: success
-  type: list
-  elements: str
-  sample: ["cores"]
 reboot_required:
   description: Whether the VM must be restarted for its config to be as described (RV(pending) is not empty).
   returned: success
@@ -833,6 +827,18 @@ drift:
   returned: success
   type: dict
   sample: {"memory": {"before": "2048", "after": "4096"}}
+pending:
+  description:
+    - The config keys with a change that waits for the next start of the VM (Proxmox VE's pending config); empty when
+        nothing waits.
+    - M(ferro.proxmox.proxmox_kvm) lists every such key of the VM; M(ferro.proxmox.proxmox_disk) the task's drive key
+        and M(ferro.proxmox.proxmox_nic) the task's NIC key, when theirs waits.
+    - The same type in every module (proxmox_disk and proxmox_nic returned a boolean before; a list is true in a
+        condition when it is not empty).
+  returned: success
+  type: list
+  elements: str
+  sample: ["cores"]
 status_code:
   description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
     privilege).

@@ -333,12 +333,8 @@ config:
   returned: success
   type: str
   sample: "virtio=BC:24:11:3A:5C:0F,bridge=vmbr1,tag=20"
-pending:
-  description: Whether the NIC has a change that waits for the next start of the VM.
-  returned: success
-  type: bool
 reboot_required:
-  description: Whether the VM must be restarted for its NIC to be as described (same as RV(pending)).
+  description: Whether the VM must be restarted for its NIC to be as described (RV(pending) is not empty).
   returned: success
   type: bool
 msg:
@@ -346,6 +342,18 @@ msg:
   returned: always
   type: str
   sample: Nic net0 updated on VM with vmid 103
+pending:
+  description:
+    - The config keys with a change that waits for the next start of the VM (Proxmox VE's pending config); empty when
+        nothing waits.
+    - M(ferro.proxmox.proxmox_kvm) lists every such key of the VM; M(ferro.proxmox.proxmox_disk) the task's drive key
+        and M(ferro.proxmox.proxmox_nic) the task's NIC key, when theirs waits.
+    - The same type in every module (proxmox_disk and proxmox_nic returned a boolean before; a list is true in a
+        condition when it is not empty).
+  returned: success
+  type: list
+  elements: str
+  sample: ["cores"]
 status_code:
   description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
     privilege).

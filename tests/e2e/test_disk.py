@@ -70,7 +70,7 @@ def test_option_change_on_a_running_vm_is_reported_pending(ansible, sim):
     # cache is not hot-pluggable (QemuServer.pm vmconfig_update_disk; §6).
     _, real, _ = ansible.converge(play(disk_task(vmid=100, disk='scsi0', cache='writeback')))
     result = real.task('disk')['result']
-    assert result['pending'] is True and result['reboot_required'] is True
+    assert result['pending'] == ['scsi0'] and result['reboot_required'] is True
     assert 'cache' not in config(sim, 100, current=True)['scsi0']
     assert 'cache=writeback' in config(sim, 100)['scsi0']
 
@@ -80,7 +80,7 @@ def test_option_change_on_a_running_vm_is_reported_pending(ansible, sim):
     _, real, again = ansible.converge(play(disk_task(vmid=100, disk='scsi0', size='40G', state='resized')))
     result = real.task('disk')['result']
     assert result['changed'] is True and result['msg'] == 'Disk scsi0 resized in VM 100'
-    assert result['pending'] is True and result['size']['text'] == '40G'
+    assert result['pending'] == ['scsi0'] and result['size']['text'] == '40G'
     assert config(sim, 100, current=True)['scsi0'] == 'local-lvm:vm-100-disk-0,discard=on,iothread=1,size=40G'
     assert config(sim, 100)['scsi0'] == 'local-lvm:vm-100-disk-0,cache=writeback,discard=on,iothread=1,size=40G'
     assert again.task('disk')['result']['msg'] == 'Disk scsi0 is already 40G size'

@@ -236,11 +236,11 @@ def test_a_nic_left_pending_is_reported_as_pending_on_every_later_run(ansible, s
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'hotplug': 'disk,usb'})
     task = t('proxmox_nic', vmid=100, interface='net1', bridge='vmbr1')
     first = last(run(ansible, task))['result']
-    assert first['changed'] is True and first['pending'] is True, first
+    assert first['changed'] is True and first['pending'] == ['net1'], first
     for _ in range(2):
         sim.clear_requests()
         again = last(run(ansible, task))['result']
-        assert again['changed'] is False and again['pending'] is True, again
+        assert again['changed'] is False and again['pending'] == ['net1'], again
         assert 'unchanged' not in again['msg'] and 'pending' in again['msg'], again['msg']
         assert writes(sim) == []
     pend = dict((i['key'], i) for i in sim.api('GET', '/nodes/pve1/qemu/100/pending'))

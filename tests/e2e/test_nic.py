@@ -43,7 +43,7 @@ def test_add_a_nic_then_rerun_unchanged(ansible, sim):
     value = net(sim, 100, 'net1')
     assert result['config'] == value and result['mac'] == mac_of(value)
     assert value == 'virtio=%s,bridge=vmbr1,tag=20' % result['mac']
-    assert result['pending'] is False and result['reboot_required'] is False
+    assert result['pending'] == [] and result['reboot_required'] is False
     # In check mode the MAC of a new NIC is not known yet: marked where it will stand, never invented.
     assert check.task('nic')['result']['mac'] == '(known after apply)'
     assert check.task('nic')['result']['config'] == 'virtio=(known after apply),bridge=vmbr1,tag=20'
@@ -63,7 +63,7 @@ def test_change_bridge_and_tag_keeps_the_mac(ansible, sim):
     assert result['diff']['before'] == 'net0: %s\n' % before
     assert result['diff']['after'] == 'net0: %s\n' % after
     # Bridge and tag changes apply live on the running VM (§6): nothing pending.
-    assert result['pending'] is False
+    assert result['pending'] == []
     assert net(sim, 100, 'net0', current=True) == after
 
 
@@ -86,7 +86,7 @@ def test_link_down_on_a_running_vm(ansible, sim):
     _, real, _ = ansible.converge(play(nic_task(vmid=100, interface='net0', bridge='vmbr0', firewall=True, link_down=True)))
     result = real.task('nic')['result']
     assert 'link_down=1' in net(sim, 100, 'net0', current=True)
-    assert result['pending'] is False
+    assert result['pending'] == []
 
 
 def test_remove_then_remove_again(ansible, sim):
@@ -120,7 +120,7 @@ def test_change_waits_for_reboot_when_network_hotplug_is_off(ansible, sim):
                                           unpredictable=[MAC_RE])
     for run in (check, real, again):
         result = run.task('nic')['result']
-        assert result['pending'] is True and result['reboot_required'] is True, result
+        assert result['pending'] == ['net1'] and result['reboot_required'] is True, result
         assert any('pending' in w for w in result['warnings'])
     assert net(sim, 100, 'net1', current=True) is None
     assert net(sim, 100, 'net1') == real.task('nic')['result']['config']
@@ -131,7 +131,7 @@ def test_stopped_vm_applies_at_once(ansible, sim):
     _, real, _ = ansible.converge(play(nic_task(vmid=150, interface='net0', bridge='vmbr0', model='e1000', queues=2)),
                                   unpredictable=[MAC_RE])
     result = real.task('nic')['result']
-    assert result['pending'] is False
+    assert result['pending'] == []
     assert net(sim, 150, 'net0', current=True) == 'e1000=%s,bridge=vmbr0,queues=2' % result['mac']
 
 

@@ -407,6 +407,9 @@ pub fn decode(method: Method, path: &str, status: u16, body: &str, principal: &s
     }
     if status == 401 {
         message = format!("authentication failed for {principal}: {message}");
+    } else if status == 403 {
+        // who was refused (never a secret); the Display of Error::Api adds the request
+        message = format!("{message}, as {principal}");
     }
     Err(Error::Api { method: method.as_str().to_string(), path: path.to_string(), status, message })
 }

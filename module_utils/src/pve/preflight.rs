@@ -120,6 +120,12 @@ fn refuse(option: &str, message: impl AsRef<str>) -> Error {
     Error::failed(format!("{option}: {}", message.as_ref()))
 }
 
+/// PVE's words for a node or storage that does not exist, then what does (as the bridges are listed).
+fn missing<'n>(option: &str, words: String, what: &str, known: impl Iterator<Item = &'n str>) -> Error {
+    let known: Vec<&str> = known.collect();
+    refuse(option, format!("{words}; {what}: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))
+}
+
 impl<'a> Preflight<'a> {
     pub fn new(api: &'a dyn Api) -> Preflight<'a> {
         Preflight {
@@ -243,10 +249,13 @@ impl<'a> Preflight<'a> {
         if node == "localhost" {
             return Ok(());
         }
-        match self.nodes()?.iter().find(|n| n.node == node) {
-            None => Err(refuse(
+        let nodes = self.nodes()?;
+        match nodes.iter().find(|n| n.node == node) {
+            None => Err(missing(
                 option,
                 format!("hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"),
+                "the cluster's nodes",
+                nodes.iter().map(|n| n.node.as_str()),
             )),
             Some(n) if !n.online => Err(refuse(option, format!("node '{node}' is offline: No route to host"))),
             Some(_) => Ok(()),
@@ -549,18 +558,24 @@ impl<'a> Preflight<'a> {
 
     /// `PVE::Cluster::check_node_exists`: `no such cluster node '<node>'`.
     fn node_exists(&self, node: &str, option: &str) -> Result<()> {
-        if self.nodes()?.iter().any(|n| n.node == node) {
-            Ok(())
-        } else {
-            Err(refuse(option, format!("no such cluster node '{node}'")))
+        let nodes = self.nodes()?;
+        if nodes.iter().any(|n| n.node == node) {
+            return Ok(());
         }
+        let words = format!("no such cluster node '{node}'");
+        Err(missing(option, words, "the cluster's nodes", nodes.iter().map(|n| n.node.as_str())))
     }
 }
 
 /// pve-storage `storage_check_enabled` on a storage list: exists, not disabled, on `node`.
 fn enabled<'s>(storages: &'s [StorageConfig], storage: &str, node: &str, option: &str) -> Result<&'s StorageConfig> {
     let Some(scfg) = storages.iter().find(|s| s.storage == storage) else {
-        return Err(refuse(option, format!("storage '{storage}' does not exist")));
+        let on = |s: &&StorageConfig| {
+            !s.disabled && (node == "localhost" || s.nodes.as_ref().is_none_or(|n| n.contains(node)))
+        };
+        let what = format!("the storages enabled on {node}");
+        let known = storages.iter().filter(on).map(|s| s.storage.as_str());
+        return Err(missing(option, format!("storage '{storage}' does not exist"), &what, known));
     };
     if scfg.disabled {
         return Err(refuse(option, format!("storage '{storage}' is disabled")));

@@ -84,6 +84,18 @@ impl fmt::Display for ApiPath {
     }
 }
 
+/// A request as a message names it: `PUT /nodes/pve1/qemu/100/config (memory, net1)`, the
+/// parameters' names only (never a value, which may be a secret), `digest` left out, at most six.
+pub fn describe(method: Method, path: &ApiPath, form: &Form) -> String {
+    let keys: Vec<&str> = form.iter().map(|(k, _)| k.as_str()).filter(|k| *k != "digest").collect();
+    let mut text = format!("{} {path}", method.as_str());
+    if !keys.is_empty() {
+        let more = if keys.len() > 6 { format!(", and {} more", keys.len() - 6) } else { String::new() };
+        text.push_str(&format!(" ({}{more})", keys[..keys.len().min(6)].join(", ")));
+    }
+    text
+}
+
 /// Percent-encode everything but RFC 3986's unreserved characters: a path segment (UPIDs
 /// contain `:`, `@` and `!`) or a `urlencoded` PVE value such as `sshkeys` (the same as Python's
 /// `urllib.parse.quote(text, safe='')`, which community.proxmox applies).

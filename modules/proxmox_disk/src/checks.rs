@@ -11,7 +11,7 @@ use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{parse_size, PropertyString};
 use module_utils::pve::replication;
-use module_utils::pve::request::form;
+use module_utils::pve::request::{describe, form};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::snapshots;
 use module_utils::pve::state::{self, Facts as VmFacts, Op};
@@ -72,8 +72,10 @@ pub fn guard(
             (None, None) => Vec::new(),
         },
     };
-    checks.privileges.require(&needs)?;
-    for (method, path, body) in apply::writes(vm, disk, &plan.action, config.digest.as_deref()) {
+    let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());
+    let request: Vec<String> = writes.iter().map(|(method, path, body)| describe(*method, path, body)).collect();
+    checks.privileges.require_for(&needs, &request.join(" then "))?;
+    for (method, path, body) in writes {
         checks.api.check_write(method, &path, &body)?;
     }
     if let (Action::Move(_), Some(target)) = (&plan.action, target) {

@@ -64,7 +64,8 @@ pub fn outcome(
         .with("volume", volume.map(Value::String).unwrap_or(Value::Null))
         .with("size", size)
         .with("config", drive.map(Value::String).unwrap_or(Value::Null))
-        .with("pending", pending)
+        // the one type of `pending` in every module: the keys that wait (docs/common.rs)
+        .with("pending", if pending { json!([params.disk]) } else { json!([]) })
         .with("reboot_required", pending)
         .with_diff(Some(diff));
     if let Some(u) = unused {

@@ -181,7 +181,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
         "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
         "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed status read); the message then says what was accepted and what failed.",
         "Differences from community.proxmox that refuse a task to protect data, before any call: a shrink with O(state=resized); O(state=moved) of a drive with a change waiting for the next start (Proxmox VE would move the applied volume and put the old one back at that start); O(state=resized) of a drive whose pending change replaces or removes its volume (the volume grown would leave the drive at the next start). Restart the VM (or revert the pending change) first.",
-        "O(state=resized) of a drive whose pending change only changes options resizes it as Proxmox VE does (the applied drive), then writes the pending value again with the new size, because Proxmox VE would otherwise bring the old size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending) is then true.",
+        "O(state=resized) of a drive whose pending change only changes options resizes it as Proxmox VE does (the applied drive), then writes the pending value again with the new size, because Proxmox VE would otherwise bring the old size back at the next start (C(Qemu.pm) C(resize_vm), C(QemuServer.pm) C(vmconfig_apply_pending)); RV(pending) then lists the drive.",
         "Return values keep community.proxmox's meaning (RV(vmid), RV(msg)); RV(vmid) is returned on failure too once the VM is known. RV(disk), RV(volume), RV(size), RV(config), RV(pending), RV(reboot_required) and RV(unused) are added.",
     ], &[]),
     examples: doc(r#"
@@ -268,12 +268,8 @@ unused:
   returned: when a volume was left unused
   type: str
   sample: unused0
-pending:
-  description: Whether the drive has a change that waits for the next start of the VM.
-  returned: success
-  type: bool
 reboot_required:
-  description: Whether the VM must be restarted for the drive to be as described (same as RV(pending)).
+  description: Whether the VM must be restarted for the drive to be as described (RV(pending) is not empty).
   returned: success
   type: bool
 msg:

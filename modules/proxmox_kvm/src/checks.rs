@@ -21,7 +21,7 @@ use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::pools::{require_guest_pool, require_pool, PoolMove};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
-use module_utils::pve::request::{ApiPath, Form, Method};
+use module_utils::pve::request::{describe, ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::schema::boot_order_devices;
 use module_utils::pve::state::{self, Facts, Op};
@@ -132,7 +132,8 @@ impl<'a> Checks<'a> {
     /// task: the pool exists, the privileges of the move, its request against PVE's schema.
     pub(crate) fn pool_move(&self, mv: &PoolMove) -> Result<()> {
         require_pool(self.api, &mv.to, "pool")?;
-        self.privileges.require(&permissions::pool_move(mv.vmid, &mv.to, mv.from.as_deref()))?;
+        let request = describe(Method::Put, &PoolMove::path(), &mv.form());
+        self.privileges.require_for(&permissions::pool_move(mv.vmid, &mv.to, mv.from.as_deref()), &request)?;
         self.api.check_write(Method::Put, &PoolMove::path(), &mv.form())
     }
 
@@ -141,11 +142,12 @@ impl<'a> Checks<'a> {
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;
-        self.privileges.require(&needs(write, before, vmid, p))?;
+        self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
         if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
             // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2)
             let statestorage = permissions::vmstate_storage(&config.current, &self.preflight.storages()?);
-            self.privileges.require(&permissions::hibernate(vm.vmid, statestorage.as_deref()))?;
+            self.privileges
+                .require_for(&permissions::hibernate(vm.vmid, statestorage.as_deref()), &described(write, vmid))?;
         }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
@@ -169,7 +171,7 @@ impl<'a> Checks<'a> {
         self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
         let vmid = offer()?;
         self.schema(write, vmid)?;
-        self.privileges.require(&needs(write, before, vmid, p))?;
+        self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
         one_cloudinit(write, before, vmid)?;
@@ -455,6 +457,15 @@ fn split_config_body(body: &Form) -> (Form, Vec<String>) {
 /// The requests `apply` sends for `write`, with the context it gives their failures (for a
 /// new VM, `vmid` is the id it takes). A clone's configuring write is planned only from the clone
 /// as PVE made it, so it is not among them.
+/// The requests of `write` as a refusal names them (`request::describe`), in the order sent.
+fn described(write: &Write, vmid: u64) -> String {
+    requests(write, vmid)
+        .iter()
+        .map(|(method, path, form, _)| describe(*method, path, form))
+        .collect::<Vec<_>>()
+        .join(" then ")
+}
+
 pub(crate) fn requests(write: &Write, vmid: u64) -> Vec<(Method, ApiPath, Form, String)> {
     match write {
         Write::Config { vm, body, digest, context, boot_after } => {

@@ -324,12 +324,6 @@ devices:
   returned: success
   type: dict
   sample: {"scsi0": "local-lvm:vm-105-disk-0", "ide2": "local-lvm:vm-105-cloudinit"}
-pending:
-  description: The config keys with a change that waits for the next start of the VM.
-  returned: success
-  type: list
-  elements: str
-  sample: ["cores"]
 reboot_required:
   description: Whether the VM must be restarted for its config to be as described (RV(pending) is not empty).
   returned: success

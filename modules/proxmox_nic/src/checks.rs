@@ -3,6 +3,7 @@
 use module_utils::pve::client::Api;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::permissions::{self, Privileges};
+use module_utils::pve::request::describe;
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::{Error, Result};
@@ -29,7 +30,8 @@ pub fn guard(
         Action::Delete => (Vec::new(), vec![iface.to_string()]),
         _ => (body.iter().filter(|(k, _)| k == iface).cloned().collect(), Vec::new()),
     };
-    privileges.require(&permissions::update(vm.vmid, &config.effective(), &set, &delete))?;
+    let request = describe(method, &path, &body);
+    privileges.require_for(&permissions::update(vm.vmid, &config.effective(), &set, &delete), &request)?;
     api.check_write(method, &path, &body)?;
     // the VM's state (its lock) as update_vm_api checks it, inside the handler (pve::state)
     let facts = Facts { vmid: vm.vmid, config, running: vm.status == "running", skiplock: false };

@@ -4,7 +4,7 @@ use module_utils::ansible::diff::Diff;
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::resources::VmResource;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::params::{Params, State};
 use crate::plan::{Action, Plan};
@@ -52,7 +52,8 @@ pub fn outcome(
         .with("interface", iface)
         .with("mac", mac.map(Value::String).unwrap_or(Value::Null))
         .with("config", after.map(Value::String).unwrap_or(Value::Null))
-        .with("pending", pending)
+        // the one type of `pending` in every module: the keys that wait (docs/common.rs)
+        .with("pending", if pending { json!([iface]) } else { json!([]) })
         .with("reboot_required", pending)
         .with_diff(Some(diff))
 }

@@ -134,12 +134,8 @@ config:
   returned: success
   type: str
   sample: "virtio=BC:24:11:3A:5C:0F,bridge=vmbr1,tag=20"
-pending:
-  description: Whether the NIC has a change that waits for the next start of the VM.
-  returned: success
-  type: bool
 reboot_required:
-  description: Whether the VM must be restarted for its NIC to be as described (same as RV(pending)).
+  description: Whether the VM must be restarted for its NIC to be as described (RV(pending) is not empty).
   returned: success
   type: bool
 msg:

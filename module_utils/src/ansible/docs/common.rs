@@ -55,8 +55,21 @@ refused_writes:
   sample: ["PUT /nodes/pve1/qemu/100/resize (task UPID:pve1:... ended: VM is locked (backup))"]
 "#;
 
-/// The module's RETURN: its own keys, then those of a failure.
+/// `pending`, one type in every module that writes (a list of config keys), documented here once.
+const PENDING_RETURN: &str = r#"pending:
+  description:
+    - The config keys with a change that waits for the next start of the VM (Proxmox VE's pending config); empty when nothing waits.
+    - M(ferro.proxmox.proxmox_kvm) lists every such key of the VM; M(ferro.proxmox.proxmox_disk) the task's drive key and M(ferro.proxmox.proxmox_nic) the task's NIC key, when theirs waits.
+    - The same type in every module (proxmox_disk and proxmox_nic returned a boolean before; a list is true in a condition when it is not empty).
+  returned: success
+  type: list
+  elements: str
+  sample: ["cores"]
+"#;
+
+/// The module's RETURN: its own keys (with `pending` for a module that writes), then those of a failure.
 pub(super) fn returns(spec: &ModuleSpec) -> String {
-    let writes = if spec.diff_mode == Support::NotApplicable { "" } else { WRITE_FAILURE_RETURNS };
-    format!("{}{FAILURE_RETURNS}{writes}", spec.returns.trim_start_matches('\n'))
+    let writes = spec.diff_mode != Support::NotApplicable;
+    let (pending, failed) = if writes { (PENDING_RETURN, WRITE_FAILURE_RETURNS) } else { ("", "") };
+    format!("{}{pending}{FAILURE_RETURNS}{failed}", spec.returns.trim_start_matches('\n'))
 }

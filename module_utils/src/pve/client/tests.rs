@@ -25,6 +25,19 @@ fn decode_success_and_errors() {
         "authentication failed for ansible@pve!automation (API token): authentication failure (HTTP 401 on GET /cluster/resources)"
     );
     assert!(matches!(decode(Method::Get, "/x", 200, "<html>", "u"), Err(Error::Internal(_))));
+    // a 403 names who was refused, after PVE's words; the request follows
+    let e = decode(
+        Method::Get,
+        "/nodes/pve1/qemu/100/config",
+        403,
+        r#"{"data":null,"message":"Permission check failed (/vms/100, VM.Audit)\n"}"#,
+        "auditor@pve!readonly (API token)",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Permission check failed (/vms/100, VM.Audit), as auditor@pve!readonly (API token) (HTTP 403 on GET /nodes/pve1/qemu/100/config)"
+    );
 }
 
 #[test]

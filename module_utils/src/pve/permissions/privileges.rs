@@ -114,6 +114,26 @@ impl<'a> Privileges<'a> {
         Ok(())
     }
 
+    /// `require`, with a message that says who was refused and for what: PVE's text, then `, as
+    /// <user>!<token>, for <request>` (`request::describe`); PVE's bare `Permission check failed`
+    /// (a create without `VM.Allocate`) also names the privileges any one of which would do.
+    /// The identity is `api_user` or `api_user!api_token_id`, never a secret.
+    pub fn require_for(&self, needs: &[Need], request: &str) -> Result<()> {
+        for need in needs {
+            if let Some(message) = self.check(need)? {
+                let wanted = match need {
+                    Need::OneOf { bare: true, options } => {
+                        let options: Vec<String> = options.iter().filter_map(wanted).collect();
+                        format!("; it needs {}", options.join(" or "))
+                    }
+                    _ => String::new(),
+                };
+                return Err(Error::failed(format!("{message}, as {}, for {request}{wanted}", self.authid)));
+            }
+        }
+        Ok(())
+    }
+
     /// `None` when `need` is held, else PVE's message for it.
     fn check(&self, need: &Need) -> Result<Option<String>> {
         Ok(match need {
@@ -160,5 +180,13 @@ impl<'a> Privileges<'a> {
             Need::Refused(message) => Some(message.clone()),
             Need::Tags { old, new } => super::tag_policy::refusal(self, old, new)?,
         })
+    }
+}
+
+/// A privilege need as a message names it: `VM.Allocate on /vms/606`.
+fn wanted(need: &Need) -> Option<String> {
+    match need {
+        Need::Privs { path, privs, any } => Some(format!("{} on {path}", privs.join(if *any { "|" } else { "+" }))),
+        _ => None,
     }
 }

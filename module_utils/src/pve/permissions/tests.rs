@@ -296,6 +296,35 @@ fn a_read_only_token_is_refused_as_pve_refuses_it() {
 }
 
 #[test]
+fn a_refusal_names_who_was_refused_and_for_which_request() {
+    let api = acl(&[("/vms/100", &["VM.Audit"]), ("/", &["VM.Audit"])]);
+    let p = Privileges::new(&api, "auditor@pve!readonly");
+    let start = crate::pve::request::describe(
+        crate::pve::request::Method::Post,
+        &crate::pve::request::ApiPath::new(["nodes", "pve1", "qemu", "100", "status", "start"]),
+        &Vec::new(),
+    );
+    assert_eq!(
+        p.require_for(&power(100), &start).unwrap_err().to_string(),
+        "Permission check failed (/vms/100, VM.PowerMgmt), as auditor@pve!readonly, for POST /nodes/pve1/qemu/100/status/start"
+    );
+    // PVE's bare refusal of a create names no privilege: ours names the ones any of which would do
+    let new = form([("name", "x"), ("cipassword", "s3cret")]);
+    let create_request = crate::pve::request::describe(
+        crate::pve::request::Method::Post,
+        &crate::pve::request::ApiPath::new(["nodes", "pve1", "qemu"]),
+        &new,
+    );
+    let e = p.require_for(&create(606, Some("web"), None, false, &new), &create_request).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "Permission check failed, as auditor@pve!readonly, for POST /nodes/pve1/qemu (name, cipassword); it needs VM.Allocate on /vms/606 or VM.Allocate on /pool/web"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+    assert!(p.require_for(&[], "GET /version").is_ok());
+}
+
+#[test]
 fn the_first_missing_privilege_is_named() {
     let api = acl(&[
         ("/vms/100", &["VM.Config.Memory", "VM.Config.Disk"]),

@@ -57,7 +57,7 @@ fn nodes_missing_or_offline_are_refused_with_one_read() {
     assert!(pf.node("localhost", "node").is_ok());
     assert_eq!(
         text(pf.node("pve9", "node")),
-        "node: hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known"
+        "node: hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known; the cluster's nodes: pve1, pve2, pve3"
     );
     assert_eq!(text(pf.node("pve3", "node")), "node: node 'pve3' is offline: No route to host");
     assert_eq!(calls(&api), ["GET /nodes"]);
@@ -71,7 +71,7 @@ fn storages_are_checked_as_storage_check_enabled_then_content() {
     assert!(pf.storage("pve2", "local", Content::Iso, "iso").is_ok());
     assert!(pf.storage("localhost", "only1", Content::Images, "storage").is_ok());
     for (node, sid, content, message) in [
-        ("pve1", "nosuch", Content::Images, "storage 'nosuch' does not exist"),
+        ("pve1", "nosuch", Content::Images, "storage 'nosuch' does not exist; the storages enabled on pve1: local, local-lvm, only1, nfs, ceph, isos, san"),
         ("pve1", "off", Content::Images, "storage 'off' is disabled"),
         ("pve2", "only1", Content::Images, "storage 'only1' is not available on node 'pve2'"),
         ("pve1", "isos", Content::Images, "storage 'isos' does not support vm images"),
@@ -127,7 +127,7 @@ fn volumes_are_looked_up_once_per_storage_and_missing_ones_refused() {
         text(pf.volume("pve1", "local:iso/nope.iso", "cdrom")),
         "cdrom: volume local:iso/nope.iso does not exist"
     );
-    assert_eq!(text(pf.volume("pve1", "gone:iso/x.iso", "cdrom")), "cdrom: storage 'gone' does not exist");
+    assert_eq!(text(pf.volume("pve1", "gone:iso/x.iso", "cdrom")), "cdrom: storage 'gone' does not exist; the storages enabled on pve1: local, local-lvm, only1, nfs, ceph, isos, san");
     for not_a_volume in ["none", "cdrom", "/dev/sdb", "4"] {
         assert!(pf.volume("pve1", not_a_volume, "cdrom").is_ok(), "{not_a_volume}");
     }
@@ -149,7 +149,10 @@ fn clone_targets_follow_clone_vm() {
     assert!(pf.clone_target("pve1", Some("localhost"), None, &local).is_ok());
     assert!(pf.clone_target("pve1", Some("pve2"), None, &shared).is_ok());
     assert!(pf.clone_target("pve1", Some("pve2"), Some("nfs"), &local).is_err());
-    assert_eq!(text(pf.clone_target("pve1", Some("pve9"), None, &shared)), "target: no such cluster node 'pve9'");
+    assert_eq!(
+        text(pf.clone_target("pve1", Some("pve9"), None, &shared)),
+        "target: no such cluster node 'pve9'; the cluster's nodes: pve1, pve2, pve3"
+    );
     assert_eq!(
         text(pf.clone_target("pve1", Some("pve2"), None, &local)),
         "target: can't clone VM to node 'pve2' (VM uses local storage)"
@@ -202,7 +205,10 @@ fn migrate_targets_follow_migrate_vm() {
     assert!(pf.migrate_target("pve1", "pve2", &vm, None).is_ok());
     assert!(pf.migrate_target("pve1", "pve2", &vm, Some("nfs")).is_ok());
     assert_eq!(text(pf.migrate_target("pve1", "pve1", &vm, None)), "target: target is local node.");
-    assert_eq!(text(pf.migrate_target("pve1", "pve9", &vm, None)), "target: no such cluster node 'pve9'");
+    assert_eq!(
+        text(pf.migrate_target("pve1", "pve9", &vm, None)),
+        "target: no such cluster node 'pve9'; the cluster's nodes: pve1, pve2, pve3"
+    );
     assert_eq!(text(pf.migrate_target("pve1", "pve3", &vm, None)), "target: node 'pve3' is offline: No route to host");
     let on_one_node = config(&[("virtio0", "only1:vm-100-disk-0")]);
     assert_eq!(
@@ -228,7 +234,7 @@ fn move_targets_follow_move_vm_disk() {
     let api = cluster();
     let pf = Preflight::new(&api);
     assert!(pf.move_target("pve1", "nfs", "storage").is_ok());
-    assert_eq!(text(pf.move_target("pve1", "nosuch", "storage")), "storage: storage 'nosuch' does not exist");
+    assert_eq!(text(pf.move_target("pve1", "nosuch", "storage")), "storage: storage 'nosuch' does not exist; the storages enabled on pve1: local, local-lvm, only1, nfs, ceph, isos, san");
     assert_eq!(text(pf.move_target("pve1", "isos", "storage")), "storage: storage 'isos' does not support vm images");
     assert_eq!(
         text(pf.move_target("pve2", "only1", "storage")),
