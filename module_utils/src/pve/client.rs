@@ -24,6 +24,7 @@ use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::request::{form, ApiPath, Form, Method};
 use crate::pve::schema;
+use crate::pve::transient::{self, Backoff, Class, Reconciled};
 use crate::pve::trust::{system_roots, Trust};
 
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
@@ -77,6 +78,10 @@ pub struct PveClient {
     checked: Mutex<Vec<(Method, String, Form)>>,
     /// What the server's certificate is checked against, for the message when it does not verify.
     trust: Trust,
+    /// Who PVE sees (`user@realm` or `user@realm!token`): whose tasks a lost answer looks for.
+    authid: String,
+    /// How long a write refused transiently is sent again (`pve::transient`: the task's `timeout`).
+    retry_budget: Duration,
 }
 
 impl PveClient {
@@ -105,6 +110,8 @@ impl PveClient {
             recent: RecentReads::default(),
             checked: Mutex::new(Vec::new()),
             trust,
+            authid: conn.authid(),
+            retry_budget: transient::DEFAULT_BUDGET,
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -132,6 +139,68 @@ impl PveClient {
             }
         }
         Ok(client)
+    }
+
+    /// Send transient refusals again for at most `budget` (the task's `timeout`), not the default.
+    pub fn retrying_for(&mut self, budget: Duration) {
+        self.retry_budget = budget;
+    }
+
+    /// A write: sent, and sent again only when PVE is known to have done nothing with it
+    /// (`pve::transient`, docs/pve-semantics.md §55); a lost answer is reconciled with what PVE did.
+    fn write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+        let mut backoff = Backoff::new(self.retry_budget);
+        let call = format!("{} {}", method.as_str(), path.encoded());
+        loop {
+            // What the write's task could touch, read first, so that a failure of the task can
+            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
+            let footprint = Footprint::before(&self.recent.over(&|p, q| self.get(p, q)), method, path, params);
+            let sent_at = transient::now_secs();
+            let sent = self.send(method, path, params);
+            self.recent.forget();
+            let answer = match sent {
+                Ok(answer) => answer,
+                Err(e) => match transient::classify(&e) {
+                    Class::Final => return Err(e),
+                    Class::Again(why) => {
+                        self.again(&mut backoff, &call, &why).ok_or(e)?;
+                        continue;
+                    }
+                    Class::Lost => {
+                        let read = |p: &ApiPath, q: &Form| self.get(p, q);
+                        let fp = footprint.as_ref();
+                        let (answer, how) =
+                            match transient::reconcile(&read, method, path, params, &self.authid, sent_at, fp) {
+                                Reconciled::Unknown => return Err(e),
+                                Reconciled::Nothing => {
+                                    let why = "the answer was lost, and neither the task list nor the VM shows it done";
+                                    self.again(&mut backoff, &call, why).ok_or(e)?;
+                                    continue;
+                                }
+                                Reconciled::Task(upid) => {
+                                    let how = format!("its task {upid} is in the node's task list");
+                                    (Value::String(upid), how)
+                                }
+                                Reconciled::Applied => (Value::Null, "the config's digest shows it applied".into()),
+                            };
+                        self.journal.retried(format!("{call}: the answer was lost; {how}: not sent again"));
+                        answer
+                    }
+                },
+            };
+            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
+            return Ok(answer);
+        }
+    }
+
+    /// Wait before sending `call` again, noting why in the run's `retries`; `None` once the budget
+    /// is spent.
+    fn again(&self, backoff: &mut Backoff, call: &str, why: &str) -> Option<()> {
+        let pause = backoff.pause()?;
+        self.journal.retried(format!("{call}: {why}; sent again after {} ms", pause.as_millis()));
+        std::thread::sleep(pause);
+        Some(())
     }
 
     /// The second step of PVE's two-factor login (pve-access-control `API2/AccessControl.pm`
@@ -268,21 +337,15 @@ impl Api for PveClient {
 
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
-            // What the write's task could touch, read first, so that a failure of the task can
-            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
-            let footprint = Footprint::before(&self.recent.over(&|p, q| self.get(p, q)), method, path, params);
-            let sent = self.send(method, path, params);
-            self.recent.forget();
-            let answer = sent?;
-            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
-            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
-            return Ok(answer);
+            return self.write(method, path, params);
         }
         let mut attempt = 0;
         loop {
             match self.send(method, path, params) {
                 Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
-                    std::thread::sleep(READ_BACKOFF[attempt]);
+                    let (call, pause) = (format!("GET {}", path.encoded()), READ_BACKOFF[attempt]);
+                    self.journal.retried(format!("{call}: {}; read again after {} ms", clip(&e.to_string(), 200), pause.as_millis()));
+                    std::thread::sleep(pause);
                     attempt += 1;
                 }
                 Ok(answer) => {
