@@ -49,7 +49,11 @@ impl<P: Task> Session<P> {
             ctx.identify("vmid", id);
         }
         let authid = connection(&ctx.params)?.authid();
-        let api = connect(ctx)?;
+        let mut api = connect(ctx)?;
+        // A transient refusal is sent again within the task's `timeout` (pve::transient, §55).
+        if let Some(wait) = params.wait() {
+            api.retrying_for(wait);
+        }
         Ok(Session { params, api, authid, predictions: ctx.predictions.clone(), saved: ctx.saved.clone() })
     }
 

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
+use crate::pve::client::Api;
 use crate::pve::footprint::{touches, Footprint};
 use crate::pve::request::{form, ApiPath, Form, Method, Read};
 
@@ -175,6 +176,28 @@ pub fn reconcile(
     match footprint {
         Some(f) if task.is_some() && touches(method, path, params).is_some() && f.unchanged(api) => Reconciled::Nothing,
         _ => Reconciled::Unknown,
+    }
+}
+
+/// Run `attempt` (a write and the wait for its task) again while its task fails on a lock PVE could
+/// not take in time and the task changed nothing (the journal settled it against its footprint,
+/// §31): with backoff, for at most `budget`. Any other outcome is `attempt`'s.
+pub fn again_on_lock_timeout<T>(api: &dyn Api, budget: Duration, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut backoff = Backoff::new(budget);
+    loop {
+        let result = attempt();
+        let Err(Error::TaskFailed { upid, exitstatus, .. }) = &result else { return result };
+        let Some(journal) = api.journal() else { return result };
+        if !is_lock_timeout(exitstatus) || !journal.was_refused(upid) {
+            return result;
+        }
+        let Some(pause) = backoff.pause() else { return result };
+        journal.retried(format!(
+            "task {upid} failed before any change: {}; sent again after {} ms",
+            first_line(exitstatus),
+            pause.as_millis()
+        ));
+        std::thread::sleep(pause);
     }
 }
 
