@@ -301,16 +301,31 @@ impl PveClient {
 
     fn transport_error(&self, method: Method, path: &str, e: &ureq::Error) -> Error {
         // Failures before the request left this machine cannot have changed anything.
-        let not_sent = matches!(
-            e,
-            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed | ureq::Error::Tls(_) | ureq::Error::Rustls(_)
-        );
+        // What the TCP connect itself answers (ureq's connector): no byte of the request left, and
+        // the next try may find the API up (a refused connection, no route); tried again (§55).
+        let refused = match e {
+            ureq::Error::ConnectionFailed => true,
+            ureq::Error::Io(io) => matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::NetworkDown
+                    | std::io::ErrorKind::AddrNotAvailable
+            ),
+            _ => false,
+        };
+        let not_sent = refused
+            || matches!(e, ureq::Error::HostNotFound | ureq::Error::Tls(_) | ureq::Error::Rustls(_));
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
             detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail, &self.trust);
         } else {
             // Which address was tried: a refused connection or an unknown name is fixed there.
             detail = format!("{detail} (the API at {})", self.base.trim_end_matches("/api2/json"));
+        }
+        if refused {
+            detail.push_str(transient::NOT_SENT);
         }
         Error::Transport {
             method: method.as_str().to_string(),
@@ -339,9 +354,14 @@ impl Api for PveClient {
         if method != Method::Get {
             return self.write(method, path, params);
         }
-        let mut attempt = 0;
+        let (mut attempt, mut backoff) = (0, Backoff::new(self.retry_budget));
         loop {
             match self.send(method, path, params) {
+                // A connection refused before anything was sent: tried again within the budget (§55).
+                Err(e) if transient::refused_before_sending(&e) => {
+                    let why = "connection failed before the request was sent";
+                    self.again(&mut backoff, &format!("GET {}", path.encoded()), why).ok_or(e)?;
+                }
                 Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
                     let (call, pause) = (format!("GET {}", path.encoded()), READ_BACKOFF[attempt]);
                     self.journal.retried(format!("{call}: {}; read again after {} ms", clip(&e.to_string(), 200), pause.as_millis()));

@@ -34,12 +34,23 @@ pub enum Class {
     Final,
 }
 
+/// What the client adds to a transport error's detail when no byte of the request left this
+/// machine (the connection was refused, the name did not resolve, TLS did not verify).
+pub const NOT_SENT: &str = " (nothing was sent)";
+
+/// Whether `e` is a connection that failed before the request was sent, and may be tried again:
+/// not a certificate that does not verify, which never will.
+pub fn refused_before_sending(e: &Error) -> bool {
+    matches!(e, Error::Transport { detail, .. } if detail.ends_with(NOT_SENT) && !detail.contains("could not be verified"))
+}
+
 /// The class of a write's failure.
 pub fn classify(e: &Error) -> Class {
     match e {
-        Error::Transport { may_have_applied: false, detail, .. } => {
+        Error::Transport { detail, .. } if refused_before_sending(e) => {
             Class::Again(format!("connection failed before the request was sent ({})", first_line(detail)))
         }
+        Error::Transport { may_have_applied: false, .. } => Class::Final,
         Error::Transport { may_have_applied: true, .. } => Class::Lost,
         Error::Api { status: 595, message, .. } => {
             Class::Again(format!("a proxy hop could not connect (HTTP 595: {})", first_line(message)))
@@ -155,9 +166,12 @@ pub fn reconcile(
         let Ok(list) = api(&ApiPath::new(["nodes", node.as_str(), "tasks"]), &query) else {
             return Reconciled::Unknown;
         };
-        // A clock a second or two apart from PVE's still finds it; our own user's only.
+        // Our own user's only, by the UPID's user field (the whole authid; the list splits a
+        // token's into `user` and `tokenid`, Tasks.pm); a clock a second or two apart from PVE's
+        // still finds it.
         let ours = list.as_array().into_iter().flatten().find(|t| {
-            t.get("user").and_then(Value::as_str) == Some(authid)
+            let upid = t.get("upid").and_then(Value::as_str).unwrap_or_default();
+            upid.split(':').nth(7) == Some(authid)
                 && t.get("starttime").and_then(Value::as_i64).is_some_and(|st| st + 2 >= sent_at)
         });
         if let Some(upid) = ours.and_then(|t| t.get("upid")).and_then(Value::as_str) {

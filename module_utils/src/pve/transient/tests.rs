@@ -12,7 +12,8 @@ fn api(status: u16, message: &str) -> Error {
 }
 
 fn transport(may_have_applied: bool) -> Error {
-    Error::Transport { method: "POST".into(), path: "/x".into(), detail: "Connection refused".into(), may_have_applied }
+    let detail = if may_have_applied { "Connection reset by peer".into() } else { format!("Connection refused{NOT_SENT}") };
+    Error::Transport { method: "POST".into(), path: "/x".into(), detail, may_have_applied }
 }
 
 #[test]
@@ -66,8 +67,8 @@ fn a_lost_answer_is_reconciled_by_reading_before_anything_is_sent_again() {
     let body = form([("newid", "121")]);
     let upid = "UPID:pve1:1:1:1:qmclone:9000:ansible@pve!automation:";
     let (calls, tasks, config) = reader(
-        json!([{"upid": upid, "user": "ansible@pve!automation", "starttime": 1000, "type": "qmclone", "id": "9000"},
-               {"upid": "UPID:other", "user": "root@pam", "starttime": 1001}]),
+        json!([{"upid": upid, "user": "ansible@pve", "tokenid": "automation", "starttime": 1000, "type": "qmclone"},
+               {"upid": "UPID:pve1:2:2:2:qmclone:9000:root@pam:", "user": "root@pam", "starttime": 1001}]),
         json!({"digest": "aaa"}),
     );
     let read = |p: &ApiPath, _q: &Form| -> Result<Value> {
