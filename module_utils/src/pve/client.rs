@@ -9,8 +9,9 @@
 //! remembers those, so sending one does not check it again; a write it has not seen checked is
 //! checked as it is sent, so nothing unchecked is ever sent (a form sent other than as checked,
 //! such as a clone's configuring write, is so checked twice). Retry policy lives
-//! here and only here: reads (GET) are retried on transient failures with backoff; writes are
-//! never retried, because a write whose answer was lost may already have been applied.
+//! here: reads (GET) are retried on transient failures with backoff; a write is sent again only
+//! when PVE is known to have done nothing with it (`pve::transient`, §55), and a write whose answer
+//! was lost, which may already have been applied, is first reconciled by reading what PVE did.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -315,8 +316,7 @@ impl PveClient {
             ),
             _ => false,
         };
-        let not_sent = refused
-            || matches!(e, ureq::Error::HostNotFound | ureq::Error::Tls(_) | ureq::Error::Rustls(_));
+        let not_sent = refused || matches!(e, ureq::Error::HostNotFound | ureq::Error::Tls(_) | ureq::Error::Rustls(_));
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
             detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail, &self.trust);
@@ -364,7 +364,11 @@ impl Api for PveClient {
                 }
                 Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
                     let (call, pause) = (format!("GET {}", path.encoded()), READ_BACKOFF[attempt]);
-                    self.journal.retried(format!("{call}: {}; read again after {} ms", clip(&e.to_string(), 200), pause.as_millis()));
+                    self.journal.retried(format!(
+                        "{call}: {}; read again after {} ms",
+                        clip(&e.to_string(), 200),
+                        pause.as_millis()
+                    ));
                     std::thread::sleep(pause);
                     attempt += 1;
                 }

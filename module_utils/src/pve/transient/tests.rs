@@ -12,7 +12,8 @@ fn api(status: u16, message: &str) -> Error {
 }
 
 fn transport(may_have_applied: bool) -> Error {
-    let detail = if may_have_applied { "Connection reset by peer".into() } else { format!("Connection refused{NOT_SENT}") };
+    let detail =
+        if may_have_applied { "Connection reset by peer".into() } else { format!("Connection refused{NOT_SENT}") };
     Error::Transport { method: "POST".into(), path: "/x".into(), detail, may_have_applied }
 }
 
@@ -53,7 +54,10 @@ fn the_task_a_write_starts() {
     let start = task_of(Method::Post, &p(&["nodes", "pve1", "qemu", "100", "status", "start"]), &Vec::new());
     assert_eq!(start, Some(("qmstart", "100".to_string())));
     assert_eq!(task_of(Method::Put, &p(&["nodes", "pve1", "qemu", "100", "config"]), &Vec::new()), None);
-    assert_eq!(task_of(Method::Delete, &p(&["nodes", "pve1", "qemu", "100"]), &Vec::new()), Some(("qmdestroy", "100".into())));
+    assert_eq!(
+        task_of(Method::Delete, &p(&["nodes", "pve1", "qemu", "100"]), &Vec::new()),
+        Some(("qmdestroy", "100".into()))
+    );
 }
 
 /// A read closure answering the task list and the config with fixed values.
