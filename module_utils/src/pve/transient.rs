@@ -16,8 +16,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pve::client::Api;
 use crate::pve::footprint::{touches, Footprint};
+use crate::pve::journal::WriteJournal;
 use crate::pve::request::{form, ApiPath, Form, Method, Read};
 
 /// How long a module without a `timeout` of its own keeps sending a transient refusal again.
@@ -196,12 +196,17 @@ pub fn reconcile(
 /// Run `attempt` (a write and the wait for its task) again while its task fails on a lock PVE could
 /// not take in time and the task changed nothing (the journal settled it against its footprint,
 /// §31): with backoff, for at most `budget`. Any other outcome is `attempt`'s.
-pub fn again_on_lock_timeout<T>(api: &dyn Api, budget: Duration, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+/// `journal`: the run's (`Api::journal`); without one nothing is sent again.
+pub fn again_on_lock_timeout<T>(
+    journal: Option<&WriteJournal>,
+    budget: Duration,
+    mut attempt: impl FnMut() -> Result<T>,
+) -> Result<T> {
     let mut backoff = Backoff::new(budget);
     loop {
         let result = attempt();
         let Err(Error::TaskFailed { upid, exitstatus, .. }) = &result else { return result };
-        let Some(journal) = api.journal() else { return result };
+        let Some(journal) = journal else { return result };
         if !is_lock_timeout(exitstatus) || !journal.was_refused(upid) {
             return result;
         }

@@ -159,7 +159,7 @@ impl Apply<'_> {
     /// sent again (`pve::transient`, docs/pve-semantics.md §55).
     fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
         let (api, budget) = (self.api, self.budget());
-        again_on_lock_timeout(api, budget, || {
+        again_on_lock_timeout(api.journal(), budget, || {
             let answer = api.post(path, &body)?;
             self.wait(&answer, extra)
         })
@@ -185,7 +185,7 @@ impl Apply<'_> {
             body.extend(form.iter().cloned());
             let context = format!("creation of qemu VM {label} with vmid {id} failed");
             let (api, budget) = (self.api, self.budget());
-            let result = again_on_lock_timeout(api, budget, || {
+            let result = again_on_lock_timeout(api.journal(), budget, || {
                 let answer = api.post(&path, &body)?;
                 self.wait(&answer, 0)
             });
@@ -211,7 +211,7 @@ impl Apply<'_> {
             body.extend(form.iter().cloned());
             let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
             let (api, budget) = (self.api, self.budget());
-            let result = again_on_lock_timeout(api, budget, || {
+            let result = again_on_lock_timeout(api.journal(), budget, || {
                 let answer = api.post(&path, &body)?;
                 self.wait(&answer, 0)
             });
