@@ -72,6 +72,19 @@ def test_a_config_write_refused_on_the_config_flock_is_sent_again(ansible, sim):
     assert 'bridge=vmbr1' in sim.api('GET', '/nodes/pve1/qemu/100/config')['net0']
 
 
+def test_a_disk_move_whose_task_timed_out_on_the_storage_lock_is_sent_again(ansible, sim):
+    upid = sim.api('POST', '/nodes/pve1/qemu', {'vmid': 150, 'name': 'data-vm', 'scsi1': 'local-lvm:4'})
+    assert sim.wait_task(upid)['exitstatus'] == 'OK'
+    words = "cfs-lock 'storage-nvme-pool' error: got lock request timeout"
+    sim.fault(kind='task', type='qmmove', exitstatus=words, count=1)
+    result = one(ansible.run_playbook(play(t('proxmox_disk', vmid=150, disk='scsi1', state='moved',
+                                               target_storage='nvme-pool', timeout=30))))
+    assert result['changed'] is True
+    assert len(result['retries']) == 1 and words in result['retries'][0], result['retries']
+    assert [w['status'] for w in writes(sim, 'POST', '/qemu/150/move_disk')] == [200, 200]
+    assert sim.api('GET', '/nodes/pve1/qemu/150/config')['scsi1'].startswith('nvme-pool:')
+
+
 def test_a_proxy_hops_595_is_sent_again(ansible, sim):
     sim.fault(kind='http', method='POST', path='^/nodes/pve1/qemu$', status=595, message='Connection refused', count=1)
     result = one(ansible.run_playbook(play(t('proxmox_kvm', node='pve1', vmid=302, name='hop', cores=1))))
