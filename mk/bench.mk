@@ -7,6 +7,8 @@
 #                      grown and started, by each collection, each on a fresh pvesim; prints the table
 #                      and the fleet's lines and writes build/bench/results.json
 #   make bench-micro   the Rust micro-benchmarks of the hot pure functions (ns/iter)
+#   make bench-requests API requests per task of each workload (bench/requests.py), ferro.proxmox beside
+#                      community.proxmox; fails when ferro.proxmox's rise above bench/requests-baseline.json
 #
 # See bench/README.md for how to read the output.
 
@@ -17,14 +19,21 @@ BENCH_BUILD_ROUNDS ?= 1
 BENCH_FLEET ?= 12
 BENCH_SKIP ?=
 
-.PHONY: bench bench-micro
+.PHONY: bench bench-micro bench-requests
 
 ## bench-micro: the Rust micro-benchmarks of the hot pure functions
 bench-micro:
 	cargo bench --locked --quiet -p ferro_bench --bench hot
 
+## bench-requests: API requests per task of each workload, ferro.proxmox beside community.proxmox; fails when
+## ferro.proxmox's rise above bench/requests-baseline.json (BENCH_REQUESTS_ARGS=--write-baseline writes it anew)
+bench-requests: collection upstream-venv
+	@venv=$$(bench/venv.sh $(BENCH_DIR)) && \
+	  $(VENV)/bin/python bench/requests.py --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
+	    --json $(BENCH_DIR)/requests.json $(BENCH_REQUESTS_ARGS)
+
 ## bench: ferro.proxmox against community.proxmox on one pvesim (bench/README.md)
-bench: collection bench-micro upstream-venv
+bench: collection bench-micro upstream-venv bench-requests
 	@venv=$$(bench/venv.sh $(BENCH_DIR)) && \
 	  $(VENV)/bin/python bench/run.py --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
 	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet $(BENCH_FLEET) \

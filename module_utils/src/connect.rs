@@ -50,10 +50,14 @@ impl<P: Task> Session<P> {
             ctx.identify("vmid", id);
         }
         let authid = connection(&ctx.params)?.authid();
-        let api = connect(ctx)?;
+        let mut api = connect(ctx)?;
         // a saved plan's whole-run verification ends the invocation here (`check::plan_verify`)
         if let Some((saved, records)) = ctx.saved.as_ref().and_then(|s| Some((s, s.verifying()?))) {
             return Err(plan_verify::run(&api, &records, saved));
+        }
+        // A transient refusal is sent again within the task's `timeout` (pve::transient, §55).
+        if let Some(wait) = params.wait() {
+            api.retrying_for(wait);
         }
         Ok(Session { params, api, authid, predictions: ctx.predictions.clone(), saved: ctx.saved.clone() })
     }

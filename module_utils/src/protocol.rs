@@ -415,6 +415,7 @@ fn success(outcome: Outcome, ctx: &Context, invocation: Value) -> Value {
     if !ctx.deprecations.is_empty() {
         result.insert("deprecations".into(), json!(ctx.deprecations));
     }
+    report_retries(&mut result, &ctx.journal);
     result.insert("invocation".into(), invocation);
     Value::Object(result)
 }
@@ -448,12 +449,22 @@ fn failure(e: &Error, invocation: Option<Value>, ctx: &Context) -> Value {
     if !deprecations.is_empty() {
         result.insert("deprecations".into(), json!(deprecations));
     }
+    report_retries(&mut result, &ctx.journal);
     if let Some(inv) = invocation {
         result.insert("invocation".into(), inv);
     }
     let mut result = Value::Object(result);
     report_accepted(&mut result, &ctx.journal);
     result
+}
+
+/// The requests sent again after a transient refusal and the lost answers reconciled
+/// (`pve::transient`, docs/pve-semantics.md §55), when there were any: `retries`, one line each.
+fn report_retries(result: &mut Map<String, Value>, journal: &WriteJournal) {
+    let retries = journal.retries();
+    if !retries.is_empty() {
+        result.insert("retries".into(), json!(retries));
+    }
 }
 
 /// A failure after Proxmox applied a write is still a change: `changed: true`, those writes in

@@ -593,6 +593,15 @@ task_log:
   type: list
   elements: str
   sample: ["TASK ERROR: VM is locked (backup)"]
+retries:
+  description: The requests sent again after a transient refusal of a busy cluster (a lock Proxmox VE could not take in
+    time before any change, a connection refused before the request was sent, a proxy hop that could not connect), and
+    the writes whose answer was lost, reconciled from the task list or the VM before anything was sent again; one line
+    each. README.md, Transient errors.
+  returned: success and failure, when a request was tried again or an answer reconciled
+  type: list
+  elements: str
+  sample: ["task UPID:pve1:... failed before any change: cfs-lock 'storage-nas' error: got lock request timeout; sent again after 250 ms"]
 accepted_writes:
   description: The writes Proxmox VE applied (or accepted, for a task still running) before the task failed; the task is
     then C(changed). README.md, What changed means when a task fails.

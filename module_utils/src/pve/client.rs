@@ -9,8 +9,9 @@
 //! remembers those, so sending one does not check it again; a write it has not seen checked is
 //! checked as it is sent, so nothing unchecked is ever sent (a form sent other than as checked,
 //! such as a clone's configuring write, is so checked twice). Retry policy lives
-//! here and only here: reads (GET) are retried on transient failures with backoff; writes are
-//! never retried, because a write whose answer was lost may already have been applied.
+//! here: reads (GET) are retried on transient failures with backoff; a write is sent again only
+//! when PVE is known to have done nothing with it (`pve::transient`, §55), and a write whose answer
+//! was lost, which may already have been applied, is first reconciled by reading what PVE did.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -24,6 +25,7 @@ use crate::pve::journal::WriteJournal;
 use crate::pve::pveformat::QUOTE_MAX;
 use crate::pve::request::{form, ApiPath, Form, Method};
 use crate::pve::schema;
+use crate::pve::transient::{self, Backoff, Class, Reconciled};
 use crate::pve::trust::{system_roots, Trust};
 
 /// The PVE API as modules see it: a path below `/api2/json` in, the `data` of the answer out.
@@ -77,6 +79,10 @@ pub struct PveClient {
     checked: Mutex<Vec<(Method, String, Form)>>,
     /// What the server's certificate is checked against, for the message when it does not verify.
     trust: Trust,
+    /// Who PVE sees (`user@realm` or `user@realm!token`): whose tasks a lost answer looks for.
+    authid: String,
+    /// How long a write refused transiently is sent again (`pve::transient`: the task's `timeout`).
+    retry_budget: Duration,
 }
 
 impl PveClient {
@@ -105,6 +111,8 @@ impl PveClient {
             recent: RecentReads::default(),
             checked: Mutex::new(Vec::new()),
             trust,
+            authid: conn.authid(),
+            retry_budget: transient::DEFAULT_BUDGET,
         };
         match &conn.credentials {
             Credentials::Token { token_id, secret } => {
@@ -132,6 +140,68 @@ impl PveClient {
             }
         }
         Ok(client)
+    }
+
+    /// Send transient refusals again for at most `budget` (the task's `timeout`), not the default.
+    pub fn retrying_for(&mut self, budget: Duration) {
+        self.retry_budget = budget;
+    }
+
+    /// A write: sent, and sent again only when PVE is known to have done nothing with it
+    /// (`pve::transient`, docs/pve-semantics.md §55); a lost answer is reconciled with what PVE did.
+    fn write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
+        let mut backoff = Backoff::new(self.retry_budget);
+        let call = format!("{} {}", method.as_str(), path.encoded());
+        loop {
+            // What the write's task could touch, read first, so that a failure of the task can
+            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
+            let footprint = Footprint::before(&self.recent.over(&|p, q| self.get(p, q)), method, path, params);
+            let sent_at = transient::now_secs();
+            let sent = self.send(method, path, params);
+            self.recent.forget();
+            let answer = match sent {
+                Ok(answer) => answer,
+                Err(e) => match transient::classify(&e) {
+                    Class::Final => return Err(e),
+                    Class::Again(why) => {
+                        self.again(&mut backoff, &call, &why).ok_or(e)?;
+                        continue;
+                    }
+                    Class::Lost => {
+                        let read = |p: &ApiPath, q: &Form| self.get(p, q);
+                        let fp = footprint.as_ref();
+                        let (answer, how) =
+                            match transient::reconcile(&read, method, path, params, &self.authid, sent_at, fp) {
+                                Reconciled::Unknown => return Err(e),
+                                Reconciled::Nothing => {
+                                    let why = "the answer was lost, and neither the task list nor the VM shows it done";
+                                    self.again(&mut backoff, &call, why).ok_or(e)?;
+                                    continue;
+                                }
+                                Reconciled::Task(upid) => {
+                                    let how = format!("its task {upid} is in the node's task list");
+                                    (Value::String(upid), how)
+                                }
+                                Reconciled::Applied => (Value::Null, "the config's digest shows it applied".into()),
+                            };
+                        self.journal.retried(format!("{call}: the answer was lost; {how}: not sent again"));
+                        answer
+                    }
+                },
+            };
+            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
+            return Ok(answer);
+        }
+    }
+
+    /// Wait before sending `call` again, noting why in the run's `retries`; `None` once the budget
+    /// is spent.
+    fn again(&self, backoff: &mut Backoff, call: &str, why: &str) -> Option<()> {
+        let pause = backoff.pause()?;
+        self.journal.retried(format!("{call}: {why}; sent again after {} ms", pause.as_millis()));
+        std::thread::sleep(pause);
+        Some(())
     }
 
     /// The second step of PVE's two-factor login (pve-access-control `API2/AccessControl.pm`
@@ -232,16 +302,30 @@ impl PveClient {
 
     fn transport_error(&self, method: Method, path: &str, e: &ureq::Error) -> Error {
         // Failures before the request left this machine cannot have changed anything.
-        let not_sent = matches!(
-            e,
-            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed | ureq::Error::Tls(_) | ureq::Error::Rustls(_)
-        );
+        // What the TCP connect itself answers (ureq's connector): no byte of the request left, and
+        // the next try may find the API up (a refused connection, no route); tried again (§55).
+        let refused = match e {
+            ureq::Error::ConnectionFailed => true,
+            ureq::Error::Io(io) => matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::NetworkDown
+                    | std::io::ErrorKind::AddrNotAvailable
+            ),
+            _ => false,
+        };
+        let not_sent = refused || matches!(e, ureq::Error::HostNotFound | ureq::Error::Tls(_) | ureq::Error::Rustls(_));
         let mut detail = e.to_string();
         if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_)) || detail.contains("certificate") {
             detail = tls_detail(self.base.trim_end_matches("/api2/json"), &detail, &self.trust);
         } else {
             // Which address was tried: a refused connection or an unknown name is fixed there.
             detail = format!("{detail} (the API at {})", self.base.trim_end_matches("/api2/json"));
+        }
+        if refused {
+            detail.push_str(transient::NOT_SENT);
         }
         Error::Transport {
             method: method.as_str().to_string(),
@@ -268,21 +352,24 @@ impl Api for PveClient {
 
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         if method != Method::Get {
-            // What the write's task could touch, read first, so that a failure of the task can
-            // be told from a change (pve::footprint, docs/pve-semantics.md §31).
-            let footprint = Footprint::before(&self.recent.over(&|p, q| self.get(p, q)), method, path, params);
-            let sent = self.send(method, path, params);
-            self.recent.forget();
-            let answer = sent?;
-            let names: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
-            self.journal.accepted_with(method.as_str(), &path.encoded(), &names, &answer, footprint);
-            return Ok(answer);
+            return self.write(method, path, params);
         }
-        let mut attempt = 0;
+        let (mut attempt, mut backoff) = (0, Backoff::new(self.retry_budget));
         loop {
             match self.send(method, path, params) {
+                // A connection refused before anything was sent: tried again within the budget (§55).
+                Err(e) if transient::refused_before_sending(&e) => {
+                    let why = "connection failed before the request was sent";
+                    self.again(&mut backoff, &format!("GET {}", path.encoded()), why).ok_or(e)?;
+                }
                 Err(e) if attempt < READ_BACKOFF.len() && is_transient(&e) => {
-                    std::thread::sleep(READ_BACKOFF[attempt]);
+                    let (call, pause) = (format!("GET {}", path.encoded()), READ_BACKOFF[attempt]);
+                    self.journal.retried(format!(
+                        "{call}: {}; read again after {} ms",
+                        clip(&e.to_string(), 200),
+                        pause.as_millis()
+                    ));
+                    std::thread::sleep(pause);
                     attempt += 1;
                 }
                 Ok(answer) => {

@@ -13,7 +13,7 @@ use crate::pve::request::Read;
 /// answer (a config written, a task started), with what became of its task. Shared between the
 /// client that records it and the protocol layer that reports it (a clone is the same journal).
 #[derive(Debug, Clone, Default)]
-pub struct WriteJournal(Arc<Mutex<Vec<AcceptedWrite>>>);
+pub struct WriteJournal(Arc<Mutex<Vec<AcceptedWrite>>>, Arc<Mutex<Vec<String>>>);
 
 /// One accepted write: `PUT /nodes/pve1/qemu/100/config (net0)`, and its task if it started one.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,7 +159,24 @@ impl WriteJournal {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().clone(),
             Err(std::sync::TryLockError::WouldBlock) => Vec::new(),
         };
-        WriteJournal(Arc::new(Mutex::new(writes)))
+        let retries = self.1.try_lock().map(|r| r.clone()).unwrap_or_default();
+        WriteJournal(Arc::new(Mutex::new(writes)), Arc::new(Mutex::new(retries)))
+    }
+
+    /// A request sent again after a transient refusal, or a lost answer reconciled
+    /// (`pve::transient`, docs/pve-semantics.md §55): one line each, for the result's `retries`.
+    pub fn retried(&self, line: String) {
+        self.1.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+    }
+
+    /// The lines `retried` recorded, in order.
+    pub fn retries(&self) -> Vec<String> {
+        self.1.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the task `upid` ended having changed nothing (`settle` found its footprint as before).
+    pub fn was_refused(&self, upid: &str) -> bool {
+        self.with(|writes| writes.iter().any(|w| w.upid.as_deref() == Some(upid) && w.effect == Effect::Refused))
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Vec<AcceptedWrite>) -> T) -> T {

@@ -27,6 +27,7 @@ pub mod sshkeys;
 pub mod state;
 pub mod storage;
 pub mod tasks;
+pub mod transient;
 pub mod trust;
 pub mod values;
 pub mod volume;

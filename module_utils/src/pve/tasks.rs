@@ -22,7 +22,11 @@ pub struct TaskSuccess {
     pub warnings: Vec<String>,
 }
 
-/// Polling intervals: start fast (most tasks end within a second), back off to `max_poll`.
+/// Polling: the first poll at once (a task that ends before its call returns costs one), then a
+/// pause as long as the task has run so far, at least `first_poll` and at most `max_poll`: the polls
+/// double the time waited (a task of T seconds costs about log2(T / first_poll) + 2 polls, and at
+/// most one a `max_poll` once it runs long), and the wait ends within one poll of the task's end,
+/// never more than its run time so far after it (docs/pve-semantics.md §17).
 #[derive(Debug, Clone, Copy)]
 pub struct Waiter {
     pub timeout: Duration,
@@ -36,7 +40,7 @@ impl Waiter {
     pub fn new(timeout: Duration) -> Self {
         Waiter {
             timeout,
-            first_poll: Duration::from_millis(40),
+            first_poll: Duration::from_millis(100),
             max_poll: Duration::from_millis(1000),
             not_visible_grace: Duration::from_secs(5),
         }
@@ -48,7 +52,6 @@ impl Waiter {
         let node = upid_node(upid)?;
         let base = ApiPath::new(["nodes", node, "tasks", upid]);
         let started = Instant::now();
-        let mut pause = self.first_poll;
         loop {
             match api.get(&base.join(["status"]), &Vec::new()) {
                 Ok(status) => {
@@ -77,9 +80,13 @@ impl Waiter {
                     context: String::new(),
                 });
             }
-            std::thread::sleep(pause.min(self.timeout - elapsed));
-            pause = (pause * 3 / 2).min(self.max_poll);
+            std::thread::sleep(self.pause(elapsed).min(self.timeout - elapsed));
         }
+    }
+
+    /// The pause after a poll that found the task running `elapsed` after the wait began.
+    fn pause(&self, elapsed: Duration) -> Duration {
+        elapsed.max(self.first_poll).min(self.max_poll)
     }
 
     fn finish(&self, api: &dyn Api, base: &ApiPath, upid: &str, exitstatus: String) -> Result<TaskSuccess> {
@@ -230,6 +237,26 @@ mod tests {
         let e = fast(30).wait(&api, UPID).unwrap_err();
         assert!(matches!(e, Error::TaskTimeout { .. }));
         assert!(e.to_string().contains(UPID));
+    }
+
+    #[test]
+    fn polls_double_the_time_waited_and_end_within_one_poll_of_the_tasks_end() {
+        let w = Waiter::new(Duration::from_secs(300));
+        // polls at 0, 0.1, 0.2, 0.4, 0.8, 1.6 s, then one a second
+        let mut at = Duration::ZERO;
+        let mut polls = vec![at];
+        while at < Duration::from_secs(4) {
+            at += w.pause(at);
+            polls.push(at);
+        }
+        let ms: Vec<u128> = polls.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [0, 100, 200, 400, 800, 1600, 2600, 3600, 4600]);
+        // a task that ends at T is seen at the first poll after T: at most T (and 1 s) later
+        for end_ms in [50u64, 150, 390, 1000, 3000] {
+            let end = Duration::from_millis(end_ms);
+            let seen = polls.iter().find(|p| **p >= end).copied().unwrap();
+            assert!(seen - end <= end.max(w.first_poll).min(w.max_poll), "{end_ms}: seen at {seen:?}");
+        }
     }
 
     #[test]

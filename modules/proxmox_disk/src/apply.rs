@@ -8,6 +8,7 @@ use module_utils::pve::config::{self, VmConfig};
 use module_utils::pve::request::{form, ApiPath, Form, Method};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::tasks::{as_upid, Waiter};
+use module_utils::pve::transient::again_on_lock_timeout;
 use module_utils::Result;
 
 use crate::params::Params;
@@ -95,8 +96,20 @@ pub fn apply(
     let waiter = Waiter::new(Duration::from_secs(params.timeout));
     let context = context(vm.vmid, disk, action);
     let mut warnings = Vec::new();
+    let second = writes.next();
+    if second.is_none() {
+        // One write: a task of it that failed on a lock timeout before any change is sent again
+        // within the task's `timeout` (pve::transient, docs/pve-semantics.md §55).
+        let budget = Duration::from_secs(params.timeout);
+        let done = again_on_lock_timeout(api.journal(), budget, || {
+            let answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
+            as_upid(&answer).map(|upid| waiter.wait(api, upid)).transpose()
+        })?;
+        warnings.extend(done.map(|d| d.warnings).unwrap_or_default());
+        return read_back(api, vm, config, disk, target, warnings);
+    }
     let mut answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
-    if let Some((method, path, mut body)) = writes.next() {
+    if let Some((method, path, mut body)) = second {
         // The resize of a drive with a pending change: wait for it, then write the pending value
         // again with the new size, guarded by the digest of the config the resize left.
         if let Some(upid) = as_upid(&answer) {
@@ -118,6 +131,18 @@ pub fn apply(
         let done = waiter.wait(api, upid)?;
         warnings.extend(done.warnings);
     }
+    read_back(api, vm, config, disk, target, warnings)
+}
+
+/// The VM's config (and a move's target's) as the writes left it, and the `unusedN` they made.
+fn read_back(
+    api: &dyn Api,
+    vm: &VmResource,
+    config: &VmConfig,
+    disk: &str,
+    target: Option<&VmResource>,
+    warnings: Vec<String>,
+) -> Result<Applied> {
     let after = config::read(api, vm)?;
     let target_after = match target {
         Some(t) => Some(config::read(api, t)?),

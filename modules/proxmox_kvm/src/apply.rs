@@ -10,6 +10,7 @@ use module_utils::pve::request::{ApiPath, Form};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state;
 use module_utils::pve::tasks::{as_upid, Waiter};
+use module_utils::pve::transient::again_on_lock_timeout;
 use module_utils::{Error, Result};
 use serde_json::Value;
 
@@ -155,9 +156,19 @@ impl Apply<'_> {
         }
     }
 
+    /// POST and wait for its task; a task that failed on a lock timeout before any change is
+    /// sent again (`pve::transient`, docs/pve-semantics.md §55).
     fn post_and_wait(&mut self, path: &ApiPath, body: Form, extra: u64) -> Result<()> {
-        let answer = self.api.post(path, &body)?;
-        self.wait(&answer, extra)
+        let (api, budget) = (self.api, self.budget());
+        again_on_lock_timeout(api.journal(), budget, || {
+            let answer = api.post(path, &body)?;
+            self.wait(&answer, extra)
+        })
+    }
+
+    /// How long a transient refusal is sent again: the task's `timeout`.
+    fn budget(&self) -> Duration {
+        Duration::from_secs(self.p.timeout)
     }
 
     /// `POST /nodes/{node}/qemu` and wait. Without an explicit vmid, a collision with another
@@ -174,13 +185,15 @@ impl Apply<'_> {
             let mut body: Form = vec![("vmid".into(), id.to_string())];
             body.extend(form.iter().cloned());
             let context = format!("creation of qemu VM {label} with vmid {id} failed");
-            match self.api.post(&path, &body) {
+            let (api, budget) = (self.api, self.budget());
+            let result = again_on_lock_timeout(api.journal(), budget, || {
+                let answer = api.post(&path, &body)?;
+                self.wait(&answer, 0)
+            });
+            match result {
                 Err(e) if vmid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
                 Err(e) => return Err(e.context(&context)),
-                Ok(answer) => {
-                    self.wait(&answer, 0).map_err(|e| e.context(&context))?;
-                    return Ok(id);
-                }
+                Ok(()) => return Ok(id),
             }
         }
     }
@@ -198,7 +211,11 @@ impl Apply<'_> {
             let mut body: Form = vec![("newid".into(), id.to_string())];
             body.extend(form.iter().cloned());
             let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
-            let result = self.api.post(&path, &body).and_then(|answer| self.wait(&answer, 0));
+            let (api, budget) = (self.api, self.budget());
+            let result = again_on_lock_timeout(api.journal(), budget, || {
+                let answer = api.post(&path, &body)?;
+                self.wait(&answer, 0)
+            });
             match result {
                 Err(e) if newid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
                 Err(e) => return Err(e.context(&context)),

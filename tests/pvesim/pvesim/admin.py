@@ -366,10 +366,15 @@ class AdminMixin(object):
                 if fault['kind'] == 'race' and self._fault_matches(fault, request, rel):
                     self._consume(fault)
                     await self._race(fault)
+            lose_answer = False
             for fault in list(self.faults):
                 if fault['kind'] not in ('http', 'reset') or not self._fault_matches(fault, request, rel):
                     continue
                 self._consume(fault)
+                if fault['kind'] == 'reset' and fault.get('after'):
+                    # The request is handled, then its answer is lost (docs/pve-semantics.md §55).
+                    lose_answer = True
+                    break
                 if fault['kind'] == 'reset':
                     entry['status'] = 0
                     if request.transport is not None:
@@ -395,6 +400,11 @@ class AdminMixin(object):
                 LOG.exception('unhandled error in %s %s', request.method, request.path)
                 response = error(500, 'internal error: {0}'.format(e))
             entry['status'] = getattr(response, 'status', 0)
+            if lose_answer:
+                entry['status'] = 0
+                if request.transport is not None:
+                    request.transport.abort()
+                raise ConnectionResetError('pvesim: answer lost by fault')
             return response
         finally:
             entry['user'] = request.get(USER)

@@ -62,6 +62,22 @@ def test_reset_fault_drops_the_connection(sim):
     assert sim.api('GET', '/version')['release'] == '9.2'
 
 
+def test_reset_after_fault_applies_the_write_and_loses_its_answer(sim):
+    """A reset after sending (docs/pve-semantics.md §55): PVE did the write (its config changed, its task runs
+    and is in the node's task list, Tasks.pm node_tasks), only the answer never came back."""
+    sim.fault(kind='reset', after=True, method='PUT', path=r'/qemu/100/config$', count=1)
+    with pytest.raises((ConnectionError, urllib.error.URLError, OSError)):
+        sim.api('PUT', Q + '/100/config', {'description': 'lost answer'})
+    assert sim.api('GET', Q + '/100/config')['description'] == 'lost answer'
+    sim.fault(kind='reset', after=True, method='POST', path=r'/qemu/9000/clone$', count=1)
+    with pytest.raises((ConnectionError, urllib.error.URLError, OSError)):
+        sim.api('POST', Q + '/9000/clone', {'newid': 301})
+    tasks = sim.api('GET', '/nodes/pve1/tasks', {'source': 'all', 'vmid': 9000, 'typefilter': 'qmclone'})
+    assert len(tasks) == 1
+    assert sim.wait_task(tasks[0]['upid'])['exitstatus'] == 'OK'
+    assert 301 in [v['vmid'] for v in sim.api('GET', Q)]
+
+
 def test_task_fault_fails_the_next_task_of_a_type_without_its_effect(sim):
     sim.fault(kind='task', type='qmclone', exitstatus='clone failed: out of space', count=1)
     status = run(sim, 'POST', Q + '/9000/clone', {'newid': 300})
