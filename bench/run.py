@@ -109,7 +109,8 @@ def main():
 
     results = {'versions': v, 'date': started.isoformat(timespec='minutes'), 'cores': os.cpu_count(),
                'machine': platform.machine(), 'vms': n, 'rounds': args.rounds, 'build_rounds': args.build_rounds,
-               'runs': [], 'notes': notes}
+               'runs': [], 'notes': notes,
+               'profile': args.profile}
 
     def record(kind, workload, coll, rnd, r, tasks):
         entry = {'kind': kind, 'workload': workload, 'collection': coll, 'round': rnd, 'wall': r['wall'],
