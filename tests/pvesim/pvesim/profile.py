@@ -192,15 +192,16 @@ class ProfileTasksMixin:
                     sid = volume.split(':', 1)[0]
                     counts[sid] = counts.get(sid, 0) + 1
             for sid in sorted(counts):
-                await self.hold_storage_lock(sid, ALLOC_SECS * counts[sid])
+                await self.hold_storage_lock(sid, ALLOC_SECS * counts[sid], vm.node)
         await super().ceph_io(vm, keys)
 
-    async def hold_storage_lock(self, sid, secs):
+    async def hold_storage_lock(self, sid, secs, node=None):
         """Plugin.pm cluster_lock_storage for `secs` PVE seconds: one holder per storage, waiters wait up to
         PVE's timeout (Cluster.pm $cfs_lock: `cfs-lock 'storage-ID' error: got lock request timeout`; Tools.pm
         lock_file_full: `can't lock file '/var/lock/pve-manager/pve-storage-ID' - got timeout`)."""
         shared = str(self.storages.get(sid, {}).get('shared', 0)) in ('1', 'True')
-        lock = self.storage_locks.setdefault(sid, {'held': False, 'released': None})
+        # a shared storage's lock is cluster-wide (pmxcfs); a local one's is a file under the node's /var/lock
+        lock = self.storage_locks.setdefault(sid if shared else (sid, node), {'held': False, 'released': None})
         loop = asyncio.get_running_loop()
         timeout = CFS_LOCK_TIMEOUT if shared else FLOCK_TIMEOUT
         deadline = loop.time() + timeout * (self.time_scale or 0)
