@@ -108,7 +108,12 @@ def shared_vmids(vmids):
     return sorted(h for h, vmid in vmids.items() if counts[vmid] > 1)
 
 
-def run_fleet(n, venv, collections_path, community_version, workdir):
+def profile_args(profile):
+    """pvesim's command-line arguments for `profile` (none: pvesim's default, no latency nor worker limit)."""
+    return ['--profile', profile] if profile and profile != 'none' else []
+
+
+def run_fleet(n, venv, collections_path, community_version, workdir, profile='none'):
     template = bench_seed.template()
     grown = grown_size(template['size'])
     hosts = ['fleet-%02d' % (i + 1) for i in range(n)]
@@ -120,7 +125,7 @@ def run_fleet(n, venv, collections_path, community_version, workdir):
         n, template['name'], template['vmid'], template['disk'], grown))
     out = {'vms': n, 'template': template, 'grown': grown, 'variants': {}}
     for key, coll, how, explicit, serial in VARIANTS:
-        with PvesimProcess(seed=bench_seed.DEFAULT_SEED) as sim:
+        with PvesimProcess(seed=bench_seed.DEFAULT_SEED, extra_args=profile_args(profile)) as sim:
             conn = connection(coll, sim, community_version) if coll else None
             plays = play(coll, conn, fleet_tasks(coll, template, grown, explicit),
                          hosts='fleet', **({'serial': 1} if serial else {}))

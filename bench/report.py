@@ -17,6 +17,9 @@ WAITER_LAG_TARGET_MS = 100.0
 PLAN_COST_TARGET = 0.10
 # Issue 18's target: ferro.proxmox's fleet at most this fraction of community.proxmox's better way.
 FLEET_RATIO_TARGET = 0.1
+# issue 36, on pvesim's realistic profile (--profile realistic): each task's time above the floor, ferro's over
+# community.proxmox's
+PROFILE_TASK_TARGET = 0.02
 
 
 def med(values):
@@ -114,6 +117,12 @@ def report(results):
     def target(ok, text):
         out.append('  [%s] %s' % ('met' if ok else 'MISSED', text))
 
+    if results.get('profile') == 'realistic' and floor:
+        for (kind, w), (f, c) in rows.items():
+            share = (f['ms'] - floor['ms']) / max(c['ms'] - floor['ms'], 1e-9)
+            target(share <= PROFILE_TASK_TARGET, '%s %s, realistic profile: above the floor ferro %.1f ms, community %.1f '
+                   'ms: %.3f (target <= %.2f)' % (w, kind, f['ms'] - floor['ms'], c['ms'] - floor['ms'], share,
+                                                  PROFILE_TASK_TARGET))
     for (kind, w), (f, c) in rows.items():
         if kind != 'converge':
             continue

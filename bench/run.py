@@ -45,6 +45,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import fleet  # noqa: E402
 from fleet import run_fleet  # noqa: E402
 from harness import (BUILD_FIRST_VMID, COLLECTIONS, CONVERGE, Bench, community_slices, install_ferro,  # noqa: E402
                      log, request_stats, versions)
@@ -66,6 +67,9 @@ def main():
     parser.add_argument('--workdir', default=os.path.join(os.path.dirname(HERE), 'build', 'bench', 'run'))
     parser.add_argument('--json', help='write every measurement here')
     parser.add_argument('--fleet', type=int, default=12, help='VMs in the fleet (bench/fleet.py)')
+    parser.add_argument('--profile', choices=('none', 'realistic'), default='none',
+                        help="pvesim's profile for every run (realistic: latency, 3 workers per daemon, storage locks; "
+                             'docs/pve-semantics.md §56)')
     parser.add_argument('--skip', default='', help='comma-separated: converge,build,plan,forks,waiter,fleet')
     args = parser.parse_args()
     if not 1 <= args.rounds <= args.vms:
@@ -105,7 +109,8 @@ def main():
 
     results = {'versions': v, 'date': started.isoformat(timespec='minutes'), 'cores': os.cpu_count(),
                'machine': platform.machine(), 'vms': n, 'rounds': args.rounds, 'build_rounds': args.build_rounds,
-               'runs': [], 'notes': notes}
+               'runs': [], 'notes': notes,
+               'profile': args.profile}
 
     def record(kind, workload, coll, rnd, r, tasks):
         entry = {'kind': kind, 'workload': workload, 'collection': coll, 'round': rnd, 'wall': r['wall'],
@@ -115,7 +120,7 @@ def main():
         results['runs'].append(entry)
         return entry
 
-    with PvesimProcess(seed=None, time_scale=0) as sim:
+    with PvesimProcess(seed=None, time_scale=0, extra_args=fleet.profile_args(args.profile)) as sim:
         b = Bench(args, sim, venv, collections_path, v['community_proxmox'], workdir)
         sim.reset(b.seed)
         empty = b.write('empty', b.play(None, []))
@@ -258,7 +263,8 @@ def main():
             log('  lag after a task ends: %s ms' % ', '.join('%.0f' % x for x in lags))
 
     if 'fleet' not in skip and args.fleet > 0:
-        results['fleet'] = run_fleet(args.fleet, venv, collections_path, v['community_proxmox'], workdir)
+        results['fleet'] = run_fleet(args.fleet, venv, collections_path, v['community_proxmox'], workdir,
+                                     args.profile)
     shutil.rmtree(collections_path, ignore_errors=True)
     results['binaries'] = binaries
     results['finished'] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='minutes')

@@ -38,3 +38,19 @@ bench: collection bench-micro upstream-venv bench-requests
 	  $(VENV)/bin/python bench/run.py --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
 	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet $(BENCH_FLEET) \
 	    --workdir $(BENCH_DIR)/run --json $(BENCH_DIR)/results.json --skip "$(BENCH_SKIP)"
+
+.PHONY: bench-realistic test-contention
+
+## bench-realistic: make bench's per-task run and fleets of 12 and 40 (forks 12 and 40) on pvesim's realistic profile (bench/README.md)
+bench-realistic: collection upstream-venv
+	@venv=$$(bench/venv.sh $(BENCH_DIR)) && \
+	  $(VENV)/bin/python bench/run.py --profile realistic --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
+	    --vms $(BENCH_VMS) --rounds $(BENCH_ROUNDS) --build-rounds $(BENCH_BUILD_ROUNDS) --fleet 12 \
+	    --workdir $(BENCH_DIR)/run-realistic --json $(BENCH_DIR)/results-realistic.json --skip "plan,forks,waiter,$(BENCH_SKIP)" && \
+	  $(VENV)/bin/python bench/run.py --profile realistic --ferro-tarball $(DEV_TARBALL) --ansible-venv "$$venv" \
+	    --vms $(BENCH_VMS) --rounds 1 --fleet 40 --workdir $(BENCH_DIR)/run-realistic \
+	    --json $(BENCH_DIR)/results-realistic-40.json --skip converge,build,plan,forks,waiter
+
+## test-contention: the ceph seed's 24 clones of one template on pvesim's realistic profile (tests/e2e/test_contention.py)
+test-contention: install
+	FERRO_CONTENTION=1 FERRO_TARBALL=$(DEV_TARBALL) $(PYTEST) -q -n 0 tests/e2e/test_contention.py

@@ -1,4 +1,5 @@
 """pvesim --host 127.0.0.1 --port PORT [--seed FILE] [--time-scale X] [--tls-dir DIR] [--key-order-seed N]
+       [--profile realistic]
 pvesim run|check-seed|schema|state|requests|assert|fault|seed-from ...   (user_cli.py)
 
 Serves the simulated PVE API on https://HOST:PORT/api2/json and the admin API on /_sim/, then
@@ -30,7 +31,7 @@ async def serve(args):
     try:
         _ca, cert, key = make_tls(tls_dir, hosts=(args.host,))
         sim = Pvesim(host=args.host, port=args.port, seed=args.seed, time_scale=args.time_scale,
-                     key_order_seed=args.key_order_seed)
+                     key_order_seed=args.key_order_seed, profile=args.profile)
         await sim.start(cert, key)
     finally:
         if tmp:
@@ -68,6 +69,10 @@ def main(argv=None):
     parser.add_argument('--key-order-seed', type=int, default=None,
                         help='the seed of the order PVE walks a request\'s keys in (default: PVESIM_KEY_ORDER_SEED, '
                              'else random; printed on stderr at start)')
+    parser.add_argument('--profile', choices=('none', 'realistic'), default='none',
+                        help='realistic: request latency, pveproxy\'s and pvedaemon\'s 3 workers each, and the '
+                             'storage lock each allocation holds (docs/pve-semantics.md §56; a seed\'s "profile" '
+                             'wins; default none)')
     parser.add_argument('--log-level', default='WARNING')
     args = parser.parse_args(argv)
     user_cli._load_checked(args.seed)  # the seed's errors, each naming its field, before anything starts

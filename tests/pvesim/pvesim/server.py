@@ -25,6 +25,7 @@ from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
+from .profile import ProfileMixin, ProfileTasksMixin
 from .replication import ReplicationMixin
 from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
@@ -40,7 +41,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ReplicationMixin, ValuesMixin, TasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, FakePve):
@@ -48,11 +49,12 @@ class Pvesim(ReplicationMixin, ValuesMixin, TasksMixin, VolumeAccessMixin, Volum
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""
 
-    def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05, key_order_seed=None):
+    def __init__(self, host='127.0.0.1', port=8006, seed=None, time_scale=0.05, key_order_seed=None, profile=None):
         super().__init__(user='root@pam', password='secret', host=host, port=port)
         self.time_scale = time_scale
         self.key_order_seed = key_order.initial_seed(key_order_seed)
         self._sim_init()
+        self.profile_init(profile)  # profile.py: `none` unless the flag or the seed says `realistic`
         self.load_seed(seed)
 
     def _routes_pvesim(self):
