@@ -10,6 +10,7 @@ in both runs, with PVE's words.
    thin LVM snapshot copies (LvmThinPlugin.pm), which shows the check is not wider than PVE's (§51.1).
 2. Qemu.pm `move_vm_disk` to another VM asks 'rename' of the volume's storage: ZFSPlugin.pm (ZFS over iSCSI) has
    none, ZFSPoolPlugin.pm has it (§51.1).
+3. ZFSPlugin.pm `alloc_image` makes raw LUNs only: a new disk in another format is refused (§51.2).
 """
 
 import copy
@@ -32,7 +33,7 @@ def _snapped(vmid, snapshots, **config):
     return dict(_vm(vmid, 'row-%d' % vmid, **config), snapshots=snapshots)
 
 
-# Rows' VMs: 470-476; the clones would be 480-482.
+# Rows' VMs: 470-477; the clones would be 480-482.
 VMS = [
     _snapped(470, {'before': _snap(470, scsi0='feat-zfs:vm-470-disk-0,size=1G')},
              scsi0='feat-zfs:vm-470-disk-0,size=1G'),
@@ -43,6 +44,7 @@ VMS = [
     _vm(474, 'row-474'),
     _vm(475, 'row-475', scsi1='feat-zfs:vm-475-disk-1,size=1G'),
     _vm(476, 'row-476'),
+    _vm(477, 'row-477'),
 ]
 
 STORAGES = {
@@ -67,6 +69,9 @@ REFUSED = [
     one('full clone of a thick lvm snapshot', kvm(node='pve1', vmid=471, clone='row-471', snapname='before',
                                                   newid=481, name='row-481', full=True),
         real_failure="Full clone feature is not supported for a snapshot of 'feat-lvm:vm-471-disk-1' (scsi1)"),
+    # ZFSPlugin.pm alloc_image: a LUN of ZFS over iSCSI is raw (§51.2)
+    one('qcow2 on zfs over iscsi (disk)', disk(vmid=477, disk='scsi1', storage='feat-zsan', size='1', format='qcow2'),
+        real_failure="unsupported format 'qcow2'"),
     one('disk to another VM on zfs over iscsi', disk(vmid=473, disk='scsi1', state='moved', target_vmid=474,
                                                      target_disk='scsi3'),
         real_failure='Storage does not support moving of this disk to another VM'),
@@ -84,6 +89,7 @@ CENSUS = {
     'full clone of a zfs snapshot': ['R-clone-70'],
     'full clone of a thick lvm snapshot': ['R-clone-70'],
     'disk to another VM on zfs over iscsi': ['R-move-70'],
+    'qcow2 on zfs over iscsi (disk)': ['R-config-40'],
 }
 
 

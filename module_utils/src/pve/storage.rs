@@ -208,7 +208,7 @@ impl StorageConfig {
     /// (no fallback to the default, unlike a move or a clone), and the plugin's `alloc_image`
     /// refuses what it cannot make: LVMPlugin.pm `alloc_lvm_image` (qcow2 only with
     /// `snapshot-as-volume-chain`, nothing but raw and qcow2), LvmThinPlugin.pm (raw only),
-    /// ZFSPoolPlugin.pm (raw, subvol). RBDPlugin.pm ignores the format (its images are raw) and
+    /// ZFSPoolPlugin.pm (raw, subvol), ZFSPlugin.pm (raw). RBDPlugin.pm ignores the format (its images are raw) and
     /// file storages make a file of any format qemu-img knows (§42.1). PVE's `die` there has no
     /// newline, so Perl adds ` at <plugin file> line <n>.`, left out here.
     pub fn refuses_format(&self, format: &str) -> Option<String> {
@@ -220,6 +220,8 @@ impl StorageConfig {
             "lvm" if format != "raw" && format != "qcow2" => unsupported(),
             "lvmthin" if format != "raw" => unsupported(),
             "zfspool" if format != "raw" && format != "subvol" => unsupported(),
+            // ZFSPlugin.pm (ZFS over iSCSI) `alloc_image`: its LUNs are raw (§51.2)
+            "zfs" if format != "raw" => unsupported(),
             _ => None,
         }
     }

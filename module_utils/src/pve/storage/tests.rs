@@ -42,6 +42,10 @@ fn formats_a_new_disk_may_have_on_each_storage_type() {
     assert_eq!(thin.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
     assert_eq!(zfs.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
     assert_eq!(zfs.refuses_format("subvol"), None);
+    // ZFS over iSCSI: raw LUNs only (ZFSPlugin.pm alloc_image)
+    let zsan = scfg(json!({"storage": "zsan", "type": "zfs"}));
+    assert_eq!(zsan.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
+    assert_eq!(zsan.refuses_format("raw"), None);
     assert_eq!((rbd.refuses_format("qcow2"), dir.refuses_format("vmdk")), (None, None));
     // a volume chain: qcow2 by default, named with its extension, numbered among the qcow2 LVs
     assert_eq!(chain.formats().1, "qcow2");
