@@ -11,6 +11,7 @@ in both runs, with PVE's words.
 2. Qemu.pm `move_vm_disk` to another VM asks 'rename' of the volume's storage: ZFSPlugin.pm (ZFS over iSCSI) has
    none, ZFSPoolPlugin.pm has it (§51.1).
 3. ZFSPlugin.pm `alloc_image` makes raw LUNs only: a new disk in another format is refused (§51.2).
+4. Qemu.pm `create_vm`: an `archive` of `-` (standard input) only through `qmrestore` (§51.4).
 """
 
 import copy
@@ -33,7 +34,7 @@ def _snapped(vmid, snapshots, **config):
     return dict(_vm(vmid, 'row-%d' % vmid, **config), snapshots=snapshots)
 
 
-# Rows' VMs: 470-477; the clones would be 480-482.
+# Rows' VMs: 470-477; the clones would be 480-482, the restore 478.
 VMS = [
     _snapped(470, {'before': _snap(470, scsi0='feat-zfs:vm-470-disk-0,size=1G')},
              scsi0='feat-zfs:vm-470-disk-0,size=1G'),
@@ -75,6 +76,9 @@ REFUSED = [
     one('disk to another VM on zfs over iscsi', disk(vmid=473, disk='scsi1', state='moved', target_vmid=474,
                                                      target_disk='scsi3'),
         real_failure='Storage does not support moving of this disk to another VM'),
+    # Qemu.pm create_vm: a backup piped from standard input only through qmrestore (§51.4)
+    one('archive from standard input (create)', kvm(node='pve1', vmid=478, name='row-478', archive='-'),
+        real_failure='pipe requires cli environment'),
 ]
 
 TAKEN = [
@@ -90,6 +94,7 @@ CENSUS = {
     'full clone of a thick lvm snapshot': ['R-clone-70'],
     'disk to another VM on zfs over iscsi': ['R-move-70'],
     'qcow2 on zfs over iscsi (disk)': ['R-config-40'],
+    'archive from standard input (create)': ['R-create-91'],
 }
 
 
