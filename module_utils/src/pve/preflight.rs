@@ -21,8 +21,8 @@ use crate::pve::devices::{is_disk_key, volume_storage, Disk};
 use crate::pve::pveformat::lenient_u64;
 use crate::pve::request::ApiPath;
 use crate::pve::resources::clone_other_node;
-use crate::pve::storage::{has_linked_clone_feature, StorageConfig};
-use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
+use crate::pve::storage::StorageConfig;
+use crate::pve::volume::{content_and_owner, Volume};
 
 /// The content a task needs a storage to hold (pve-storage `content` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,29 +484,6 @@ impl<'a> Preflight<'a> {
         Ok(())
     }
 
-    /// A linked clone (`full=0`) of a VM whose config is `source`, as qemu-server `API2/Qemu.pm`
-    /// `clone_vm` checks it before its task: each disk to be linked (not a CD-ROM, cloud-init
-    /// or TPM state volume, which are copied) must be on a storage with the 'clone' feature
-    /// (pve-storage `volume_has_feature`, `storage::has_linked_clone_feature`), else
-    /// `Linked clone feature is not supported for '<volid>' (<key>)`. A storage whose type or
-    /// features are not known here is left to PVE. §15.
-    pub fn linked_clone(&self, source: &BTreeMap<String, String>) -> Result<()> {
-        let storages = self.storages()?;
-        for (key, value) in source.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
-            let Some(disk) = Disk::parse(key, value) else { continue };
-            if disk.media == "cdrom" || disk.bus == "tpmstate" {
-                continue;
-            }
-            let Some(volid) = disk.volume.as_deref() else { continue };
-            let Some(volume) = Volume::parse(volid).filter(|v| v.kind == VolumeKind::Image) else { continue };
-            let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { continue };
-            if has_linked_clone_feature(&scfg.plugintype, &volume) == Some(false) {
-                return Err(refuse("full", format!("Linked clone feature is not supported for '{volid}' ({key})")));
-            }
-        }
-        Ok(())
-    }
-
     /// A migration of the VM on `node` with config `config` to `target`, as qemu-server
     /// `API2/Qemu.pm` `migrate_vm` checks it before its task: not the node itself
     /// (`target is local node.`), a node of the cluster, online (the migration reaches it over
@@ -597,5 +574,6 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
         .collect()
 }
 
+mod features;
 #[cfg(test)]
 mod tests;

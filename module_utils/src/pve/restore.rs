@@ -1,4 +1,4 @@
-//! What PVE refuses of a restore (a create with `archive`) from the request alone: a drive beside the archive, whose drives the restore takes.
+//! What PVE refuses of a restore (a create with `archive`) from the request alone: a drive beside the archive, whose drives the restore takes; an archive piped from standard input.
 
 use crate::error::{Error, Result};
 use crate::pve::devices::is_disk_key;
@@ -20,6 +20,16 @@ pub fn require_no_drives(form: &Form) -> Result<()> {
     }
 }
 
+/// Qemu.pm `create_vm`: an `archive` of `-` (the backup piped from standard input) is taken only
+/// from `qmrestore` on the node (`pipe requires cli environment` where the request comes through
+/// the API), after the drives' conflict (docs/pve-semantics.md §51.4).
+pub fn refuse_pipe(form: &Form) -> Result<()> {
+    match form.iter().any(|(k, v)| k == "archive" && v == "-") {
+        true => Err(Error::failed("archive: pipe requires cli environment")),
+        false => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,5 +42,12 @@ mod tests {
         assert!(err.contains("ide2: option conflicts with option 'archive'"), "{err}");
         assert!(require_no_drives(&form([("archive", "backup:x"), ("cores", "2")])).is_ok());
         assert!(require_no_drives(&form([("scsi0", "local-lvm:1")])).is_ok());
+    }
+
+    #[test]
+    fn an_archive_piped_from_standard_input_is_refused_through_the_api() {
+        let err = refuse_pipe(&form([("archive", "-"), ("cores", "2")])).unwrap_err().to_string();
+        assert!(err.contains("archive: pipe requires cli environment"), "{err}");
+        assert!(refuse_pipe(&form([("archive", "backup:backup/vzdump-qemu-100.vma.zst")])).is_ok());
     }
 }

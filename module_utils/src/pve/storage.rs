@@ -14,6 +14,9 @@ use serde_json::Value;
 use crate::pve::pveformat::lenient_bool;
 use crate::pve::volume::Volume;
 
+mod features;
+pub use features::{volume_has_feature, Feature};
+
 /// Storage types PVE always marks shared, whatever storage.cfg says (pve-storage
 /// `PVE/Storage/Plugin.pm` `@SHARED_STORAGE`, applied in `parse_config`).
 const ALWAYS_SHARED: &[&str] = &["iscsi", "nfs", "cifs", "rbd", "cephfs", "iscsidirect", "zfs", "drbd", "pbs"];
@@ -119,16 +122,11 @@ pub fn new_volume_name(plugintype: &str, vmid: u64, n: u32, format: &str) -> Str
 }
 
 /// Whether a storage of `plugintype` can make a linked clone of `base` (`volume_has_feature`
-/// 'clone'): Plugin.pm, LvmThinPlugin.pm, RBDPlugin.pm and ZFSPoolPlugin.pm offer it on a
-/// template's base volume; LVMPlugin.pm (thick LVM) and the iSCSI plugins never. `None`: a
-/// storage type whose features are not known here (left to PVE).
+/// 'clone', `features::volume_has_feature`): Plugin.pm, LvmThinPlugin.pm, RBDPlugin.pm and
+/// ZFSPoolPlugin.pm offer it on a template's base volume; LVMPlugin.pm (thick LVM) and the iSCSI
+/// plugins never. `None`: a storage type whose features are not known here (left to PVE).
 pub fn has_linked_clone_feature(plugintype: &str, base: &Volume) -> Option<bool> {
-    match plugintype {
-        "lvm" | "iscsi" | "iscsidirect" => Some(false),
-        t if is_file_storage(t) => Some(base.is_base && base.name_format != Some("subvol")),
-        "lvmthin" | "rbd" | "zfspool" | "zfs" => Some(base.is_base),
-        _ => None,
-    }
+    volume_has_feature(plugintype, Feature::Clone, base, false)
 }
 
 /// Whether a storage of `plugintype` turns `volume` into a template's base volume
@@ -139,12 +137,7 @@ pub fn has_linked_clone_feature(plugintype: &str, base: &Volume) -> Option<bool>
 /// (thick LVM, its table leaves 'template' commented out) and the iSCSI plugins never. `None`: a
 /// storage type whose features are not known here.
 pub fn has_template_feature(plugintype: &str, volume: &Volume) -> Option<bool> {
-    match plugintype {
-        "lvm" | "iscsi" | "iscsidirect" => Some(false),
-        "lvmthin" | "rbd" | "zfspool" | "zfs" => Some(!volume.is_base),
-        t if is_file_storage(t) => Some(!volume.is_base),
-        _ => None,
-    }
+    volume_has_feature(plugintype, Feature::Template, volume, false)
 }
 
 /// The name (after `storage:`) that a storage of `plugintype` gives the linked clone of
@@ -215,7 +208,7 @@ impl StorageConfig {
     /// (no fallback to the default, unlike a move or a clone), and the plugin's `alloc_image`
     /// refuses what it cannot make: LVMPlugin.pm `alloc_lvm_image` (qcow2 only with
     /// `snapshot-as-volume-chain`, nothing but raw and qcow2), LvmThinPlugin.pm (raw only),
-    /// ZFSPoolPlugin.pm (raw, subvol). RBDPlugin.pm ignores the format (its images are raw) and
+    /// ZFSPoolPlugin.pm (raw, subvol), ZFSPlugin.pm (raw). RBDPlugin.pm ignores the format (its images are raw) and
     /// file storages make a file of any format qemu-img knows (§42.1). PVE's `die` there has no
     /// newline, so Perl adds ` at <plugin file> line <n>.`, left out here.
     pub fn refuses_format(&self, format: &str) -> Option<String> {
@@ -227,6 +220,8 @@ impl StorageConfig {
             "lvm" if format != "raw" && format != "qcow2" => unsupported(),
             "lvmthin" if format != "raw" => unsupported(),
             "zfspool" if format != "raw" && format != "subvol" => unsupported(),
+            // ZFSPlugin.pm (ZFS over iSCSI) `alloc_image`: its LUNs are raw (§51.2)
+            "zfs" if format != "raw" => unsupported(),
             _ => None,
         }
     }

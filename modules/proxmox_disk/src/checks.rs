@@ -201,7 +201,8 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
     let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
     // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then the drive's own checks
-    // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses), then a
+    // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses; then the
+    // storage's 'rename' feature, `Preflight::reassign_feature`), then a
     // running source (`pve::state` without and with the power state)
     if let Op::Reassign { .. } = op {
         let target = facts.target.map(|(t, config)| VmFacts { running: false, ..state(t, config) });
@@ -210,6 +211,11 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         {
             if let Some(words) =
                 snapshots::reassign_refusal(facts.config, &params.disk, || World::snapshots(checks.api, vm))?
+            {
+                return Err(refuse(words));
+            }
+            // the 'rename' feature of the volume's storage (§51.1)
+            if let Some(words) = volume.as_deref().map(|v| checks.preflight.reassign_feature(v)).transpose()?.flatten()
             {
                 return Err(refuse(words));
             }

@@ -253,9 +253,9 @@ impl<'a> Checks<'a> {
                     value(body, "storage"),
                     &source_config,
                 )?;
-                if value(body, "full") == Some("0") {
-                    self.preflight.linked_clone(&source_config)?;
-                }
+                // each drive's 'copy' or 'clone' feature, of the snapshot when one is cloned (§51.1)
+                let (full, snapshot) = (value(body, "full") != Some("0"), value(body, "snapname").is_some());
+                self.preflight.clone_features(&source_config, full, snapshot)?;
                 // the configuring write's drives and NICs, on the clone's node (a composite
                 // operation is checked whole before its first write)
                 let configure: Form =

@@ -37,6 +37,7 @@ class CloneMigrateMixin:
         if src is not None and not src.lock and src.status == 'running' and not v.get('snapname') \
                 and 'tpmstate0' in src.config and (not src.template if full is None else str(full) in ('1', 'True')):
             raise die('cannot clone TPM state while VM is running')
+        self._clone_features(v, user, src)  # the 'copy' and 'clone' features of each drive (storage_features.py)
         # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
         self.clone_storage[int(v['newid'])] = (storage, v.get('format'))
         if src is not None:

@@ -214,6 +214,8 @@ class DiskCallsMixin:
         if any(volume == d.parse_drive(snap.get(k))[0] for snap in src.snapshots.values() for k in snap
                if d.is_drive(k)):
             raise die("Can't move disk used by a snapshot to another VM")
+        if not self.volume_has_feature('rename', volume):  # storage_features.py
+            raise die('Storage does not support moving of this disk to another VM')
         if src.status == 'running' and not d.UNUSED_KEY.match(disk):
             raise die('Cannot move disk to another VM while the source VM is running - detach first')
         return src, dst, target, target_disk, sid

@@ -35,6 +35,8 @@ class LifecycleMixin:
             drives = sorted(k for k in v if d.is_drive(k))
             if drives:
                 raise param_error(**{drives[0]: "option conflicts with option 'archive'"})
+            if v['archive'] == '-':  # Qemu.pm create_vm: a pipe from stdin only where the rpcenv type is 'cli'
+                raise die('pipe requires cli environment')
         self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
 

@@ -30,6 +30,7 @@ from .replication import ReplicationMixin
 from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
 from .stale_lock import StaleLockMixin
+from .storage_features import StorageFeaturesMixin
 from .storage_types import StorageTypesMixin
 from .tasks import TasksMixin
 from .tfa import TfaMixin
@@ -44,7 +45,7 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
-             PermissionsMixin, RunStateMixin, FakePve):
+             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

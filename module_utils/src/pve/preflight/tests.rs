@@ -184,13 +184,62 @@ fn linked_clones_need_the_storage_clone_feature() {
         ("tpmstate0", "san:vm-9000-disk-2,size=4M"),
         ("unused0", "san:vm-9000-disk-3"),
     ]);
-    assert!(pf.linked_clone(&thin).is_ok());
+    assert!(pf.clone_features(&thin, false, false).is_ok());
     let thick = config(&[("efidisk0", "local-lvm:base-600-disk-1"), ("scsi0", "san:vm-600-disk-0,size=8G")]);
     assert_eq!(
-        text(pf.linked_clone(&thick)),
+        text(pf.clone_features(&thick, false, false)),
         "full: Linked clone feature is not supported for 'san:vm-600-disk-0' (scsi0)"
     );
     assert_eq!(calls(&api), ["GET /storage"]);
+}
+
+/// Qemu.pm `clone_vm`: a full copy needs the 'copy' feature, of the snapshot when one is cloned
+/// (ZFSPoolPlugin.pm copies no snapshot, LVMPlugin.pm only a qcow2 one), in the keys' order.
+#[test]
+fn full_clones_need_the_storage_copy_feature_of_the_snapshot() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    let vm = config(&[
+        ("ide2", "local:iso/debian.iso,media=cdrom"),
+        ("scsi0", "only1:vm-100-disk-0,size=8G"),
+        ("scsi1", "san:vm-100-disk-1,size=8G"),
+        ("unused0", "only1:vm-100-disk-3"),
+    ]);
+    assert!(pf.clone_features(&vm, true, false).is_ok());
+    assert_eq!(
+        text(pf.clone_features(&vm, true, true)),
+        "snapname: Full clone feature is not supported for a snapshot of 'only1:vm-100-disk-0' (scsi0)"
+    );
+    let lvm = config(&[("scsi1", "san:vm-100-disk-1,size=8G"), ("virtio0", "only1:vm-100-disk-0,size=8G")]);
+    assert_eq!(
+        text(pf.clone_features(&lvm, true, true)),
+        "snapname: Full clone feature is not supported for a snapshot of 'san:vm-100-disk-1' (scsi1)"
+    );
+    // thin LVM and Ceph copy a snapshot; a storage this user cannot see is left to PVE
+    let thin = config(&[("scsi0", "local-lvm:vm-100-disk-0,size=8G"), ("scsi1", "hidden:vm-100-disk-1")]);
+    assert!(pf.clone_features(&thin, true, true).is_ok());
+    // a linked clone copies its cloud-init drive: 'copy' of a snapshot on ZFS is refused as Full
+    let linked = config(&[("ide2", "only1:vm-100-cloudinit,media=cdrom"), ("scsi0", "local-lvm:vm-100-disk-0")]);
+    assert_eq!(
+        text(pf.clone_features(&linked, false, true)),
+        "snapname: Full clone feature is not supported for a snapshot of 'only1:vm-100-cloudinit' (ide2)"
+    );
+    assert_eq!(calls(&api), ["GET /storage"]);
+}
+
+/// Qemu.pm `move_vm_disk` to another VM: the volume's storage must rename it (LVMPlugin.pm and
+/// ZFSPoolPlugin.pm do; RBDPlugin.pm not a base volume; an unknown storage is left to PVE).
+#[test]
+fn a_reassign_needs_the_storage_rename_feature() {
+    let api = cluster();
+    let pf = Preflight::new(&api);
+    assert_eq!(pf.reassign_feature("san:vm-100-disk-1").unwrap(), None);
+    assert_eq!(pf.reassign_feature("only1:vm-100-disk-1").unwrap(), None);
+    assert_eq!(pf.reassign_feature("hidden:vm-100-disk-1").unwrap(), None);
+    assert_eq!(
+        pf.reassign_feature("ceph:base-100-disk-1").unwrap().as_deref(),
+        Some("Storage does not support moving of this disk to another VM")
+    );
 }
 
 #[test]

@@ -42,6 +42,10 @@ fn formats_a_new_disk_may_have_on_each_storage_type() {
     assert_eq!(thin.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
     assert_eq!(zfs.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
     assert_eq!(zfs.refuses_format("subvol"), None);
+    // ZFS over iSCSI: raw LUNs only (ZFSPlugin.pm alloc_image)
+    let zsan = scfg(json!({"storage": "zsan", "type": "zfs"}));
+    assert_eq!(zsan.refuses_format("qcow2").as_deref(), Some("unsupported format 'qcow2'"));
+    assert_eq!(zsan.refuses_format("raw"), None);
     assert_eq!((rbd.refuses_format("qcow2"), dir.refuses_format("vmdk")), (None, None));
     // a volume chain: qcow2 by default, named with its extension, numbered among the qcow2 LVs
     assert_eq!(chain.formats().1, "qcow2");
@@ -183,7 +187,9 @@ fn names_each_storage_type_gives_new_disks_clones_and_cloud_init() {
         assert_eq!(new_volume_name(plugintype, 300, 1, "qcow2"), *new, "{plugintype}");
         assert_eq!(linked_clone_name(plugintype, &base, 300, 1).as_deref(), *linked, "{plugintype} {base:?}");
     }
-    assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
+    // PBSPlugin.pm offers no feature at all; a type without a known table is left to PVE
+    assert_eq!(has_linked_clone_feature("pbs", &Volume::parse("backup:base-1-disk-0").unwrap()), Some(false));
+    assert_eq!(has_linked_clone_feature("custom", &Volume::parse("backup:base-1-disk-0").unwrap()), None);
     assert_eq!(cloudinit_volume_name("nfs", 303, "qcow2"), "303/vm-303-cloudinit.qcow2");
     assert_eq!(cloudinit_volume_name("nfs", 303, "raw"), "303/vm-303-cloudinit.raw");
     assert_eq!(cloudinit_volume_name("zfspool", 302, "raw"), "vm-302-cloudinit");
@@ -204,7 +210,8 @@ fn template_feature_follows_each_plugins_table() {
         ("lvm", "san-lvm:vm-121-disk-0.qcow2", Some(false)),
         ("iscsi", "san:0.0.1.scsi-36001405", Some(false)),
         ("lvmthin", "local-lvm:base-150-disk-0", Some(false)),
-        ("pbs", "backup:vm-150-disk-0", None),
+        ("pbs", "backup:vm-150-disk-0", Some(false)),
+        ("custom", "backup:vm-150-disk-0", None),
     ];
     for (plugintype, volid, has) in rows {
         let volume = Volume::parse(volid).unwrap();
