@@ -153,7 +153,7 @@ impl<'a> Checks<'a> {
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
     /// (the one PVE offers now) and returns it: the same checks in the same order, but the id is
-    /// asked for only once the preflight and the privilege reads on every other path are done.
+    /// asked for only once the preflight and the privileges' read are done.
     /// The later the id is taken, the less likely another run creating at the same moment is
     /// offered the same one (each such collision costs a refused write and a new id).
     pub(crate) fn before_new_vm(
@@ -164,8 +164,7 @@ impl<'a> Checks<'a> {
         offer: impl FnOnce() -> Result<u64>,
     ) -> Result<u64> {
         self.preflight(write, before, p)?;
-        // No VM has id 0 (PVE's start at 100): its path stands for the one not known yet.
-        self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
+        self.privileges.read_ahead()?;
         let vmid = offer()?;
         self.schema(write, vmid)?;
         self.privileges.require(&needs(write, before, vmid, p))?;
