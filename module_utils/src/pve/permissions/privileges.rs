@@ -85,6 +85,24 @@ impl<'a> Privileges<'a> {
         Ok(Rc::new(on_path(self.tree()?.as_ref(), path)))
     }
 
+    /// Whether `privilege` is held on every path below `parent` (`/vms`: on every VM, those to
+    /// come too): on each such path the answer lists, and on those it leaves out.
+    pub fn held_below(&self, parent: &str, privilege: &str) -> Result<bool> {
+        let tree = self.tree()?;
+        let prefix = format!("{}/", parent.trim_end_matches('/'));
+        Ok(passed_down(&tree, parent).contains(privilege)
+            && tree
+                .iter()
+                .filter(|(path, _)| path.starts_with(&prefix))
+                .all(|(_, privs)| privs.contains_key(privilege)))
+    }
+
+    /// Report `what` among the warnings of this run: a check that could not be decided, which the
+    /// run neither refuses nor promises.
+    pub fn not_known(&self, what: String) {
+        self.unknown.borrow_mut().push(what);
+    }
+
     /// What the checks since the last call could not know (each once), to be reported as
     /// warnings: the run neither refuses nor promises these.
     pub fn take_unknowns(&self) -> Vec<String> {
@@ -160,6 +178,20 @@ impl<'a> Privileges<'a> {
             Need::RootOnly(message) => (self.authid != "root@pam").then(|| message.clone()),
             Need::Refused(message) => Some(message.clone()),
             Need::Tags { old, new } => super::tag_policy::refusal(self, old, new)?,
+            Need::Unseen { options, refused, unknown } => {
+                let mut held = 0;
+                for option in options {
+                    held += usize::from(self.check(option)?.is_none());
+                }
+                match held {
+                    0 => Some(refused.clone()),
+                    n if n == options.len() => None,
+                    _ => {
+                        self.unknown.borrow_mut().push(unknown.clone());
+                        None
+                    }
+                }
+            }
         })
     }
 }
@@ -172,22 +204,29 @@ fn propagates(flag: &Value) -> bool {
 /// What `tree` says is held on `path` (pve-access-control `RPCEnvironment.pm`
 /// `get_effective_permissions`, `permissions`; `AccessControl.pm` `roles`): a path in the answer
 /// holds what it lists; a path the answer leaves out has no ACL of its own and is no pool's
-/// member (those are all listed), so it holds what propagates to it, the propagating privileges
-/// of the nearest path above that has any (one whose privileges all stop there passes down what
-/// reached it from above). None when nothing above propagates.
+/// member (those are all listed), so it holds what propagates to it (`passed_down`).
 fn on_path(tree: &Tree, path: &str) -> BTreeSet<String> {
     if let Some(privs) = tree.get(path) {
         return privs.keys().cloned().collect();
     }
-    let mut at = path.trim_end_matches('/');
-    while !at.is_empty() {
-        at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
-        let parent = if at.is_empty() { "/" } else { at };
+    let parent = path.trim_end_matches('/').rsplit_once('/').map_or("", |(parent, _)| parent);
+    passed_down(tree, if parent.is_empty() { "/" } else { parent })
+}
+
+/// What a path below `parent` that the answer leaves out holds: the propagating privileges of
+/// `parent` or of the nearest path above it that has any (one whose privileges all stop there
+/// passes down what reached it from above). None when nothing above propagates.
+fn passed_down(tree: &Tree, parent: &str) -> BTreeSet<String> {
+    let mut at = parent;
+    loop {
         let passed: BTreeSet<String> =
-            tree.get(parent).into_iter().flatten().filter(|(_, p)| **p).map(|(k, _)| k.clone()).collect();
-        if !passed.is_empty() {
+            tree.get(at).into_iter().flatten().filter(|(_, p)| **p).map(|(k, _)| k.clone()).collect();
+        if !passed.is_empty() || at == "/" {
             return passed;
         }
+        at = match at.rsplit_once('/') {
+            Some(("", _)) | None => "/",
+            Some((up, _)) => up,
+        };
     }
-    BTreeSet::new()
 }

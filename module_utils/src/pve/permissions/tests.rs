@@ -7,6 +7,7 @@ use super::*;
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::request::{form, ApiPath, Method};
+use crate::pve::storage::StorageConfig;
 use serde_json::{json, Map, Value};
 
 fn vm(privilege: &'static str) -> Need {
@@ -417,4 +418,73 @@ fn a_pool_move_needs_pool_allocate_on_both_pools_and_modify_or_allocate_on_the_v
         refusal(&p, &pool_move(150, "web", None)),
         "Permission check failed (/vms/150, Permissions.Modify|VM.Allocate)"
     );
+}
+
+#[test]
+fn a_hibernation_whose_state_storage_is_hidden_is_decided_when_every_choice_agrees() {
+    // QemuConfig.pm find_vmstate_storage picks among the drives' storages with root's view of
+    // storage.cfg; this user sees only storages it holds Datastore.Audit or AllocateSpace on
+    // (API2/Storage/Config.pm index), so a hidden one is one it holds neither on.
+    let zfs = StorageConfig::from_json(&json!({"storage": "local-zfs", "type": "zfspool", "content": "images"}));
+    let config: BTreeMap<String, String> =
+        [("scsi0", "local-zfs:vm-120-disk-0,size=32G"), ("scsi1", "truenas:120/vm-120-disk-0.qcow2,size=100G")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    let vm = || all("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"]);
+    // neither storage seen: refused whichever PVE picks
+    let api = acl(&[("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"])]);
+    let p = Privileges::new(&api, "diff@pve!gen");
+    let e = refusal(&p, &hibernate(120, &config, &[]));
+    assert!(e.starts_with("Permission check failed (Datastore.AllocateSpace on the storage of VM 120's state, one of local-zfs, truenas"), "{e}");
+    assert!(p.require(&[vm()]).is_ok());
+    // local-zfs seen and held, truenas hidden: PVE may pick either, so it is not known
+    let seen = [zfs.unwrap()];
+    let api =
+        acl(&[("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"]), ("/storage/local-zfs", &["Datastore.AllocateSpace"])]);
+    let p = Privileges::new(&api, "diff@pve!gen");
+    assert!(p.require(&hibernate(120, &config, &seen)).is_ok());
+    let warnings = p.take_unknowns();
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].contains(
+        "PVE may refuse it: Permission check failed (/storage/(known after apply), Datastore.AllocateSpace)"
+    ));
+    // one storage only, hidden: refused in PVE's own words
+    let one: BTreeMap<String, String> = [("scsi0".to_string(), "truenas:120/vm-120-disk-0.qcow2".to_string())].into();
+    assert_eq!(
+        refusal(&p, &hibernate(120, &one, &seen)),
+        "Permission check failed (/storage/truenas, Datastore.AllocateSpace)"
+    );
+}
+
+#[test]
+fn a_storage_listing_is_complete_with_datastore_allocate_or_vm_config_disk_on_every_vm() {
+    // API2/Storage/Content.pm index, Storage.pm check_volume_access without a VM
+    let api = acl(&[
+        ("/storage/a", &["Datastore.Allocate", "Datastore.Audit"]),
+        ("/storage/e", &["Datastore.Allocate"]),
+        ("/storage/b", &["Datastore.Audit"]),
+        ("/storage/c", &["Datastore.AllocateSpace"]),
+        ("/vms", &["VM.Config.Disk"]),
+    ]);
+    let p = Privileges::new(&api, "ops@pve!t");
+    let listing = |sid: &str| volume_listing(&p, sid).unwrap();
+    assert_eq!(listing("a"), Listing::Complete);
+    // VM.Config.Disk on /vms does not propagate in this table (flag 0): a VM's images may be left out
+    assert_eq!(listing("b"), Listing::Partial);
+    assert_eq!(listing("c"), Listing::Partial, "images of other VMs need Datastore.Audit");
+    assert_eq!(listing("d"), Listing::Refused);
+    assert_eq!(listing("e"), Listing::Refused, "the listing itself needs Datastore.Audit or AllocateSpace");
+    let mut api = AclApi::default();
+    let tree: &[(&str, &[(&'static str, u8)])] = &[
+        ("/storage/b", &[("Datastore.Audit", 0)]),
+        ("/vms", &[("VM.Config.Disk", 1)]),
+        ("/vms/211", &[("VM.Audit", 0)]),
+    ];
+    api.acl = tree.iter().map(|(p, v)| (p.to_string(), v.to_vec())).collect();
+    let p = Privileges::new(&api, "ops@pve!t");
+    assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Partial, "VM 211 lacks VM.Config.Disk");
+    api.acl.remove("/vms/211");
+    let p = Privileges::new(&api, "ops@pve!t");
+    assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Complete);
 }
