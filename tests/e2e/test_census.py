@@ -18,7 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, 'docs', 'refusals.md')
-ROW = re.compile(r'^\| (R-[a-z]+-\d{2}) \|')
+ROW = re.compile(r'^\| (R-[a-z]+-\d{2,3}) \|')
 MARKS = ('predicted', 'decidable', 'explained')
 # what an explained row's reason starts with (docs/refusals.md, "How to read the table")
 CLASSES = ('runtime', 'storage-io', 'race', 'host', 'never-sent', 'handled', 'internal')

@@ -22,7 +22,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SITES = os.path.join(REPO, 'docs', 'refusals', 'sites.json')
 MAP = os.path.join(REPO, 'docs', 'refusals', 'map.json')
 CENSUS = os.path.join(REPO, 'docs', 'refusals.md')
-ROW = re.compile(r'^\| (R-[a-z]+-\d{2}) \|')
+ROW = re.compile(r'^\| (R-[a-z]+-\d{2,3}) \|')
 FIELDS = ('function', 'file', 'kind', 'template', 'handler')
 
 
