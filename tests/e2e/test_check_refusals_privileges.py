@@ -10,10 +10,16 @@ src/pve/permissions/handlers.rs):
    without `VM.Config.Options`: tags (GuestHelpers.pm `assert_tag_permissions`); without `Mapping.Use`: the host's
    hardware RNG (Qemu.pm `check_rng_perm`);
 2. a token of root@pam, `root@pam!ci`, which PVE does not take for root@pam (`$authuser eq 'root@pam'`): skiplock,
-   and a real serial device at create ("set") and update ("modify").
+   and a real serial device at create ("set") and update ("modify");
+3. the privileges of the census rows split out of R-any-90 (docs/refusals.md, docs/pve-semantics.md §52), each
+   decided by the one read of what the token holds: an option's class (Qemu.pm `$check_vm_modify_config_perm`),
+   SDN.Use on a bridge (GuestHelpers.pm `check_vnet_access`), another VM's volume (Storage.pm
+   `check_volume_access`), a new disk's storage (Qemu.pm `$check_storage_access`), a full clone's target storage
+   (`$check_storage_access_clone`), a move's target storage (`move_vm_disk`), a pool move of a VM the token may not
+   modify (Pool.pm `update_pool`).
 """
 
-from test_check_vs_real import FORBIDDEN, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import FORBIDDEN, _vm, disk, kvm, nic, one, run_batch, write_seed
 
 VMS = [
     _vm(260, 'row-260'),
@@ -25,7 +31,7 @@ VMS = [
     _vm(267, 'row-267'),
     _vm(268, 'row-268', tags='web'),
     _vm(269, 'row-269', tags='web'),
-]
+] + [_vm(vmid, 'row-%d' % vmid) for vmid in (280, 281, 282, 283, 285)]
 
 # The datacenter's tag policy (datacenter.cfg `user-tag-access`, `registered-tags`): only the listed tags, and
 # `prod` only for Sys.Modify on / (pve-guest-common GuestHelpers.pm get_allowed_tags).
@@ -46,6 +52,15 @@ USERS = {'subset@pve': {'tokens': {'rows': '3e5d7c9a-subset-rows'}, 'acl': {'/':
                                '/storage': ['Datastore.Audit'], '/sdn': ['SDN.Use', 'SDN.Audit']}},
          # a token of root@pam without privilege separation: every privilege of root@pam, but not root@pam
          'root@pam': {'password': 'secret', 'tokens': {'ci': '6b4f2a1c-root-token'}}}
+# Most VM privileges on /vms (not VM.Config.Memory, not on VM 100, whose own ACL leaves only VM.Audit), storages
+# readable and space on local-lvm only, SDN readable but not usable, Pool.Allocate on the pool `web`.
+NARROW_ACL = {'/vms': ['VM.Audit', 'VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Disk', 'VM.Config.CDROM',
+                       'VM.Config.HWType', 'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'],
+              '/vms/100': ['VM.Audit'],
+              '/storage': ['Datastore.Audit'], '/storage/local-lvm': ['Datastore.Audit', 'Datastore.AllocateSpace'],
+              '/sdn': ['SDN.Audit'], '/pool/web': ['Pool.Audit', 'Pool.Allocate'], '/': ['Sys.Audit']}
+USERS['narrow@pve'] = {'tokens': {'rows': '7c1a3e5b-narrow-rows'}, 'acl': NARROW_ACL}
+NARROW = {'PROXMOX_USER': 'narrow@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '7c1a3e5b-narrow-rows'}
 SUBSET = {'PROXMOX_USER': 'subset@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3e5d7c9a-subset-rows'}
 TAGGER = {'PROXMOX_USER': 'tagger@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '8d2c4e6f-tagger-rows'}
 BLIND = {'PROXMOX_USER': 'blind@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '1f3e5d7c-blind-rows'}
@@ -82,7 +97,28 @@ TAG_POLICY_ROWS = [
     one('tag policy: a listed tag', kvm(node='pve1', vmid=269, update=True, tags=['web', 'db']), real_changed=True),
 ]
 
-CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS
+NARROW_ROWS = [
+    one('narrow: an option class', kvm(node='pve1', vmid=280, update=True, memory=2048),
+        real_failure=FORBIDDEN + ' (/vms/280, VM.Config.Memory)'),
+    one('narrow: a bridge without SDN.Use', nic(vmid=281, interface='net1', bridge='vmbr1'),
+        real_failure=FORBIDDEN + ' (/sdn/zones/localnetwork/vmbr1, SDN.Use)'),
+    one('narrow: a new disk on a storage without space', disk(vmid=282, disk='scsi1', storage='vmdata', size='2'),
+        real_failure=FORBIDDEN + ' (/storage/vmdata, Datastore.AllocateSpace)'),
+    one("narrow: another VM's volume", kvm(node='pve1', vmid=283, update=True,
+                                             scsi={'scsi1': 'local-lvm:vm-100-disk-0'}),
+        real_failure=FORBIDDEN + ' (/vms/100, VM.Config.Disk)'),
+    one('narrow: a full clone to a storage without space', kvm(node='pve1', vmid=9000, clone='debian-13-template',
+                                                              newid=284, name='row-clone-284', full=True,
+                                                              storage='vmdata'),
+        real_failure=FORBIDDEN + ' (/storage/vmdata, Datastore.AllocateSpace)'),
+    one('narrow: a move to a storage without space', disk(vmid=285, disk='scsi0', state='moved',
+                                                          target_storage='vmdata'),
+        real_failure=FORBIDDEN + ' (/storage/vmdata, Datastore.AllocateSpace)'),
+    one("narrow: a pool move without the VM's privileges", kvm(node='pve1', vmid=100, update=True, pool='web'),
+        real_failure=FORBIDDEN + ' (/vms/100, Permissions.Modify|VM.Allocate)'),
+]
+
+CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS + NARROW_ROWS
 CENSUS = {
     'no space: resize': ('R-resize-60',),
     'no space: unused volume removed': ('R-config-60',),
@@ -95,15 +131,23 @@ CENSUS = {
     'tag policy: a tag outside the list': ('R-config-62',),
     'tag policy: a registered tag': ('R-config-62',),
     'tag policy: a listed tag': ('R-config-62',),
+    'narrow: an option class': ('R-config-130',),
+    'narrow: a bridge without SDN.Use': ('R-any-131',),
+    'narrow: a new disk on a storage without space': ('R-any-133',),
+    "narrow: another VM's volume": ('R-any-132',),
+    'narrow: a full clone to a storage without space': ('R-clone-130',),
+    'narrow: a move to a storage without space': ('R-move-130',),
+    "narrow: a pool move without the VM's privileges": ('R-pool-130',),
 }
 
 
 def test_privileges_checked_inside_handlers_are_predicted(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER)
+    seed = write_seed(tmp_path, 'privileges', VMS, users=USERS, datacenter=DATACENTER, pools={'web': {}})
     problems = {}
     problems.update(run_batch(ansible, sim, seed, SUBSET_ROWS, env=SUBSET, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, ROOT_TOKEN_ROWS, env=ROOT_TOKEN, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, TAG_POLICY_ROWS, env=TAGGER))
+    problems.update(run_batch(ansible, sim, seed, NARROW_ROWS, env=NARROW, writes_nothing=True))
     rows = CENSUS_ROWS
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
     summary('check-versus-real (issue 32, privileges): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))

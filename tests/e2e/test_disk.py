@@ -231,15 +231,15 @@ def test_only_the_calls_it_needs(ansible, sim, stopped_vm):
     calls = [(r['method'], r['path'].replace('/api2/json', '').split('/tasks/')[0]) for r in sim.requests()]
     assert calls[0] == ('GET', '/cluster/resources')
     assert calls[1] == ('GET', '/nodes/pve1/qemu/150/pending')
-    assert calls[2] == ('GET', '/access/permissions')  # VM.Config.Disk on /vms/150, asked as the token (§27)
+    # what the token holds, every path in one read (§52): VM.Config.Disk on /vms/150 (§27) and
     # Datastore.AllocateSpace on the volume's storage, which resize_vm checks in its handler (§44.2)
-    assert calls[3] == ('GET', '/access/permissions')
+    assert calls[2] == ('GET', '/access/permissions')
     # storage.cfg: whether the volume's storage reserves the growth (thick LVM, a zvol; its status is read
     # only then, not for local-lvm's thin pool; docs/pve-semantics.md §42.3)
-    assert calls[4] == ('GET', '/storage')
+    assert calls[3] == ('GET', '/storage')
     # the resize's footprint: the volume's size before the write, so that a failed resize is known to have
     # grown it or not (the config came from the read above; docs/pve-semantics.md §31)
-    assert calls[5] == ('GET', '/nodes/pve1/storage/local-lvm/content')
-    assert calls[6] == ('PUT', '/nodes/pve1/qemu/150/resize')
-    assert set(calls[7:-1]) == {('GET', '/nodes/pve1')}  # task status polls (and nothing else)
+    assert calls[4] == ('GET', '/nodes/pve1/storage/local-lvm/content')
+    assert calls[5] == ('PUT', '/nodes/pve1/qemu/150/resize')
+    assert set(calls[6:-1]) == {('GET', '/nodes/pve1')}  # task status polls (and nothing else)
     assert calls[-1] == ('GET', '/nodes/pve1/qemu/150/pending')

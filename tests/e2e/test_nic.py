@@ -142,8 +142,8 @@ def test_only_the_calls_it_needs(ansible, sim):
     assert calls == [
         ('GET', '/cluster/resources'),
         ('GET', '/nodes/pve1/qemu/100/pending'),
-        # the privileges of the write, asked as the token itself: on the VM, then SDN.Use on the bridge (§27)
-        ('GET', '/access/permissions'),
+        # what the token holds, every path in one read (§52), asked as the token itself: the VM's
+        # privileges and SDN.Use on the bridge (§27)
         ('GET', '/access/permissions'),
         ('GET', '/nodes/pve1/network'),
         ('PUT', '/nodes/pve1/qemu/100/config'),

@@ -317,7 +317,8 @@ mod tests {
         let e = wait.settle(&|v| v.vmid == 101, &read).unwrap_err().to_string();
         assert_eq!(e, STALE);
         assert_eq!(reads.get(), 2);
-        assert_eq!(api.calls.borrow()[1].2, form([("path", "/nodes/pve1")]));
+        assert_eq!(api.calls.borrow()[1].1, "/access/permissions");
+        assert!(api.calls.borrow()[1].2.is_empty(), "one read for every path");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub enum Need {
     /// A change of the VM's tags from `old` to `new` under the datacenter's tag policy
     /// (`assert_tag_permissions` after its `VM.Config.Options`; docs/pve-semantics.md §44.3).
     Tags { old: String, new: String },
+    /// One of `options`, which one PVE checks depending on what this user cannot see
+    /// (`unseen.rs`): every option held, passed; none, refused with `refused`; some, passed with
+    /// the warning `unknown`.
+    Unseen { options: Vec<Need>, refused: String, unknown: String },
 }
 
 /// The privileges of one VM path, `/vms/{vmid}`.
@@ -581,8 +585,10 @@ pub fn template(vmid: u64) -> Vec<Need> {
 mod handlers;
 mod privileges;
 mod tag_policy;
-pub use handlers::{hibernate, resize, unlink, vmstate_storage};
+mod unseen;
+pub use handlers::{resize, unlink, vmstate_storage};
 pub use privileges::Privileges;
+pub use unseen::{base_use_not_known, hibernate, volume_listing, Listing};
 
 #[cfg(test)]
 mod tests;

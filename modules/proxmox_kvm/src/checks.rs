@@ -17,7 +17,7 @@ use module_utils::pve::client::Api;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{disk_bus, is_disk_key, is_nic_key, parse_new_cloudinit, parse_new_disk, Disk};
-use module_utils::pve::permissions::{self, Need, Privileges};
+use module_utils::pve::permissions::{self, Listing, Need, Privileges};
 use module_utils::pve::pools::{require_guest_pool, require_pool, PoolMove};
 use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
@@ -144,10 +144,10 @@ impl<'a> Checks<'a> {
         self.schema(write, vmid)?;
         self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
         if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
-            // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2)
-            let statestorage = permissions::vmstate_storage(&config.current, &self.preflight.storages()?);
-            self.privileges
-                .require_for(&permissions::hibernate(vm.vmid, statestorage.as_deref()), &described(write, vmid))?;
+            // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2), or the
+            // storages it may pick when one is hidden from this user (§52)
+            let need = permissions::hibernate(vm.vmid, &config.current, &self.preflight.storages()?);
+            self.privileges.require_for(&need, &described(write, vmid))?;
         }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
@@ -156,7 +156,7 @@ impl<'a> Checks<'a> {
 
     /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
     /// (the one PVE offers now) and returns it: the same checks in the same order, but the id is
-    /// asked for only once the preflight and the privilege reads on every other path are done.
+    /// asked for only once the preflight and the privileges' read are done.
     /// The later the id is taken, the less likely another run creating at the same moment is
     /// offered the same one (each such collision costs a refused write and a new id).
     pub(crate) fn before_new_vm(
@@ -167,8 +167,7 @@ impl<'a> Checks<'a> {
         offer: impl FnOnce() -> Result<u64>,
     ) -> Result<u64> {
         self.preflight(write, before, p)?;
-        // No VM has id 0 (PVE's start at 100): its path stands for the one not known yet.
-        self.privileges.read_ahead(&needs(write, before, 0, p), &permissions::vms(0))?;
+        self.privileges.read_ahead()?;
         let vmid = offer()?;
         self.schema(write, vmid)?;
         self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
@@ -204,7 +203,7 @@ impl<'a> Checks<'a> {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             if op == Op::Destroy && config.current.get("template").is_some_and(|t| t == "1") {
-                self.template_unused(&vm.node, config).map_err(|e| e.context(&context))?;
+                self.template_unused(vm.vmid, &vm.node, config).map_err(|e| e.context(&context))?;
             }
             if op == Op::Stop {
                 running = false; // a stop before the removal or conversion: the next request finds it stopped
@@ -215,11 +214,19 @@ impl<'a> Checks<'a> {
 
     /// QemuServer.pm destroy_vm of a template: refused while a linked clone uses one of its
     /// base volumes (each storage's volumes listed once).
-    fn template_unused(&self, node: &str, config: &VmConfig) -> Result<()> {
+    fn template_unused(&self, vmid: u64, node: &str, config: &VmConfig) -> Result<()> {
         for (storage, volid) in state::base_volumes(config) {
-            let listed = self.preflight.volumes_on(node, &storage)?;
-            if state::base_in_use(&volid, listed.keys()) {
-                return Err(Error::failed(state::template_in_use(&volid)));
+            // PVE looks with root's view; this user's listing may leave a clone's volume out (§52)
+            let listing = permissions::volume_listing(&self.privileges, &storage)?;
+            if listing != Listing::Refused {
+                let listed = self.preflight.volumes_on(node, &storage)?;
+                if state::base_in_use(&volid, listed.keys()) {
+                    return Err(Error::failed(state::template_in_use(&volid)));
+                }
+            }
+            if listing != Listing::Complete {
+                let refusal = state::template_in_use(&volid);
+                self.privileges.not_known(permissions::base_use_not_known(vmid, &storage, &volid, listing, &refusal));
             }
         }
         Ok(())

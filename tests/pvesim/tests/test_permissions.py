@@ -119,3 +119,20 @@ def test_a_nic_needs_sdn_use_on_its_bridge_or_its_vlan(sim):
     err = error_of(sim.api, 'POST', Q, {'vmid': 310, 'net0': 'virtio,bridge=vmbr9'}, token=token)
     assert err.message == 'Permission check failed (/sdn/zones/localnetwork/vmbr9, SDN.Use)'
     assert 'net3' not in sim.api('GET', Q + '/100/config')
+
+
+def test_the_whole_tree_lists_pool_members_and_leaves_out_what_is_inherited(sim):
+    # RPCEnvironment.pm get_effective_permissions: without `path`, the top-level paths, every ACL path and every
+    # pool member's path; $compile_acl_path: a pool's roles reach its members without propagation (flag 0). A VM
+    # with no ACL of its own and in no pool is left out: it holds what /vms passes down (AccessControl.pm roles).
+    sim.add_user('ansible@pve', acl={'/': ['Pool.Allocate', 'Pool.Audit']})
+    sim.api('POST', '/pools', {'poolid': 'web'})
+    sim.api('PUT', '/pools', {'poolid': 'web', 'vms': '100'})
+    sim.add_user('pooled@pve', tokens={'t': 's'},
+                 acl={'/pool/web': ['VM.Config.CPU'], '/vms': ['VM.Audit'], '/vms/9000': ['NoAccess']})
+    tree = perms(sim, 'pooled@pve!t=s')
+    assert tree['/vms/100'] == {'VM.Audit': 1, 'VM.Config.CPU': 0}
+    assert tree['/vms'] == {'VM.Audit': 1} and tree['/pool/web'] == {'VM.Config.CPU': 1}
+    # NoAccess leaves nothing, and a path where nothing is held is left out like an inherited one
+    assert '/vms/9000' not in tree and perms(sim, 'pooled@pve!t=s', path='/vms/9000') == {'/vms/9000': {}}
+    assert set(tree) == {'/pool/web', '/vms', '/vms/100'}

@@ -9,11 +9,16 @@ use serde_json::Value;
 use super::{all, Need};
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
-use crate::pve::request::{form, ApiPath};
+use crate::pve::request::ApiPath;
 
-/// What the token or user of this run holds, asked of PVE one ACL path at a time
-/// (`GET /access/permissions?path=...`, as the caller itself: anyone may read their own) and kept
-/// for the run.
+/// What `GET /access/permissions` without `path` answers: each path the user holds something on
+/// (with the paths every answer considers), and for each privilege whether it propagates.
+type Tree = BTreeMap<String, BTreeMap<String, bool>>;
+
+/// What the token or user of this run holds, asked of PVE once for every path (`GET
+/// /access/permissions` without `path`, as the caller itself: anyone may read their own) and
+/// kept for the run; a path the answer leaves out holds what propagates to it from the nearest
+/// path above that passes something down (docs/pve-semantics.md §52).
 pub struct Privileges<'a> {
     pub(super) api: &'a dyn Api,
     /// `user@realm` or `user@realm!token`: `root@pam` itself (not its tokens) passes the
@@ -21,7 +26,7 @@ pub struct Privileges<'a> {
     pub(super) authid: String,
     /// VNet -> SDN zone; a bridge not listed is in `localnetwork`.
     vnet_zones: BTreeMap<String, String>,
-    held: RefCell<BTreeMap<String, Rc<BTreeSet<String>>>>,
+    tree: RefCell<Option<Rc<Tree>>>,
     /// `GET /cluster/options` as this user reads it, once (the tag policy, `tag_policy.rs`).
     pub(super) options: RefCell<Option<Rc<Value>>>,
     /// What a check could not know (a tag the policy may or may not allow), for the run's warnings.
@@ -34,7 +39,7 @@ impl<'a> Privileges<'a> {
             api,
             authid: authid.to_string(),
             vnet_zones: BTreeMap::new(),
-            held: RefCell::new(BTreeMap::new()),
+            tree: RefCell::new(None),
             options: RefCell::new(None),
             unknown: RefCell::new(Vec::new()),
         }
@@ -46,21 +51,56 @@ impl<'a> Privileges<'a> {
         self
     }
 
-    /// The privileges held on `path` (a privilege held without propagation is held: PVE marks
-    /// it `0`, docs/pve-semantics.md §24.1).
-    pub fn held(&self, path: &str) -> Result<Rc<BTreeSet<String>>> {
-        if let Some(privs) = self.held.borrow().get(path) {
-            return Ok(privs.clone());
+    /// Everything this user holds, read on the first question and kept for the run.
+    fn tree(&self) -> Result<Rc<Tree>> {
+        if let Some(tree) = self.tree.borrow().as_ref() {
+            return Ok(tree.clone());
         }
         let data = self
             .api
-            .get(&ApiPath::new(["access", "permissions"]), &form([("path", path)]))
-            .map_err(|e| e.context(&format!("reading the privileges of {} on {path}", self.authid)))?;
-        let privs: BTreeSet<String> =
-            data.get(path).and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
-        let privs = Rc::new(privs);
-        self.held.borrow_mut().insert(path.to_string(), privs.clone());
-        Ok(privs)
+            .get(&ApiPath::new(["access", "permissions"]), &Vec::new())
+            .map_err(|e| e.context(&format!("reading the privileges of {}", self.authid)))?;
+        let tree: Tree = data
+            .as_object()
+            .map(|paths| {
+                paths
+                    .iter()
+                    .map(|(path, privs)| {
+                        let privs = privs.as_object().map(|m| {
+                            m.iter().map(|(p, prop)| (p.clone(), propagates(prop))).collect::<BTreeMap<_, _>>()
+                        });
+                        (path.clone(), privs.unwrap_or_default())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let tree = Rc::new(tree);
+        *self.tree.borrow_mut() = Some(tree.clone());
+        Ok(tree)
+    }
+
+    /// The privileges held on `path` (a privilege held without propagation is held: PVE marks
+    /// it `0`, docs/pve-semantics.md §24.1).
+    pub fn held(&self, path: &str) -> Result<Rc<BTreeSet<String>>> {
+        Ok(Rc::new(on_path(self.tree()?.as_ref(), path)))
+    }
+
+    /// Whether `privilege` is held on every path below `parent` (`/vms`: on every VM, those to
+    /// come too): on each such path the answer lists, and on those it leaves out.
+    pub fn held_below(&self, parent: &str, privilege: &str) -> Result<bool> {
+        let tree = self.tree()?;
+        let prefix = format!("{}/", parent.trim_end_matches('/'));
+        Ok(passed_down(&tree, parent).contains(privilege)
+            && tree
+                .iter()
+                .filter(|(path, _)| path.starts_with(&prefix))
+                .all(|(_, privs)| privs.contains_key(privilege)))
+    }
+
+    /// Report `what` among the warnings of this run: a check that could not be decided, which the
+    /// run neither refuses nor promises.
+    pub fn not_known(&self, what: String) {
+        self.unknown.borrow_mut().push(what);
     }
 
     /// What the checks since the last call could not know (each once), to be reported as
@@ -75,32 +115,11 @@ impl<'a> Privileges<'a> {
         seen
     }
 
-    /// Read now the privileges on the paths `require(needs)` reads, in its order, except
-    /// `except`, so that `require` then asks only for that one: a create or clone reads the rest
-    /// before it asks PVE for the new VM's id (`except` is the path of a placeholder id), which
-    /// it then takes as late as it can. Stops where `require` would fail (the failure is left to
-    /// `require`); the options of a `OneOf` are left to it too: which of them it reads depends
-    /// on what is held.
-    pub fn read_ahead(&self, needs: &[Need], except: &str) -> Result<()> {
-        self.read_ahead_until_refused(needs, except).map(|_| ())
-    }
-
-    /// `read_ahead`; `false` once a need is found not held.
-    fn read_ahead_until_refused(&self, needs: &[Need], except: &str) -> Result<bool> {
-        for need in needs {
-            let held = match need {
-                Need::Privs { path, .. } if path != except => self.check(need)?.is_none(),
-                Need::AllOf(inner) => self.read_ahead_until_refused(inner, except)?,
-                Need::Bridge { .. } => self.check(need)?.is_none(),
-                Need::Privs { .. } | Need::OneOf { .. } | Need::RootOnly(_) | Need::Refused(_) | Need::Tags { .. } => {
-                    true
-                }
-            };
-            if !held {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    /// Read now what this user holds, so that nothing is asked of PVE between this and the
+    /// checks: a create or clone reads it before it asks PVE for the new VM's id, which it then
+    /// takes as late as it can.
+    pub fn read_ahead(&self) -> Result<()> {
+        self.tree().map(|_| ())
     }
 
     /// Every need, in order; the first not held fails with PVE's message: a missing privilege
@@ -179,6 +198,20 @@ impl<'a> Privileges<'a> {
             Need::RootOnly(message) => (self.authid != "root@pam").then(|| message.clone()),
             Need::Refused(message) => Some(message.clone()),
             Need::Tags { old, new } => super::tag_policy::refusal(self, old, new)?,
+            Need::Unseen { options, refused, unknown } => {
+                let mut held = 0;
+                for option in options {
+                    held += usize::from(self.check(option)?.is_none());
+                }
+                match held {
+                    0 => Some(refused.clone()),
+                    n if n == options.len() => None,
+                    _ => {
+                        self.unknown.borrow_mut().push(unknown.clone());
+                        None
+                    }
+                }
+            }
         })
     }
 }
@@ -188,5 +221,40 @@ fn wanted(need: &Need) -> Option<String> {
     match need {
         Need::Privs { path, privs, any } => Some(format!("{} on {path}", privs.join(if *any { "|" } else { "+" }))),
         _ => None,
+    }
+}
+
+/// A privilege's flag in PVE's answer: `1` (or `true`) where it propagates.
+fn propagates(flag: &Value) -> bool {
+    flag.as_bool().unwrap_or_else(|| flag.as_u64().is_some_and(|n| n != 0))
+}
+
+/// What `tree` says is held on `path` (pve-access-control `RPCEnvironment.pm`
+/// `get_effective_permissions`, `permissions`; `AccessControl.pm` `roles`): a path in the answer
+/// holds what it lists; a path the answer leaves out has no ACL of its own and is no pool's
+/// member (those are all listed), so it holds what propagates to it (`passed_down`).
+fn on_path(tree: &Tree, path: &str) -> BTreeSet<String> {
+    if let Some(privs) = tree.get(path) {
+        return privs.keys().cloned().collect();
+    }
+    let parent = path.trim_end_matches('/').rsplit_once('/').map_or("", |(parent, _)| parent);
+    passed_down(tree, if parent.is_empty() { "/" } else { parent })
+}
+
+/// What a path below `parent` that the answer leaves out holds: the propagating privileges of
+/// `parent` or of the nearest path above it that has any (one whose privileges all stop there
+/// passes down what reached it from above). None when nothing above propagates.
+fn passed_down(tree: &Tree, parent: &str) -> BTreeSet<String> {
+    let mut at = parent;
+    loop {
+        let passed: BTreeSet<String> =
+            tree.get(at).into_iter().flatten().filter(|(_, p)| **p).map(|(k, _)| k.clone()).collect();
+        if !passed.is_empty() || at == "/" {
+            return passed;
+        }
+        at = match at.rsplit_once('/') {
+            Some(("", _)) | None => "/",
+            Some((up, _)) => up,
+        };
     }
 }

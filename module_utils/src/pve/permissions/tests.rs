@@ -7,6 +7,7 @@ use super::*;
 use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::request::{form, ApiPath, Method};
+use crate::pve::storage::StorageConfig;
 use serde_json::{json, Map, Value};
 
 fn vm(privilege: &'static str) -> Need {
@@ -253,27 +254,31 @@ fn an_update_checks_old_and_new_drives_and_deleted_devices() {
     assert!(!needs.iter().any(|n| matches!(n, Need::RootOnly(_))), "digest and delete are no config keys: {needs:?}");
 }
 
-/// A PVE that answers `GET /access/permissions?path=...` from an ACL table (path -> privileges
-/// held there, inheritance already applied), and records the paths asked.
+/// A PVE that answers `GET /access/permissions` (without `path`: every path) from an ACL table
+/// (path -> privileges held there, none propagating), and counts the reads.
 #[derive(Default)]
 struct AclApi {
-    acl: BTreeMap<String, Vec<&'static str>>,
-    asked: RefCell<Vec<String>>,
+    acl: BTreeMap<String, Vec<(&'static str, u8)>>,
+    reads: RefCell<usize>,
 }
 
 impl Api for AclApi {
     fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
         assert_eq!((method, path.encoded().as_str()), (Method::Get, "/access/permissions"));
-        let acl_path = params.iter().find(|(k, _)| k == "path").map(|(_, v)| v.clone()).unwrap();
-        self.asked.borrow_mut().push(acl_path.clone());
-        let privs: Map<String, Value> =
-            self.acl.get(&acl_path).map(|p| p.iter().map(|p| (p.to_string(), json!(0))).collect()).unwrap_or_default();
-        Ok(json!({ acl_path: privs }))
+        assert!(params.is_empty(), "one read for every path: {params:?}");
+        *self.reads.borrow_mut() += 1;
+        let tree: Map<String, Value> = self
+            .acl
+            .iter()
+            .map(|(path, privs)| (path.clone(), privs.iter().map(|(p, prop)| (p.to_string(), json!(prop))).collect()))
+            .collect();
+        Ok(Value::Object(tree))
     }
 }
 
 fn acl(entries: &[(&str, &[&'static str])]) -> AclApi {
-    AclApi { acl: entries.iter().map(|(p, v)| (p.to_string(), v.to_vec())).collect(), ..Default::default() }
+    let acl = entries.iter().map(|(p, v)| (p.to_string(), v.iter().map(|p| (*p, 0)).collect())).collect();
+    AclApi { acl, ..Default::default() }
 }
 
 fn refusal(p: &Privileges, needs: &[Need]) -> String {
@@ -292,7 +297,7 @@ fn a_read_only_token_is_refused_as_pve_refuses_it() {
     assert_eq!(refusal(&p, &create(150, None, None, false, &nic)), "Permission check failed");
     assert_eq!(refusal(&p, &power(100)), "Permission check failed (/vms/100, VM.PowerMgmt)");
     assert_eq!(refusal(&p, &config_key(100, None, "args")), "only root can set 'args' config");
-    assert_eq!(*api.asked.borrow(), ["/vms/100", "/vms/150"], "one read per path");
+    assert_eq!(*api.reads.borrow(), 1, "one read for every path");
 }
 
 #[test]
@@ -387,40 +392,46 @@ fn a_failed_permissions_read_is_an_error_not_a_refusal() {
     let p = Privileges::new(&Down, "ansible@pve!automation");
     let e = p.require(&power(100)).unwrap_err();
     assert_eq!(e.api_status(), Some(500));
-    assert!(e.to_string().starts_with("reading the privileges of ansible@pve!automation on /vms/100"), "{e}");
+    assert!(e.to_string().starts_with("reading the privileges of ansible@pve!automation: proxy loop detected"), "{e}");
 }
 
 #[test]
-fn read_ahead_reads_every_path_but_the_new_vms_and_require_reads_only_that_one() {
-    let api = acl(&[
-        ("/vms/9000", &["VM.Clone"]),
-        ("/vms/101", &["VM.Allocate"]),
-        ("/storage/local-lvm", &["Datastore.AllocateSpace"]),
-        ("/sdn/zones/localnetwork/vmbr0", &["SDN.Use"]),
-    ]);
+fn one_read_answers_every_path_with_propagation_as_pve_applies_it() {
+    // RPCEnvironment.pm get_effective_permissions lists the paths with an ACL or a pool member;
+    // a path it leaves out holds what propagates to it from the nearest path above that passes
+    // something down (AccessControl.pm roles).
+    let mut api = AclApi::default();
+    let tree: &[(&str, &[(&'static str, u8)])] = &[
+        ("/", &[("Sys.Audit", 0)]),
+        ("/vms", &[("VM.Clone", 1), ("VM.Allocate", 1), ("VM.Audit", 0)]),
+        // a privilege that stops here: /vms/9000's children (none) and nothing else get it,
+        // and it hides nothing of /vms's from a sibling
+        ("/vms/9000", &[("VM.Clone", 0)]),
+        ("/storage", &[("Datastore.Audit", 0)]),
+        ("/storage/local-lvm", &[("Datastore.AllocateSpace", 1)]),
+        ("/sdn/zones/localnetwork", &[("SDN.Use", 1)]),
+        // only non-propagating privileges: what propagates past it comes from above
+        ("/sdn/zones/localnetwork/vmbr0", &[("SDN.Audit", 0)]),
+    ];
+    api.acl = tree.iter().map(|(p, v)| (p.to_string(), v.to_vec())).collect();
     let p = Privileges::new(&api, "ansible@pve!automation");
+    p.read_ahead().unwrap();
     let source: BTreeMap<String, String> =
         [("scsi0", "local-lvm:base-9000-disk-0,size=8G"), ("net0", "virtio=BC:24:11:0A:01:00,bridge=vmbr0,tag=5")]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-    // The needs with a placeholder id: every path but the placeholder's is read, a pool's
-    // alternative (a OneOf) is left to `require`.
-    p.read_ahead(&clone(9000, 0, Some("web"), None, &source), &vms(0)).unwrap();
-    assert_eq!(*api.asked.borrow(), ["/vms/9000", "/storage/local-lvm", "/sdn/zones/localnetwork/vmbr0/5"]);
-    api.asked.borrow_mut().clear();
-    // With the id PVE offers: only the new VM's path is asked (it holds VM.Allocate there, so
-    // the pool is not), and the outcome is require's own (here the VLAN's missing SDN.Use).
+    assert!(p.require(&clone(9000, 101, Some("web"), None, &source)).is_ok());
+    assert_eq!(*p.held("/vms/9000").unwrap(), ["VM.Clone".to_string()].into_iter().collect());
+    assert_eq!(*p.held("/vms/101").unwrap(), ["VM.Allocate", "VM.Clone"].map(String::from).into_iter().collect());
     assert_eq!(
-        refusal(&p, &clone(9000, 101, Some("web"), None, &source)),
-        "Permission check failed (/sdn/zones/localnetwork/vmbr0/5, SDN.Use)"
+        refusal(&p, &[all("/storage/local-zfs", &["Datastore.AllocateSpace"])]),
+        "Permission check failed (/storage/local-zfs, Datastore.AllocateSpace)",
+        "/storage's privilege does not propagate"
     );
-    assert_eq!(*api.asked.borrow(), ["/vms/101"]);
-    // Where require would stop (no VM.Clone on the source), read_ahead stops, and fails nothing.
-    let api = acl(&[("/vms/9000", &["VM.Audit"])]);
-    let p = Privileges::new(&api, "ansible@pve!automation");
-    p.read_ahead(&clone(9000, 0, None, None, &source), &vms(0)).unwrap();
-    assert_eq!(*api.asked.borrow(), ["/vms/9000"]);
+    assert_eq!(refusal(&p, &power(101)), "Permission check failed (/vms/101, VM.PowerMgmt)");
+    assert!(p.held("/nodes/pve1").unwrap().is_empty(), "/'s Sys.Audit does not propagate");
+    assert_eq!(*api.reads.borrow(), 1, "one read for the whole run");
 }
 
 #[test]
@@ -436,4 +447,73 @@ fn a_pool_move_needs_pool_allocate_on_both_pools_and_modify_or_allocate_on_the_v
         refusal(&p, &pool_move(150, "web", None)),
         "Permission check failed (/vms/150, Permissions.Modify|VM.Allocate)"
     );
+}
+
+#[test]
+fn a_hibernation_whose_state_storage_is_hidden_is_decided_when_every_choice_agrees() {
+    // QemuConfig.pm find_vmstate_storage picks among the drives' storages with root's view of
+    // storage.cfg; this user sees only storages it holds Datastore.Audit or AllocateSpace on
+    // (API2/Storage/Config.pm index), so a hidden one is one it holds neither on.
+    let zfs = StorageConfig::from_json(&json!({"storage": "local-zfs", "type": "zfspool", "content": "images"}));
+    let config: BTreeMap<String, String> =
+        [("scsi0", "local-zfs:vm-120-disk-0,size=32G"), ("scsi1", "truenas:120/vm-120-disk-0.qcow2,size=100G")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    let vm = || all("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"]);
+    // neither storage seen: refused whichever PVE picks
+    let api = acl(&[("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"])]);
+    let p = Privileges::new(&api, "diff@pve!gen");
+    let e = refusal(&p, &hibernate(120, &config, &[]));
+    assert!(e.starts_with("Permission check failed (Datastore.AllocateSpace on the storage of VM 120's state, one of local-zfs, truenas"), "{e}");
+    assert!(p.require(&[vm()]).is_ok());
+    // local-zfs seen and held, truenas hidden: PVE may pick either, so it is not known
+    let seen = [zfs.unwrap()];
+    let api =
+        acl(&[("/vms/120", &["VM.PowerMgmt", "VM.Config.Disk"]), ("/storage/local-zfs", &["Datastore.AllocateSpace"])]);
+    let p = Privileges::new(&api, "diff@pve!gen");
+    assert!(p.require(&hibernate(120, &config, &seen)).is_ok());
+    let warnings = p.take_unknowns();
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].contains(
+        "PVE may refuse it: Permission check failed (/storage/(known after apply), Datastore.AllocateSpace)"
+    ));
+    // one storage only, hidden: refused in PVE's own words
+    let one: BTreeMap<String, String> = [("scsi0".to_string(), "truenas:120/vm-120-disk-0.qcow2".to_string())].into();
+    assert_eq!(
+        refusal(&p, &hibernate(120, &one, &seen)),
+        "Permission check failed (/storage/truenas, Datastore.AllocateSpace)"
+    );
+}
+
+#[test]
+fn a_storage_listing_is_complete_with_datastore_allocate_or_vm_config_disk_on_every_vm() {
+    // API2/Storage/Content.pm index, Storage.pm check_volume_access without a VM
+    let api = acl(&[
+        ("/storage/a", &["Datastore.Allocate", "Datastore.Audit"]),
+        ("/storage/e", &["Datastore.Allocate"]),
+        ("/storage/b", &["Datastore.Audit"]),
+        ("/storage/c", &["Datastore.AllocateSpace"]),
+        ("/vms", &["VM.Config.Disk"]),
+    ]);
+    let p = Privileges::new(&api, "ops@pve!t");
+    let listing = |sid: &str| volume_listing(&p, sid).unwrap();
+    assert_eq!(listing("a"), Listing::Complete);
+    // VM.Config.Disk on /vms does not propagate in this table (flag 0): a VM's images may be left out
+    assert_eq!(listing("b"), Listing::Partial);
+    assert_eq!(listing("c"), Listing::Partial, "images of other VMs need Datastore.Audit");
+    assert_eq!(listing("d"), Listing::Refused);
+    assert_eq!(listing("e"), Listing::Refused, "the listing itself needs Datastore.Audit or AllocateSpace");
+    let mut api = AclApi::default();
+    let tree: &[(&str, &[(&'static str, u8)])] = &[
+        ("/storage/b", &[("Datastore.Audit", 0)]),
+        ("/vms", &[("VM.Config.Disk", 1)]),
+        ("/vms/211", &[("VM.Audit", 0)]),
+    ];
+    api.acl = tree.iter().map(|(p, v)| (p.to_string(), v.to_vec())).collect();
+    let p = Privileges::new(&api, "ops@pve!t");
+    assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Partial, "VM 211 lacks VM.Config.Disk");
+    api.acl.remove("/vms/211");
+    let p = Privileges::new(&api, "ops@pve!t");
+    assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Complete);
 }
