@@ -4,6 +4,13 @@ use crate::error::{Error, Result};
 use crate::pve::devices::is_disk_key;
 use crate::pve::request::Form;
 
+/// Qemu.pm `create_vm`'s refusals of a restore's request, in its order: drives beside the archive
+/// (§45.4), then an archive from standard input (§51.4).
+pub fn refuse_request(form: &Form) -> Result<()> {
+    require_no_drives(form)?;
+    refuse_pipe(form)
+}
+
 /// Qemu.pm `create_vm`: with `archive`, the first drive option of the request (in Perl's `sort`
 /// order; `unusedN` is no drive there) is refused, `option conflicts with option 'archive'`
 /// (a parameter error, after the privileges; docs/pve-semantics.md §45.4).

@@ -375,8 +375,7 @@ impl Run<'_> {
             self.listed(&node, &storages, plan::allocating_on(&self.p.desired, self.p.storage.as_deref(), false));
         let plan = plan::create(&node, self.p, vms.iter().map(|v| v.vmid).collect(), &storages, &listed);
         if let plan::Write::Create { form, .. } = &plan.write {
-            restore::require_no_drives(form)?; // Qemu.pm create_vm, §45.4
-            restore::refuse_pipe(form)?; // then an archive from standard input, §51.4
+            restore::refuse_request(form)?; // Qemu.pm create_vm, §45.4, §51.4
         }
         // a vmid this user cannot see may still be taken (create_and_lock_config, §47.2)
         if let Some(id) = self.p.vmid.filter(|id| self.world.prediction(*id).is_none()) {
