@@ -16,7 +16,6 @@ import json
 from fakepve.qemu import NEW_DISK, is_cdrom, split_drive
 from fakepve.routing import die
 
-from .admin import seed_path
 from .storage_types import formats_of, is_shared
 
 ROOT = 'root@pam'
@@ -31,10 +30,11 @@ class ReplicationMixin:
     """The replication jobs of replication.cfg and the refusals they cause."""
 
     def load_seed(self, path=None):
-        super().load_seed(path)
-        with open(seed_path(path), encoding='utf-8') as fh:
+        path = super().load_seed(path)
+        with open(path, encoding='utf-8') as fh:
             seed = json.load(fh)
         self.replication_jobs = [dict(j) for j in seed.get('replication', [])]
+        return path
 
     def _routes_replication(self):
         return [('GET', '/cluster/replication', self._replication_index)]
