@@ -92,10 +92,11 @@ ROWS = [
             t('proxmox_disk', **RESIZE), 'PUT /nodes/pve1/qemu/150/resize', 'VM is locked (backup)'),
     Refused('resize timing out on the config lock (disk)', stopped_vm,
             race('flock', 'PUT', r'/qemu/150/resize$', vmid=150, seconds=5),
-            t('proxmox_disk', **RESIZE), 'PUT /nodes/pve1/qemu/150/resize', LOCK_TIMEOUT % 150),
+            # a `timeout` shorter than the lock is held: the lock timeout is sent again until then (§55), then fails
+            t('proxmox_disk', **dict(RESIZE, timeout=1)), 'PUT /nodes/pve1/qemu/150/resize', LOCK_TIMEOUT % 150),
     Refused('move timing out on the config lock (disk)', stopped_vm,
             race('flock', 'POST', r'/qemu/150/move_disk$', vmid=150, seconds=5),
-            t('proxmox_disk', vmid=150, disk='scsi1', state='moved', target_storage='vmdata'),
+            t('proxmox_disk', vmid=150, disk='scsi1', state='moved', target_storage='vmdata', timeout=1),
             'POST /nodes/pve1/qemu/150/move_disk', LOCK_TIMEOUT % 150),
     Refused('resize after the VM migrated away (disk)', stopped_vm,
             race('migrate', 'PUT', r'/qemu/150/resize$', vmid=150, target='pve2'),

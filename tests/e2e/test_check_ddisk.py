@@ -21,8 +21,8 @@ VMS = [
 USERS = {'own@pve': {'acl': {'/': ['VM.Audit', 'VM.Config.Disk', 'VM.Config.CDROM', 'Datastore.AllocateSpace',
                                    'Datastore.Audit', 'Sys.Audit'],
                              '/storage/local-lvm': ['Datastore.AllocateSpace', 'VM.Audit']},
-                     'tokens': {'t': 'd1ff0000-5eed-4c0d-9e1a-000000000002'}}}
-OWN = {'PROXMOX_USER': 'own@pve', 'PROXMOX_TOKEN_ID': 't', 'PROXMOX_TOKEN_SECRET': 'd1ff0000-5eed-4c0d-9e1a-000000000002'}
+                     'tokens': {'tk': 'd1ff0000-5eed-4c0d-9e1a-000000000002'}}}
+OWN = {'PROXMOX_USER': 'own@pve', 'PROXMOX_TOKEN_ID': 'tk', 'PROXMOX_TOKEN_SECRET': 'd1ff0000-5eed-4c0d-9e1a-000000000002'}
 
 
 def _size_is_listed(check, real):

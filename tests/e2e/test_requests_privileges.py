@@ -48,10 +48,10 @@ def test_one_read_still_refuses_what_the_token_lacks(ansible, sim, tmp_path):
     allowed on VM 270, which no ACL names (what /vms passes down), a new disk is refused on its storage, in check
     and real runs."""
     from test_check_vs_real import write_seed, _vm
-    users = {'cpu@pve': {'tokens': {'t': '5a7c9e1b-cpu-only'},
+    users = {'cpu@pve': {'tokens': {'tk': '5a7c9e1b-cpu-only'},
                          'acl': {'/vms': ['VM.Audit', 'VM.Config.CPU', 'VM.Config.Disk'], '/storage': ['Datastore.Audit'], '/': ['Sys.Audit']}}}
     seed = write_seed(tmp_path, 'privileges-once', [_vm(270, 'row-270')], users=users)
-    env = {'PROXMOX_USER': 'cpu@pve', 'PROXMOX_TOKEN_ID': 't', 'PROXMOX_TOKEN_SECRET': '5a7c9e1b-cpu-only'}
+    env = {'PROXMOX_USER': 'cpu@pve', 'PROXMOX_TOKEN_ID': 'tk', 'PROXMOX_TOKEN_SECRET': '5a7c9e1b-cpu-only'}
     cores = kvm(node='pve1', vmid=270, update=True, cores=3)
     disk = dict(kvm(node='pve1', vmid=270, update=True, scsi={'scsi1': 'local-lvm:2'}), ignore_errors=True)
     for check in (True, False):

@@ -161,15 +161,16 @@ def test_a_failed_part_way_plan_names_what_applied_and_is_refused_again(ansible,
         sim.wait_task(sim.api('POST', '/nodes/pve1/qemu', {'vmid': vmid, 'name': 'part-%d' % vmid}))
     run = plan_runner(ansible, tmp_path, PART_WAY)
     assert run(True).rc == 0
-    # VM 302 drifts after the check: the third task is refused, after the first two applied
-    # (the whole-run verification of issue 33 part A would refuse before the first)
-    sim.api('PUT', '/nodes/pve1/qemu/302/config', {'cores': 3})
+    # PVE refuses the third task's write (a drift would be refused by the whole-run verification before the
+    # first write): the third task fails after the first two applied
+    sim.fault(kind='http', method='POST', path='/qemu/302/config$', status=500, message='got timeout', count=1)
+    sim.fault(kind='http', method='PUT', path='/qemu/302/config$', status=500, message='got timeout', count=1)
     real = run(False)
     assert real.failed_tasks == ['third'], real.stdout[-3000:]
     msg = real.task('third')['result']['msg']
     assert "the tasks it applied before: 'first' at site.yml:6 (host localhost); 'second' at site.yml:9" in msg, msg
     assert 'cannot be applied again' in msg
-    sim.api('PUT', '/nodes/pve1/qemu/302/config', {'cores': 1})
+    sim.clear_faults()
     before = config(sim, 302)
     sim.clear_requests()
     again = run(False)
