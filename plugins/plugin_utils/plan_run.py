@@ -388,8 +388,8 @@ def begin_apply(plan_dir, root, material, task, loader):
     if info.get('key_id') != key_id(key):
         raise sp.PlanError('the saved plan at %s was signed with another key than this run\'s (this run\'s from %s, '
                            'the plan\'s from %s): give this run the key the check run had (%s, %s or the same '
-                           'connection secret); nothing was written' % (plan_dir, material[0], info.get('key_from'),
-                                                                         KEY_VAR, KEY_ENV))
+                           'connection secret); nothing was written'
+                           % (plan_dir, material[0], info.get('key_from'), KEY_VAR, KEY_ENV))
     info = read_signed(plan_dir, os.path.join(plan_dir, RUN_FILE), key, 'run file')
     index = read_signed(plan_dir, os.path.join(plan_dir, INDEX_FILE), key, 'index')
     warnings = []
