@@ -100,11 +100,20 @@ def on_one_worker(nodeid):
     return path if os.path.basename(path) in ONE_WORKER_FILES else None
 
 
+# The files whose tests run longest (seconds of wall each, much of it waiting on pvesim's task times
+# and slowed tasks; measured in bench/README.md, "Where make test's time goes"): they start right
+# after ONE_WORKER_FILES, so that none of them is still running alone at the end of the suite.
+LONG_FILES = ('test_check_vs_real.py', 'test_check_followups.py', 'test_check_refusals_privileges.py',
+              'test_inflight.py', 'test_identity.py', 'test_check_exec_paths.py', 'test_check_readback.py',
+              'test_environment.py', 'test_user_guide.py', 'test_transient.py')
+
+
 def pytest_collection_modifyitems(session, config, items):
     """The whole-suite audit runs last, after every other test has made its requests. The files
     kept on one worker come first: they are the longest units of work, so no worker starts one
-    last."""
-    items.sort(key=lambda item: (item.name == AUDIT_TEST, on_one_worker(item.nodeid) is None))
+    last; then the files of LONG_FILES, for the same reason."""
+    items.sort(key=lambda item: (item.name == AUDIT_TEST, on_one_worker(item.nodeid) is None,
+                                 os.path.basename(item.nodeid.split('::', 1)[0]) not in LONG_FILES))
 
 
 @pytest.hookimpl(optionalhook=True)   # a hook of pytest-xdist, which the matrix's virtualenvs lack
