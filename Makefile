@@ -29,7 +29,7 @@ PVESIM_RUNTIME := fakepve aiohttp aiohappyeyeballs aiosignal attrs frozenlist mu
 # core plus two, as the tests spend much of their time waiting (measured in bench/README.md).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 2 )))
 
-.PHONY: help venv pvesim-dist build stubs collection install upstream-venv test test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
+.PHONY: help venv pvesim-dist build stubs collection install upstream-venv test test-beside-e2e test-rust test-meta test-pvesim test-e2e lint lint-rust sanity test-collection changelog-lint demo clean
 
 ## help: this list: every target with a `## target: what it does` line in Makefile and mk/*.mk
 help:
@@ -79,19 +79,27 @@ collection: build venv
 install: collection
 	ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS_DIR) $(VENV)/bin/ansible-galaxy collection install $(DEV_TARBALL) -p $(COLLECTIONS_DIR) --force >/dev/null
 
-## test: everything CI runs: first the Rust side (rustfmt, clippy, cargo test, the release build)
-## beside the Python environments (the test venv, community.proxmox's, the matrix edges'), which
-## mostly wait on the package index while cargo keeps both cores busy; then the tests in order
+## test: everything CI runs: first the release build beside the Python environments (the test
+## venv, community.proxmox's, the matrix edges'), which mostly wait on the package index while cargo
+## keeps both cores busy; then the collection installed once; then the e2e suite, which spends much
+## of its time waiting (pvesim's task times, slowed tasks, ansible-playbook's start), side by side
+## with every other check in order (rustfmt, clippy, cargo test, the other suites, lint, sanity),
+## niced so that the e2e suite's timing-sensitive tests keep the CPU they need (bench/README.md,
+## "Where make test's time goes")
 test: test-prepare
-	$(MAKE) --no-print-directory -j1 test-meta test-pvesim test-e2e test-differential-short test-matrix-edges \
-	  lint sanity test-collection changelog-lint
+	$(MAKE) --no-print-directory -j1 install
+	$(MAKE) --no-print-directory -j2 --output-sync=recurse $(TEST_BUILT) test-e2e test-beside-e2e
 
-## test-prepare: the two preparation lines of make test side by side, each in its own order
+# What test-prepare and the line after it built: not rebuilt by the phases that name them (make -o)
+TEST_BUILT := -o venv -o build -o collection -o install -o upstream-venv
+
+test-beside-e2e:
+	nice -n 10 $(MAKE) --no-print-directory -j1 $(TEST_BUILT) lint-rust test-rust test-meta test-pvesim \
+	  test-differential-short test-matrix-edges lint sanity test-collection changelog-lint
+
+## test-prepare: the two preparation lines of make test side by side: the release build, the environments
 test-prepare:
-	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-prepare-rust test-prepare-envs
-
-test-prepare-rust:
-	$(MAKE) --no-print-directory -j1 lint-rust test-rust build
+	$(MAKE) --no-print-directory -j2 --output-sync=recurse build test-prepare-envs
 
 test-prepare-envs:
 	$(MAKE) --no-print-directory -j1 venv upstream-venv test-matrix-edges-venvs
