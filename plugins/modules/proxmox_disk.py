@@ -40,6 +40,12 @@ options:
     description:
       - "The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."
     type: str
+  node:
+    description:
+      - "The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a
+          task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is
+          still found wherever it is (one C(/cluster/resources) read more)."
+    type: str
   disk:
     description:
       - "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15),
@@ -622,6 +628,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback
 ARGUMENT_SPEC = {
     "vmid": {'type': 'int'},
     "name": {'type': 'str'},
+    "node": {'type': 'str'},
     "disk": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "resized", "detached", "moved", "absent"]},
     "create": {'type': 'str', 'default': "regular", 'choices': ["disabled", "regular", "forced"]},

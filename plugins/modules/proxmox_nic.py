@@ -40,6 +40,12 @@ options:
     description:
       - "The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."
     type: str
+  node:
+    description:
+      - "The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a
+          task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is
+          still found wherever it is (one C(/cluster/resources) read more)."
+    type: str
   interface:
     description:
       - "The NIC's config key, V(net0) to V(net31)."
@@ -405,6 +411,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback
 ARGUMENT_SPEC = {
     "vmid": {'type': 'int'},
     "name": {'type': 'str'},
+    "node": {'type': 'str'},
     "interface": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent"]},
     "model": {

@@ -55,6 +55,7 @@ const fn drive(name: &'static str, kind: Kind, what: &'static [&'static str]) ->
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("vmid", Kind::Int, &["The id of the VM, 100 to 999999999. With O(name) too, both must name the same VM: the task fails before any write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has that name."]),
     OptionSpec::new("name", Kind::Str, &["The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."]),
+    OptionSpec::new("node", Kind::Str, &["The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is still found wherever it is (one C(/cluster/resources) read more)."]),
     OptionSpec::new("disk", Kind::Str, &[
         "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15), V(unused0)-V(unused255), V(efidisk0) or V(tpmstate0).",
     ])
