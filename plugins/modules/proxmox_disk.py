@@ -428,9 +428,11 @@ notes:
   - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
       checked against Proxmox VE's format for that option before any call and refused naming the option;
       community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
-  - "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one
-      C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another
-      VM also reads the target VM's config."
+  - "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET
+      /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read
+      (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's
+      config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's
+      config."
   - "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's
       C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with
       random pauses; it fails with Proxmox VE's message only when the conflict persists."
