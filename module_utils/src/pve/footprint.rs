@@ -333,10 +333,9 @@ impl RecentReads {
         if vmid_query && s.last().map(String::as_str) == Some("content") {
             return kept(&key, &Vec::new()).map(|v| Ok(v.clone()));
         }
-        if let (["nodes", node, "qemu", vmid, "pending"], true) = (
-            s.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
-            query.is_empty(),
-        ) {
+        if let (["nodes", node, "qemu", vmid, "pending"], true) =
+            (s.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), query.is_empty())
+        {
             let free = form([("vmid", vmid.to_string())]);
             if kept(&ApiPath::new(["cluster", "nextid"]).encoded(), &free).is_some() {
                 return Some(Err(Error::Api {
