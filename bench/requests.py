@@ -27,20 +27,23 @@ from harness import FQCN, connection, install_ferro, play, request_stats, run_pl
 from pvesim.testing import PvesimProcess  # noqa: E402
 
 FIRST_VMID = 1001
+# proxmox_disk and proxmox_nic have no `node` option in community.proxmox: ferro.proxmox's addition, sent to it alone
+FERRO_NODE = '_ferro_node'
 TEMPLATE = 'debian-13-template'
 
 
 def workloads(n):
     """(name, module, [args per task]) for each workload; the no-op ones name the node (issue 36's one-request
-    target applies where the task names it)."""
+    target applies where the task names it; `FERRO_NODE`: where only ferro.proxmox has the option)."""
     node = bench_seed.NODES
     vm = [(FIRST_VMID + i, node[i % len(node)]) for i in range(n)]
     return [
         ('no-op proxmox_kvm', 'proxmox_kvm', [dict(vmid=v, name='bench-%03d' % (i + 1), node=nd, cores=1, memory=1024,
                                                    update=True) for i, (v, nd) in enumerate(vm)]),
-        ('no-op proxmox_nic', 'proxmox_nic', [dict(vmid=v, interface='net0', model='virtio', bridge='vmbr0')
-                                              for v, _ in vm]),
-        ('no-op proxmox_disk', 'proxmox_disk', [dict(vmid=v, disk='scsi0', storage='local-lvm', size=8) for v, _ in vm]),
+        ('no-op proxmox_nic', 'proxmox_nic', [dict(vmid=v, interface='net0', model='virtio', bridge='vmbr0',
+                                                   **{FERRO_NODE: nd}) for v, nd in vm]),
+        ('no-op proxmox_disk', 'proxmox_disk', [dict(vmid=v, disk='scsi0', storage='local-lvm', size=8, **{FERRO_NODE: nd})
+                                                for v, nd in vm]),
         ('no-op proxmox_vm_info', 'proxmox_vm_info', [dict(vmid=v, node=nd, config='current') for v, nd in vm]),
         ('create', 'proxmox_kvm', [dict(vmid=3001 + i, name='build-%03d' % (i + 1), node='pve1', cores=1, memory=1024,
                                         scsihw='virtio-scsi-single', scsi={'scsi0': 'local-lvm:8'},
@@ -49,6 +52,14 @@ def workloads(n):
                                        timeout=60) for i in range(n)]),
         ('remove', 'proxmox_kvm', [dict(vmid=v, state='absent', timeout=60) for v, _ in vm]),
     ]
+
+
+def args_for(coll, task):
+    """A task's arguments for `coll`: ferro.proxmox's own `node` option given to it alone."""
+    args = {k: v for k, v in task.items() if k != FERRO_NODE}
+    if coll == 'ferro' and FERRO_NODE in task:
+        args['node'] = task[FERRO_NODE]
+    return args
 
 
 def main():
@@ -77,7 +88,8 @@ def main():
             row = figures.setdefault(name, {})
             for coll in ('ferro', 'community'):
                 sim.reset(seed_path)
-                body = [{'name': '%s %d' % (module, i), '%s.%s' % (FQCN[coll], module): t} for i, t in enumerate(tasks)]
+                body = [{'name': '%s %d' % (module, i), '%s.%s' % (FQCN[coll], module): args_for(coll, t)}
+                        for i, t in enumerate(tasks)]
                 path = write_playbook(workdir, '%s-%s' % (coll, name.replace(' ', '-')),
                                       play(coll, connection(coll, sim, v['community_proxmox']), body))
                 sim.clear_requests()

@@ -13,7 +13,7 @@ use crate::error::{clip, Error, Result};
 use crate::protocol::Context;
 use crate::pve::auth::{Connection, Credentials};
 use crate::pve::client::PveClient;
-use crate::pve::permissions::Privileges;
+use crate::pve::permissions::{Held, Privileges};
 
 /// What the start-up needs to know of a module's typed task.
 pub trait Task {
@@ -35,6 +35,9 @@ pub struct Session<P> {
     pub authid: String,
     predictions: Option<Predictions>,
     saved: Option<SavedTask>,
+    /// What the user holds, read at most once per run however many `Privileges` ask (the
+    /// checks' and the world's wait for a VM in flight).
+    held: Held,
 }
 
 impl<P: Task> Session<P> {
@@ -59,22 +62,32 @@ impl<P: Task> Session<P> {
         if let Some(wait) = params.wait() {
             api.retrying_for(wait);
         }
-        Ok(Session { params, api, authid, predictions: ctx.predictions.clone(), saved: ctx.saved.clone() })
+        Ok(Session {
+            params,
+            api,
+            authid,
+            predictions: ctx.predictions.clone(),
+            saved: ctx.saved.clone(),
+            held: Held::default(),
+        })
     }
 
     /// What the task reads PVE through: the run's predictions in check mode, its saved plan, and
     /// the task's wait for a VM in flight (by this run's user).
     pub fn world(&self) -> World<'_> {
-        let world = World::new(&self.api, self.predictions.clone()).saving(self.saved.clone()).seen_by(&self.authid);
+        let world = World::new(&self.api, self.predictions.clone())
+            .saving(self.saved.clone())
+            .seen_by(&self.authid, &self.held);
         match self.params.wait() {
             Some(wait) => world.waiting_up_to(wait),
             None => world,
         }
     }
 
-    /// The privileges of the user the run authenticates as, read once per task.
+    /// The privileges of the user the run authenticates as, read once per task (shared with the
+    /// world's: one `GET /access/permissions` at most), and only when a check asks.
     pub fn privileges(&self) -> Privileges<'_> {
-        Privileges::new(&self.api, &self.authid)
+        Privileges::new(&self.api, &self.authid).sharing(&self.held)
     }
 }
 

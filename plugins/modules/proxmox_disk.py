@@ -40,6 +40,12 @@ options:
     description:
       - "The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."
     type: str
+  node:
+    description:
+      - "The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a
+          task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is
+          still found wherever it is (one C(/cluster/resources) read more)."
+    type: str
   disk:
     description:
       - "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15),
@@ -422,9 +428,11 @@ notes:
   - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
       checked against Proxmox VE's format for that option before any call and refused naming the option;
       community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
-  - "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one
-      C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another
-      VM also reads the target VM's config."
+  - "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET
+      /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read
+      (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's
+      config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's
+      config."
   - "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's
       C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with
       random pauses; it fails with Proxmox VE's message only when the conflict persists."
@@ -622,6 +630,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback
 ARGUMENT_SPEC = {
     "vmid": {'type': 'int'},
     "name": {'type': 'str'},
+    "node": {'type': 'str'},
     "disk": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "resized", "detached", "moved", "absent"]},
     "create": {'type': 'str', 'default': "regular", 'choices': ["disabled", "regular", "forced"]},

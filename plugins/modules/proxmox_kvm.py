@@ -663,9 +663,11 @@ notes:
   - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
       checked against Proxmox VE's format for that option before any call and refused naming the option;
       community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
-  - "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config;
-      C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE
-      refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it."
+  - "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET
+      /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read
+      to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a
+      power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it
+      changed nothing), after reading the config again and planning again from it."
   - "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a
       task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed);
       the message then says what was accepted and what failed."

@@ -40,6 +40,12 @@ options:
     description:
       - "The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."
     type: str
+  node:
+    description:
+      - "The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a
+          task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is
+          still found wherever it is (one C(/cluster/resources) read more)."
+    type: str
   interface:
     description:
       - "The NIC's config key, V(net0) to V(net31)."
@@ -232,9 +238,11 @@ notes:
   - "Values that name an object or go into a device's property string (node, storage, bridge, volume, serial, ...) are
       checked against Proxmox VE's format for that option before any call and refused naming the option;
       community.proxmox sends them as they are, where a separator can reach another API path or add a key to a device."
-  - "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and,
-      when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one
-      C(PUT .../config) and one read back."
+  - "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET
+      /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read
+      to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET
+      /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read
+      back."
   - "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's
       C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with
       random pauses; it fails with Proxmox VE's message only when the conflict persists."
@@ -405,6 +413,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback
 ARGUMENT_SPEC = {
     "vmid": {'type': 'int'},
     "name": {'type': 'str'},
+    "node": {'type': 'str'},
     "interface": {'type': 'str', 'required': True},
     "state": {'type': 'str', 'default': "present", 'choices': ["present", "absent"]},
     "model": {

@@ -306,10 +306,20 @@ def test_current_reports_the_status(ansible, sim):
 
 
 def test_only_the_calls_it_needs_for_an_unchanged_vm(ansible, sim):
+    # the task names the VM's node: its config read there is the one request (issue 36)
     sim.clear_requests()
-    ansible.run_playbook(play(kvm(node='pve1', vmid=100, cores=2)))
+    run = ansible.run_playbook(play(kvm(node='pve1', vmid=100, cores=2)))
     calls = [(r['method'], r['path'].replace('/api2/json', '')) for r in sim.requests()]
-    assert calls == [('GET', '/cluster/resources'), ('GET', '/nodes/pve1/qemu/100/pending')], calls
+    assert calls == [('GET', '/nodes/pve1/qemu/100/pending')], calls
+    result = run.task('kvm')['result']
+    assert (result['changed'], result['msg']) == (False, 'VM existing-web with vmid 100 already exists')
+    # a node the VM is not on: the cluster read finds it where it is
+    sim.clear_requests()
+    run = ansible.run_playbook(play(kvm(node='pve2', vmid=100, cores=2)))
+    calls = [(r['method'], r['path'].replace('/api2/json', '')) for r in sim.requests()]
+    assert calls == [('GET', '/nodes/pve2/qemu/100/pending'), ('GET', '/cluster/resources'),
+                     ('GET', '/nodes/pve1/qemu/100/pending')], calls
+    assert run.task('kvm')['result']['node'] == 'pve1' and not run.task('kvm')['changed']
 
 
 def test_delete_and_revert_only_touch_what_is_there(ansible, sim):

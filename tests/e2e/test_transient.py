@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from harness import CANARY_TOKEN_ID, CANARY_TOKEN_SECRET, CANARY_USER
+from harness import CANARY_PASSWORD, CANARY_TOKEN_ID, CANARY_TOKEN_SECRET, CANARY_USER
 
 CFS_TIMEOUT = "cfs-lock 'storage-vmdata' error: got lock request timeout"
 FLOCK_TIMEOUT = "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout"
@@ -188,3 +188,33 @@ def test_a_connection_refused_before_sending_is_tried_again(collections_path, si
     assert CANARY_TOKEN_SECRET not in proc.stdout
     # nothing reached PVE before the listener was up: the first request it saw succeeded
     assert sim.requests()[0]['status'] == 200
+
+
+def test_a_password_login_reset_is_sent_again_a_ticket_changes_nothing(ansible, sim):
+    # pve-access-control create_ticket signs a ticket and stores nothing: a login reset before or after PVE
+    # handled it is sent again (docs/pve-semantics.md §60)
+    sim.fault(kind='reset', method='POST', path='^/access/ticket$', count=1)
+    sim.fault(kind='reset', after=True, method='POST', path='^/access/ticket$', count=1)  # the next one
+    result = one(ansible.run_playbook(play(t('proxmox_vm_info', vmid=100, api_user=CANARY_USER,
+                                             api_password=CANARY_PASSWORD))))
+    assert [vm['vmid'] for vm in result['proxmox_vms']] == [100]
+    assert len(result['retries']) == 2 and all(r.startswith('POST /access/ticket: ') for r in result['retries'])
+    assert 'the answer was lost (a login changes nothing)' in result['retries'][1]
+    assert [r['status'] for r in sim.requests() if r['path'].endswith('/access/ticket')] == [0, 0, 200]
+
+
+def test_the_second_write_of_a_resize_keeping_a_pending_change_is_sent_again_on_a_lock_timeout(ansible, sim):
+    # VM 100 runs; a cache change of its disk waits for the next start, so the resize is followed by the pending
+    # value again with the new size (proxmox_disk apply): that write's task failed on the storage lock is sent
+    # again, as the first write's would be (the same call sends both)
+    scsi0 = sim.api('GET', '/nodes/pve1/qemu/100/config')['scsi0']
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'scsi0': scsi0 + ',cache=writeback'})
+    assert 'scsi0' in [p['key'] for p in sim.api('GET', '/nodes/pve1/qemu/100/pending') if 'pending' in p]
+    sim.fault(kind='task', type='qmconfig', exitstatus=CFS_TIMEOUT, count=1)
+    result = one(ansible.run_playbook(play(t('proxmox_disk', vmid=100, disk='scsi0', state='resized', size='64G',
+                                               timeout=30))))
+    assert result['changed'] is True
+    assert len(result['retries']) == 1 and CFS_TIMEOUT in result['retries'][0], result['retries']
+    assert 'qmconfig' in result['retries'][0]
+    pending = {p['key']: p for p in sim.api('GET', '/nodes/pve1/qemu/100/pending')}['scsi0']
+    assert 'size=64G' in pending['value'] and 'size=64G' in pending['pending'] and 'cache=writeback' in pending['pending']

@@ -7,6 +7,7 @@
 //! predicts is decided once, when the world is made: `Context::predictions` is set only in
 //! check mode (`protocol.rs`), so a module never asks again.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::pve::client::Api;
 use crate::pve::config::VmConfig;
 use crate::pve::inflight::InFlight;
-use crate::pve::permissions::Privileges;
+use crate::pve::permissions::{Held, Privileges};
 use crate::pve::pools::PoolMove;
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
@@ -41,12 +42,24 @@ pub struct World<'a> {
     /// The privileges of the user the run authenticates as, when known (`seen_by`): whether it
     /// sees every task of a node tells a stale lock from another user's create (§38).
     privileges: Option<Privileges<'a>>,
+    /// The config `on_node` read, handed to the next `config` of that VM on that node (so the
+    /// fallback after a one-read task that plans a write reads it once, not twice).
+    read_on_node: RefCell<Option<(VmResource, VmConfig)>>,
 }
+
+mod on_node;
 
 impl<'a> World<'a> {
     /// `predictions`: the run's predictions in check mode (`Context::predictions`), else `None`.
     pub fn new(api: &'a dyn Api, predictions: Option<Predictions>) -> World<'a> {
-        World { api, predictions, wait: DEFAULT_IN_FLIGHT_WAIT, saved: None, privileges: None }
+        World {
+            api,
+            predictions,
+            wait: DEFAULT_IN_FLIGHT_WAIT,
+            saved: None,
+            privileges: None,
+            read_on_node: RefCell::new(None),
+        }
     }
 
     /// The same world, waiting at most `wait` for a VM in flight (the task's `timeout` option).
@@ -55,9 +68,9 @@ impl<'a> World<'a> {
     }
 
     /// The same world, for the user `authid` (whose privileges a wait for a VM in flight reads
-    /// when no running task of it is visible).
-    pub fn seen_by(self, authid: &str) -> World<'a> {
-        let privileges = Some(Privileges::new(self.api, authid));
+    /// when no running task of it is visible), read into `held`, the run's one read of them.
+    pub fn seen_by(self, authid: &str, held: &Held) -> World<'a> {
+        let privileges = Some(Privileges::new(self.api, authid).sharing(held));
         World { privileges, ..self }
     }
 
@@ -175,6 +188,9 @@ impl<'a> World<'a> {
     /// A VM's config with its pending section: an earlier task's prediction if there is one,
     /// else PVE's (`GET .../pending`).
     pub fn config(&self, vm: &VmResource) -> Result<VmConfig> {
+        if let Some(config) = self.take_read_on_node(vm) {
+            return Ok(config);
+        }
         let config = predictions::read_config(self.api, vm, self.predictions.as_ref())?;
         if let Some(saved) = &self.saved {
             saved.read(vm, &config, self.is_predicted(vm))?;

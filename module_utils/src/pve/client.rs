@@ -120,11 +120,23 @@ impl PveClient {
                     ("Authorization".into(), format!("PVEAPIToken={}!{}={}", conn.user, token_id, secret));
             }
             Credentials::Password { password, otp } => {
-                let mut answer = client.send(
-                    Method::Post,
-                    &ApiPath::new(["access", "ticket"]),
-                    &form([("username", conn.user.as_str()), ("password", password.as_str())]),
-                )?;
+                // A ticket changes nothing on PVE (pve-access-control `create_ticket` signs one): the
+                // password step is sent again on a transient refusal or a lost answer (§55, §60).
+                let (login, body) =
+                    (ApiPath::new(["access", "ticket"]), form([("username", &conn.user), ("password", password)]));
+                let (mut backoff, call) = (Backoff::new(transient::DEFAULT_BUDGET), "POST /access/ticket");
+                let mut answer = loop {
+                    let e = match client.send(Method::Post, &login, &body) {
+                        Ok(answer) => break answer,
+                        Err(e) => e,
+                    };
+                    let why = match transient::classify(&e) {
+                        Class::Final => return Err(e),
+                        Class::Again(why) => why,
+                        Class::Lost => "the answer was lost (a login changes nothing)".to_string(),
+                    };
+                    client.again(&mut backoff, call, &why).ok_or(e)?;
+                };
                 if needs_second_factor(&answer) {
                     answer = client.second_factor(conn, &answer, otp.as_deref())?;
                 }

@@ -295,7 +295,8 @@ impl RecentReads {
     pub fn keep(&self, path: &ApiPath, query: &Form, answer: &Value) {
         let s = path.segments();
         let used = matches!(s.last().map(String::as_str), Some("pending" | "content"))
-            || s.ends_with(&["status".to_string(), "current".to_string()]);
+            || s.ends_with(&["status".to_string(), "current".to_string()])
+            || s.ends_with(&["cluster".to_string(), "nextid".to_string()]);
         if used {
             let key = path.encoded();
             let mut reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -311,13 +312,41 @@ impl RecentReads {
 
     /// `api`, answering a read from what was kept when it can.
     pub fn over<'a>(&'a self, api: Read<'a>) -> impl Fn(&ApiPath, &Form) -> Result<Value> + 'a {
-        move |path, query| self.get(path, query).map_or_else(|| api(path, query), Ok)
+        move |path, query| self.get(path, query).unwrap_or_else(|| api(path, query))
     }
 
-    fn get(&self, path: &ApiPath, query: &Form) -> Option<Value> {
+    /// What was kept answers `path?query`: the same read; a storage's volumes of one VM
+    /// (`content?vmid=N`) from the whole listing of that storage, which holds them (pve-storage
+    /// `vdisk_list` filters by `vmid` alone; `volume_sizes` keeps only that VM's); and the
+    /// config of a VM whose vmid `GET /cluster/nextid?vmid=N` found free, which no node holds
+    /// (pve-manager `API2/Cluster.pm` `nextid`: the vmid is in none of the cluster's configs),
+    /// as PVE answers a config that does not exist (`absent_is_none` reads it so).
+    fn get(&self, path: &ApiPath, query: &Form) -> Option<Result<Value>> {
         let key = path.encoded();
         let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        reads.iter().find(|(p, q, _)| *p == key && q == query).map(|(_, _, v)| v.clone())
+        let kept = |key: &str, query: &Form| reads.iter().find(|(p, q, _)| p == key && q == query).map(|(_, _, v)| v);
+        if let Some(v) = kept(&key, query) {
+            return Some(Ok(v.clone()));
+        }
+        let s = path.segments();
+        let vmid_query = matches!(query.as_slice(), [(k, _)] if k == "vmid");
+        if vmid_query && s.last().map(String::as_str) == Some("content") {
+            return kept(&key, &Vec::new()).map(|v| Ok(v.clone()));
+        }
+        if let (["nodes", node, "qemu", vmid, "pending"], true) =
+            (s.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), query.is_empty())
+        {
+            let free = form([("vmid", vmid.to_string())]);
+            if kept(&ApiPath::new(["cluster", "nextid"]).encoded(), &free).is_some() {
+                return Some(Err(Error::Api {
+                    method: "GET".into(),
+                    path: key.clone(),
+                    status: 500,
+                    message: format!("Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"),
+                }));
+            }
+        }
+        None
     }
 }
 

@@ -587,7 +587,7 @@ mod privileges;
 mod tag_policy;
 mod unseen;
 pub use handlers::{resize, unlink, vmstate_storage};
-pub use privileges::Privileges;
+pub use privileges::{Held, Privileges};
 pub use unseen::{base_use_not_known, hibernate, volume_listing, Listing};
 
 #[cfg(test)]

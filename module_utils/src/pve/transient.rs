@@ -161,21 +161,27 @@ pub fn reconcile(
         return Reconciled::Unknown;
     };
     let task = task_of(method, path, params);
+    let newid = params.iter().find(|(k, _)| k == "newid").map(|(_, v)| v.as_str());
+    let clone_to = newid.filter(|_| task.as_ref().is_some_and(|(kind, _)| *kind == "qmclone"));
     if let Some((kind, id)) = &task {
-        let query = form([("source", "all"), ("vmid", id.as_str()), ("typefilter", kind)]);
-        let Ok(list) = api(&ApiPath::new(["nodes", node.as_str(), "tasks"]), &query) else {
-            return Reconciled::Unknown;
-        };
-        // Our own user's only, by the UPID's user field (the whole authid; the list splits a
-        // token's into `user` and `tokenid`, Tasks.pm); a clock a second or two apart from PVE's
-        // still finds it.
-        let ours = list.as_array().into_iter().flatten().find(|t| {
-            let upid = t.get("upid").and_then(Value::as_str).unwrap_or_default();
-            upid.split(':').nth(7) == Some(authid)
-                && t.get("starttime").and_then(Value::as_i64).is_some_and(|st| st + 2 >= sent_at)
-        });
-        if let Some(upid) = ours.and_then(|t| t.get("upid")).and_then(Value::as_str) {
-            return Reconciled::Task(upid.to_string());
+        let Some(ours) = our_tasks(api, node, kind, id, authid, sent_at) else { return Reconciled::Unknown };
+        match clone_to {
+            // A clone's UPID carries its source: clones of one template by one user at once are
+            // told apart by the line the worker prints first, `creating a clone of VM <vmid>
+            // with ID <newid>` (qemu-server `API2/Qemu.pm` clone_vm, `$clonefn`); a task that has
+            // not printed it yet could be ours, so nothing can be told (never sent again). Runs
+            // that took the same next free id at once clone to the same newid: the caller tells
+            // them apart by the clone's name once the task ended (proxmox_kvm `clone_with_retry`).
+            Some(newid) => match clone_task(api, node, &ours, newid) {
+                Some(Some(upid)) => return Reconciled::Task(upid),
+                Some(None) => {}
+                None => return Reconciled::Unknown,
+            },
+            None => {
+                if let Some(upid) = ours.first() {
+                    return Reconciled::Task(upid.to_string());
+                }
+            }
         }
     }
     let digest = params.iter().find(|(k, _)| k == "digest").map(|(_, v)| v.as_str());
@@ -189,8 +195,60 @@ pub fn reconcile(
     }
     match footprint {
         Some(f) if task.is_some() && touches(method, path, params).is_some() && f.unchanged(api) => Reconciled::Nothing,
-        _ => Reconciled::Unknown,
+        _ => match (&task, clone_to) {
+            // the new VM appeared since the task list was read: the clone task to that newid,
+            // which may be another run's (the caller's name check tells)
+            (Some((kind, id)), Some(newid)) => our_tasks(api, node, kind, id, authid, sent_at)
+                .and_then(|ours| clone_task(api, node, &ours, newid).flatten())
+                .map_or(Reconciled::Unknown, Reconciled::Task),
+            _ => Reconciled::Unknown,
+        },
     }
+}
+
+/// The tasks of type `kind` on `id` that `authid` started since about `sent_at` (seconds), newest
+/// first as the node lists them; `None` when the list cannot be read. Our own user's only, by the
+/// UPID's user field (the whole authid; the list splits a token's into `user` and `tokenid`,
+/// Tasks.pm); a clock a second or two apart from PVE's still finds it.
+fn our_tasks(api: Read<'_>, node: &str, kind: &str, id: &str, authid: &str, sent_at: i64) -> Option<Vec<String>> {
+    let query = form([("source", "all"), ("vmid", id), ("typefilter", kind)]);
+    let list = api(&ApiPath::new(["nodes", node, "tasks"]), &query).ok()?;
+    Some(
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                let upid = t.get("upid").and_then(Value::as_str).unwrap_or_default();
+                upid.split(':').nth(7) == Some(authid)
+                    && t.get("starttime").and_then(Value::as_i64).is_some_and(|st| st + 2 >= sent_at)
+            })
+            .filter_map(|t| t.get("upid").and_then(Value::as_str).map(str::to_string))
+            .collect(),
+    )
+}
+
+/// Which of `candidates` (qmclone tasks of one source by this user) clones to `newid`, by the
+/// first line of its log: `Some(Some(upid))` that one, `Some(None)` none of them, `None` when a
+/// candidate's log cannot be read or does not say yet.
+fn clone_task(api: Read<'_>, node: &str, candidates: &[String], newid: &str) -> Option<Option<String>> {
+    let wanted = format!(" with ID {newid}");
+    let mut undecided = false;
+    for upid in candidates {
+        let log = api(&ApiPath::new(["nodes", node, "tasks", upid, "log"]), &form([("start", "0"), ("limit", "20")]));
+        let lines: Vec<String> = log
+            .ok()
+            .and_then(|l| l.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|l| l.get("t").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        match lines.iter().find(|t| t.starts_with("creating a clone of VM ")) {
+            Some(t) if t.ends_with(&wanted) => return Some(Some(upid.to_string())),
+            Some(_) => {}
+            None => undecided = true,
+        }
+    }
+    (!undecided).then_some(None)
 }
 
 /// Run `attempt` (a write and the wait for its task) again while its task fails on a lock PVE could

@@ -97,39 +97,32 @@ pub fn apply(
     let context = context(vm.vmid, disk, action);
     let mut warnings = Vec::new();
     let second = writes.next();
-    if second.is_none() {
-        // One write: a task of it that failed on a lock timeout before any change is sent again
-        // within the task's `timeout` (pve::transient, docs/pve-semantics.md §55).
-        let budget = Duration::from_secs(params.timeout);
-        let done = again_on_lock_timeout(api.journal(), budget, || {
-            let answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
+    // Each write with its task: a task that failed on a lock timeout before any change is sent
+    // again within the task's `timeout` (pve::transient, docs/pve-semantics.md §55), the second
+    // write of a resize keeping a pending change too (its digest is the resize's, §60).
+    let budget = Duration::from_secs(params.timeout);
+    let send = |method: Method, path: &ApiPath, body: &Form, context: &str| {
+        again_on_lock_timeout(api.journal(), budget, || {
+            let answer = api.call(method, path, body).map_err(|e| e.context(context))?;
             as_upid(&answer).map(|upid| waiter.wait(api, upid)).transpose()
-        })?;
-        warnings.extend(done.map(|d| d.warnings).unwrap_or_default());
-        return read_back(api, vm, config, disk, target, warnings);
-    }
-    let mut answer = api.call(method, &path, &body).map_err(|e| e.context(&context))?;
+        })
+    };
+    let done = send(method, &path, &body, &context)?;
+    warnings.extend(done.map(|d| d.warnings).unwrap_or_default());
     if let Some((method, path, mut body)) = second {
-        // The resize of a drive with a pending change: wait for it, then write the pending value
-        // again with the new size, guarded by the digest of the config the resize left.
-        if let Some(upid) = as_upid(&answer) {
-            warnings.extend(waiter.wait(api, upid).map_err(|e| e.context(&context))?.warnings);
-        }
+        // The resize of a drive with a pending change: then write the pending value again with
+        // the new size, guarded by the digest of the config the resize left.
         let resized = config::read(api, vm)?;
         body.retain(|(k, _)| k != "digest");
         if let Some(d) = &resized.digest {
             body.push(("digest".into(), d.clone()));
         }
-        answer = api.call(method, &path, &body).map_err(|e| {
-            e.context(&format!(
-                "disk {disk} of VM {} was resized, but its pending change still carries the old size (it would come back at the next start)",
-                vm.vmid
-            ))
-        })?;
-    }
-    if let Some(upid) = as_upid(&answer) {
-        let done = waiter.wait(api, upid)?;
-        warnings.extend(done.warnings);
+        let context = format!(
+            "disk {disk} of VM {} was resized, but its pending change still carries the old size (it would come back at the next start)",
+            vm.vmid
+        );
+        let done = send(method, &path, &body, &context)?;
+        warnings.extend(done.map(|d| d.warnings).unwrap_or_default());
     }
     read_back(api, vm, config, disk, target, warnings)
 }

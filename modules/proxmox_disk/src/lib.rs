@@ -40,12 +40,37 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let world = session.world();
     let preflight = Preflight::new(api).reserving(world.reserved());
     let checks = Checks { api, privileges: session.privileges(), preflight };
+    // The task names the node: one read when it changes nothing (`World::on_node`), whatever
+    // the power state, which that read does not give.
+    if let (Some((vm, config)), None, None) = (
+        world.on_node(params.node.as_deref(), params.vmid, params.name.as_deref())?,
+        params.target_vmid,
+        &params.import_from,
+    ) {
+        if let Some(plan) = noop(&vm, &config, params) {
+            ctx.identify("vmid", vm.vmid);
+            for w in &plan.warnings {
+                ctx.warn(w.clone());
+            }
+            return Ok(result::outcome(ctx, &vm, &config, params, &plan, Applied::predicted(&plan)));
+        }
+    }
     let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);
     let config = world.config(vm)?;
     // Another writer between our read and our write: plan again from what it left.
     config::retry_on_conflict(api, vm, config, |config| converge(ctx, &world, &checks, &vms, vm, config, params))
+}
+
+/// The plan of a task that changes nothing on `vm` whether it runs or not (no target, no
+/// storage listing), else `None`.
+fn noop(vm: &VmResource, config: &VmConfig, params: &Params) -> Option<Plan> {
+    let none = BTreeMap::new();
+    let facts = |running| Facts { vmid: vm.vmid, running, config, storages: &[], listed: &none, target: None };
+    let stopped = plan(params, &facts(false)).ok()?;
+    let running = plan(params, &facts(true)).ok()?;
+    (stopped.action == Action::None && stopped == running).then_some(stopped)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -42,6 +42,8 @@ pub enum SizeRequest {
 pub struct Params {
     pub vmid: Option<u64>,
     pub name: Option<String>,
+    /// The VM's node, when the task names it (our addition): the one-read no-op (`World::on_node`).
+    pub node: Option<String>,
     pub disk: String,
     /// `scsi`, `virtio`, `sata`, `ide`, `unused`, `efidisk`, `tpmstate`.
     pub bus: &'static str,
@@ -221,9 +223,13 @@ impl Params {
                 }
             }
         }
+        if let Some(node) = p.str("node") {
+            check_option("node", PveFormat::Node, node)?;
+        }
         Ok(Params {
             vmid,
             name: p.str("name").map(str::to_string),
+            node: p.str("node").map(str::to_string),
             disk,
             bus,
             state,

@@ -55,6 +55,7 @@ const fn drive(name: &'static str, kind: Kind, what: &'static [&'static str]) ->
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("vmid", Kind::Int, &["The id of the VM, 100 to 999999999. With O(name) too, both must name the same VM: the task fails before any write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has that name."]),
     OptionSpec::new("name", Kind::Str, &["The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."]),
+    OptionSpec::new("node", Kind::Str, &["The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is still found wherever it is (one C(/cluster/resources) read more)."]),
     OptionSpec::new("disk", Kind::Str, &[
         "The drive's config key: V(ide0)-V(ide3), V(sata0)-V(sata5), V(scsi0)-V(scsi30), V(virtio0)-V(virtio15), V(unused0)-V(unused255), V(efidisk0) or V(tpmstate0).",
     ])
@@ -177,7 +178,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     check_mode: Support::Full,
     diff_mode: Support::Full,
     notes: doc(&[
-        "Calls: one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's config.",
+        "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read (the VM's node, and the storage types used to predict volume names), one C(GET .../pending) read of the VM's config, the write, the polls of its task, and one read back. A move to another VM also reads the target VM's config.",
         "Writes carry the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
         "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed status read); the message then says what was accepted and what failed.",
         "Differences from community.proxmox that refuse a task to protect data, before any call: a shrink with O(state=resized); O(state=moved) of a drive with a change waiting for the next start (Proxmox VE would move the applied volume and put the old one back at that start); O(state=resized) of a drive whose pending change replaces or removes its volume (the volume grown would leave the drive at the next start). Restart the VM (or revert the pending change) first.",

@@ -99,7 +99,7 @@ impl Apply<'_> {
                 Ok(Applied { vm: Some(vm), after: Some(after) })
             }
             Write::Clone { source, newid, name, node, body, .. } => {
-                let newid = self.clone_with_retry(source, *newid, name, body)?;
+                let newid = self.clone_with_retry(source, *newid, (name, node), body)?;
                 let vm = plan::resource(newid, Some(name), node, "stopped");
                 let config = self.wait_unlocked(&vm)?;
                 let after = self.configure_clone(&vm, config)?;
@@ -199,8 +199,18 @@ impl Apply<'_> {
     }
 
     /// `POST .../clone` and wait; a collision of an automatic newid takes the next id, as create.
-    fn clone_with_retry(&mut self, source: &VmResource, newid: Option<u64>, name: &str, form: &Form) -> Result<u64> {
+    fn clone_with_retry(
+        &mut self,
+        source: &VmResource,
+        newid: Option<u64>,
+        (name, node): (&str, &str),
+        form: &Form,
+    ) -> Result<u64> {
         let path = source.path().join(["clone"]);
+        let lost = |api: &dyn Api| {
+            api.journal()
+                .map_or(0, |j| j.retries().iter().filter(|l| l.contains("the answer was lost; its task")).count())
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -212,13 +222,30 @@ impl Apply<'_> {
             body.extend(form.iter().cloned());
             let context = format!("Unable to clone vm {name} from vmid {}", source.vmid);
             let (api, budget) = (self.api, self.budget());
+            let lost_before = lost(api);
             let result = again_on_lock_timeout(api.journal(), budget, || {
                 let answer = api.post(&path, &body)?;
                 self.wait(&answer, 0)
             });
+            // A lost answer taken for the clone task of this newid (pve::transient) may be another
+            // run's that asked for the same newid in the same second, while PVE refused ours:
+            // the clone then bears that run's name (Qemu.pm clone_vm writes `name` with it), and
+            // ours did nothing: the next id, as for any collision.
+            let theirs = || -> Result<bool> {
+                let clone = config::read(api, &plan::resource(id, Some(name), node, "stopped"))?;
+                Ok(clone.get("name") != Some(name))
+            };
             match result {
                 Err(e) if newid.is_none() && already_exists(&e) && attempt < MAX_VMID_ATTEMPTS => continue,
                 Err(e) => return Err(e.context(&context)),
+                Ok(()) if lost(api) > lost_before && theirs()? => {
+                    if newid.is_none() && attempt < MAX_VMID_ATTEMPTS {
+                        continue;
+                    }
+                    return Err(Error::failed(format!(
+                        "{context}: the answer was lost, and VM {id} is another run's clone; nothing was cloned"
+                    )));
+                }
                 Ok(()) => return Ok(id),
             }
         }

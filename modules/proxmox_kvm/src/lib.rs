@@ -188,11 +188,10 @@ impl Run<'_> {
             .yield_name(self.world, ours, name, mark)
     }
 
-    /// In check mode, before predicting a create or clone by name alone: the VMs the real run
-    /// would yield to (apply/names.rs `yield_name`) settled the same way: those of a lower vmid
-    /// than the next free one whose create or clone runs and that may bear the name, their task
-    /// waited for within `timeout`, and a VM that does not end in time or holds a lock no visible
-    /// task holds only a warning, as there. Outside check mode the VMs as read.
+    /// In check mode, before predicting a create or clone by name alone: the VMs the real run would yield to
+    /// (apply/names.rs `yield_name`) settled the same way: those of a lower vmid than the next free one whose
+    /// create or clone runs and that may bear the name, their task waited for within `timeout`, and a VM that
+    /// does not end in time or holds a lock no visible task holds only a warning, as there. Else the VMs as read.
     fn settled_for_name(&mut self, vms: Vec<VmResource>, auto: bool) -> Result<Vec<VmResource>> {
         let Some(name) = self.p.name.as_deref() else { return Ok(vms) };
         if !(auto && self.ctx.check_mode && vms.iter().any(inflight::is_in_flight)) {
@@ -207,10 +206,6 @@ impl Run<'_> {
                 Ok(vms)
             }
         }
-    }
-
-    fn read_config(&self, vm: &VmResource) -> Result<VmConfig> {
-        self.world.config(vm)
     }
 
     /// The power state from `status/current` (`/cluster/resources` can lag behind; upstream
@@ -277,6 +272,11 @@ impl Run<'_> {
     // ------------------------------------------------------------------ present
 
     fn present(&mut self) -> Result<Outcome> {
+        if let Some((vm, config)) = self.world.on_node(self.p.one_read_node(), self.p.vmid, self.p.name.as_deref())? {
+            if converge(&config, &self.p.desired).is_empty() {
+                return Ok(result::unchanged(&vm, &config));
+            }
+        }
         let vms = self.vms()?;
         let vms = self.settled_for_name(vms, self.p.vmid.is_none())?;
         match self.world.resolve(&vms, self.p.vmid, self.p.name.as_deref())? {
@@ -292,7 +292,7 @@ impl Run<'_> {
 
     /// Compare an existing VM with the task; write the differences when `update`.
     fn existing(&mut self, vm: &VmResource, update: bool) -> Result<Outcome> {
-        let config = self.read_config(vm)?;
+        let config = self.world.config(vm)?;
         self.converging(vm, config, |run, config| run.existing_from(vm, update, config))
     }
 
@@ -419,7 +419,7 @@ impl Run<'_> {
         // what clone_vm copies: the snapshot's config when the task names one (§37.2)
         let source_config = match &c.snapname {
             Some(snapname) => self.world.snapshot_config(&source, snapname)?,
-            None => self.read_config(&source)?,
+            None => self.world.config(&source)?,
         };
         let name = self.p.name.clone().unwrap_or_else(|| {
             format!("Copy-of-VM-{}", source.name.clone().unwrap_or_else(|| source.vmid.to_string()))
@@ -459,7 +459,7 @@ impl Run<'_> {
         };
         self.ctx.identify("vmid", vm.vmid);
         vm.require_qemu()?;
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         plan::refuse_locked(&vm, &config)?;
         let now = self.power(&vm)?;
         self.execute(plan::remove(&vm, &config, now, self.p)?, Some(&config))?;
@@ -487,7 +487,7 @@ impl Run<'_> {
         if let Transition::Refuse(_) = step {
             return Err(Error::failed(step.message(vm.vmid)));
         }
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         let Transition::Call(call, next) = step else {
             return Ok(outcome(
                 false,
@@ -506,7 +506,7 @@ impl Run<'_> {
         let vms = self.vms()?;
         let vm = self.find(&vms)?;
         let now = self.power(&vm)?;
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         let name =
             config.get("name").map(str::to_string).or_else(|| vm.name.clone()).unwrap_or_else(|| "(unnamed)".into());
         Ok(outcome(
@@ -522,7 +522,7 @@ impl Run<'_> {
     fn template(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
         let vm = self.find(&vms)?;
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         if vm.template {
             return Ok(outcome(
                 false,
@@ -560,7 +560,7 @@ impl Run<'_> {
     fn delete_or_revert(&mut self) -> Result<Outcome> {
         let vms = self.vms()?;
         let vm = self.find(&vms)?;
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         self.converging(&vm, config, |run, config| run.delete_or_revert_from(&vm, config))
     }
 
@@ -584,7 +584,7 @@ impl Run<'_> {
         let vm = self.find(&vms)?;
         let node =
             self.p.node.clone().ok_or_else(|| Error::args("migrate needs node: the node to migrate the VM to"))?;
-        let config = self.read_config(&vm)?;
+        let config = self.world.config(&vm)?;
         let before = (Some(vm.status.as_str()), Some(listed_power(&vm)));
         let Some(plan) = plan::migrate(&vm, &config, &storages, &node, self.p)? else {
             let msg = format!("VM {} is already on {node}", vm.vmid);

@@ -199,6 +199,14 @@ fn split_list(text: &str) -> Vec<String> {
 }
 
 impl Params {
+    /// The node a task on an existing VM may be read on alone (`World::on_node`): the task's,
+    /// unless the task needs what only the cluster read or a second read gives (the VM's pool,
+    /// its stored cloud-init password).
+    pub fn one_read_node(&self) -> Option<&str> {
+        let plain = self.pool.is_none() && !self.desired.contains_key("cipassword");
+        self.node.as_deref().filter(|_| plain)
+    }
+
     /// Check and convert the spec-validated options. `warn` receives warnings.
     pub fn from_spec(p: &module_utils::ansible::spec::Args, warn: &mut dyn FnMut(String)) -> Result<Params> {
         // Upstream reads vmid 0 (and newid 0) as unset; here it is refused like any value

@@ -102,6 +102,16 @@ pub fn outcome(
         .with("pending", json!(pending))
 }
 
+/// The result of a task on an existing VM that changes nothing, read on its node alone
+/// (`World::on_node`): as `drift` and the unchanged update give it, with `status` and
+/// `power_state` null (that one read does not give the power state).
+pub fn unchanged(vm: &VmResource, config: &VmConfig) -> Outcome {
+    let label = config.get("name").map(str::to_string).unwrap_or_else(|| vm.vmid.to_string());
+    outcome(false, format!("VM {label} with vmid {} already exists", vm.vmid), vm, Some(config), None, None)
+        .with("drift", Value::Object(Map::new()))
+        .with_diff(Some(diff(vm.vmid, Some(config), Some(config))))
+}
+
 /// The result of a create or clone: changed, the new VM (`vm`, its config `after` as read back
 /// or predicted) stopped, no drift, and the diff from nothing to the `planned` config as PVE
 /// resolved it.

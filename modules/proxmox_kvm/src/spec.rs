@@ -210,7 +210,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     check_mode: Support::Full,
     diff_mode: Support::Full,
     notes: doc(&[
-        "Calls: one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it.",
+        "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read to find the VM; for an existing VM one C(GET .../pending) read of its config; C(GET .../status/current) before a power change. Reads are retried; a write is sent again only when Proxmox VE refused it for a digest conflict (it changed nothing), after reading the config again and planning again from it.",
         "Once Proxmox VE has accepted a write or started a task, the result is C(changed), also when a later step fails (a task slower than O(timeout), a failed read back, a removal whose stop succeeded but whose destroy task failed); the message then says what was accepted and what failed.",
         "A NIC in O(net) on a bridge the VM's node does not list (C(GET /nodes/{node}/network)) is refused before any write, in check mode too.",
         "Changes that Proxmox VE cannot apply to a running VM (not hot-pluggable) are returned in RV(pending) with RV(reboot_required) and a warning; check mode predicts them from the VM's status and its C(hotplug) setting.",

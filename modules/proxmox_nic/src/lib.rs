@@ -28,6 +28,17 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let (params, api) = (&session.params, &session.api);
     let privileges = session.privileges();
     let world = session.world();
+    // The task names the node: one read when it changes nothing (`World::on_node`); the plan
+    // must not depend on the power state, which that read does not give.
+    if let Some((vm, config)) = world.on_node(params.node.as_deref(), params.vmid, params.name.as_deref())? {
+        let (stopped, running) = (plan(&config, false, params).ok(), plan(&config, true, params).ok());
+        if let Some(stopped) = stopped.filter(|p| p.action == Action::None && !p.pending && running.as_ref() == Some(p))
+        {
+            ctx.identify("vmid", vm.vmid);
+            let after = stopped.after.clone();
+            return Ok(result::outcome(ctx, &vm, params, &stopped, after, false));
+        }
+    }
     let vms = world.vms_for_task(params.vmid, params.name.as_deref())?;
     let vm = world.qemu_vm(&vms, params.vmid, params.name.as_deref())?;
     ctx.identify("vmid", vm.vmid);

@@ -17,6 +17,8 @@ pub enum State {
 pub struct Params {
     pub vmid: Option<u64>,
     pub name: Option<String>,
+    /// The VM's node, when the task names it (our addition): the one-read no-op (`World::on_node`).
+    pub node: Option<String>,
     pub interface: String,
     pub state: State,
     pub model: String,
@@ -109,9 +111,13 @@ impl Params {
         if let Some(b) = &bridge {
             check_option("bridge", PveFormat::BridgeId, b)?;
         }
+        if let Some(node) = p.str("node") {
+            check_option("node", PveFormat::Node, node)?;
+        }
         Ok(Params {
             vmid,
             name: p.str("name").map(str::to_string),
+            node: p.str("node").map(str::to_string),
             interface,
             state: if p.str("state") == Some("absent") { State::Absent } else { State::Present },
             model,

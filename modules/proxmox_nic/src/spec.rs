@@ -23,6 +23,7 @@ const MODELS: &[&str] = &[
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec::new("vmid", Kind::Int, &["The id of the VM, 100 to 999999999. With O(name) too, both must name the same VM: the task fails before any write when the O(vmid)'s VM has another name, or when O(vmid) does not exist and another VM has that name."]),
     OptionSpec::new("name", Kind::Str, &["The name of the VM, when O(vmid) is not given. Several VMs with this name is an error that lists their vmids."]),
+    OptionSpec::new("node", Kind::Str, &["The node the VM is on (an addition of ferro.proxmox; community.proxmox has no such option). With O(vmid), a task that changes nothing then costs one request, the VM's config read on that node; a VM that is not there is still found wherever it is (one C(/cluster/resources) read more)."]),
     OptionSpec::new("interface", Kind::Str, &["The NIC's config key, V(net0) to V(net31)."]).required(),
     OptionSpec::new("state", Kind::Str, &["V(present) makes the NIC exist exactly as described; V(absent) removes it."])
         .default(DefaultValue::Str("present"))
@@ -63,7 +64,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     check_mode: Support::Full,
     diff_mode: Support::Full,
     notes: doc(&[
-        "Calls: one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read back.",
+        "Calls: with O(node) and O(vmid), a task that changes nothing makes one request, C(GET /nodes/{node}/qemu/{vmid}/pending); otherwise, or when the VM is not on that node, one C(/cluster/resources) read to find the VM and its node, one C(GET .../pending) read of its config, and, when something changes, one C(GET /nodes/{node}/network) read of the node's bridges (when O(bridge) is given), one C(PUT .../config) and one read back.",
         "The write carries the config digest that was read. When another writer changed the VM in between (Proxmox VE's C(checksum mismatch)), the module reads the config again, plans again from it and writes again, a few times with random pauses; it fails with Proxmox VE's message only when the conflict persists.",
         "A O(bridge) the VM's node does not list (C(GET /nodes/{node}/network), SDN VNets included; a bridge the user may not use is not listed) is refused before any write, in check mode too. A NIC an earlier change left pending is reported as pending on every run, not as unchanged.",
         "Once Proxmox VE has accepted the write, the result is C(changed), also when a later step fails (a failed read back); the message then says what was accepted and what failed.",

@@ -13,6 +13,7 @@ fn params() -> Params {
     Params {
         vmid: Some(103),
         name: None,
+        node: None,
         interface: "net0".into(),
         state: State::Present,
         model: "virtio".into(),

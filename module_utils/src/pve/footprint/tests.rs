@@ -325,3 +325,30 @@ fn a_create_or_clone_that_pve_cleaned_up_changed_nothing_and_one_that_left_a_vol
     let fp = before(&|p, q| api.get(p, q), Method::Post, "/nodes/pve1/qemu/9000/clone", &clone);
     assert!(!fp.unchanged(&|p, q| api.get(p, q)), "a clone whose config is still there changed the cluster");
 }
+
+#[test]
+fn a_create_after_the_modules_own_reads_reads_nothing_more() {
+    // the module's reads: the vmid found free, the whole listing of the storage it allocates on
+    let api = ScriptedApi::default();
+    let recent = RecentReads::default();
+    recent.keep(&path("/cluster/nextid"), &form([("vmid", "150")]), &json!(150));
+    let listing = json!([
+        {"volid": "local-lvm:vm-150-disk-0", "vmid": 150, "size": 1024},
+        {"volid": "local-lvm:vm-100-disk-0", "vmid": 100, "size": 4096},
+    ]);
+    recent.keep(&path("/nodes/pve1/storage/local-lvm/content"), &Vec::new(), &listing);
+    let create = form([("vmid", "150"), ("scsi0", "local-lvm:8")]);
+    let fp = before(&recent.over(&|p, q| api.get(p, q)), Method::Post, "/nodes/pve1/qemu", &create);
+    assert!(api.calls.borrow().is_empty(), "{:?}", api.calls.borrow());
+    assert_eq!(fp.before.config, None);
+    let left = BTreeMap::from([("local-lvm:vm-150-disk-0".to_string(), 1024)]);
+    assert_eq!(fp.before.volumes, BTreeMap::from([("local-lvm".to_string(), left)]));
+    // without the vmid's check, its config is read (and found absent)
+    let api = ScriptedApi::default();
+    api.answer(Method::Get, "/nodes/pve1/qemu/150/pending", Err(absent()));
+    let recent = RecentReads::default();
+    recent.keep(&path("/nodes/pve1/storage/local-lvm/content"), &Vec::new(), &listing);
+    before(&recent.over(&|p, q| api.get(p, q)), Method::Post, "/nodes/pve1/qemu", &create);
+    let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
+    assert_eq!(asked, ["/nodes/pve1/qemu/150/pending"]);
+}

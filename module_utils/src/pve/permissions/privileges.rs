@@ -15,6 +15,11 @@ use crate::pve::request::ApiPath;
 /// (with the paths every answer considers), and for each privilege whether it propagates.
 type Tree = BTreeMap<String, BTreeMap<String, bool>>;
 
+/// What the user of a run holds once read: one per run, handed to each `Privileges` of it
+/// (`Privileges::sharing`).
+#[derive(Clone, Default)]
+pub struct Held(Rc<RefCell<Option<Rc<Tree>>>>);
+
 /// What the token or user of this run holds, asked of PVE once for every path (`GET
 /// /access/permissions` without `path`, as the caller itself: anyone may read their own) and
 /// kept for the run; a path the answer leaves out holds what propagates to it from the nearest
@@ -26,7 +31,9 @@ pub struct Privileges<'a> {
     pub(super) authid: String,
     /// VNet -> SDN zone; a bridge not listed is in `localnetwork`.
     vnet_zones: BTreeMap<String, String>,
-    tree: RefCell<Option<Rc<Tree>>>,
+    /// Shared by every `Privileges` of one run made with `sharing` (`Held`), so the tree is
+    /// read once per run however many of them ask.
+    tree: Held,
     /// `GET /cluster/options` as this user reads it, once (the tag policy, `tag_policy.rs`).
     pub(super) options: RefCell<Option<Rc<Value>>>,
     /// What a check could not know (a tag the policy may or may not allow), for the run's warnings.
@@ -39,10 +46,18 @@ impl<'a> Privileges<'a> {
             api,
             authid: authid.to_string(),
             vnet_zones: BTreeMap::new(),
-            tree: RefCell::new(None),
+            tree: Held::default(),
             options: RefCell::new(None),
             unknown: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The same privileges, kept in `held`: every `Privileges` made with the same `Held` reads
+    /// `GET /access/permissions` at most once between them (a run's checks and its wait for a VM
+    /// in flight ask the same question).
+    pub fn sharing(mut self, held: &Held) -> Privileges<'a> {
+        self.tree = held.clone();
+        self
     }
 
     /// The SDN zone of each VNet a NIC may name (`GET /cluster/sdn/vnets`), for `Need::Bridge`.
@@ -53,7 +68,7 @@ impl<'a> Privileges<'a> {
 
     /// Everything this user holds, read on the first question and kept for the run.
     fn tree(&self) -> Result<Rc<Tree>> {
-        if let Some(tree) = self.tree.borrow().as_ref() {
+        if let Some(tree) = self.tree.0.borrow().as_ref() {
             return Ok(tree.clone());
         }
         let data = self
@@ -75,7 +90,7 @@ impl<'a> Privileges<'a> {
             })
             .unwrap_or_default();
         let tree = Rc::new(tree);
-        *self.tree.borrow_mut() = Some(tree.clone());
+        *self.tree.0.borrow_mut() = Some(tree.clone());
         Ok(tree)
     }
 

@@ -517,3 +517,21 @@ fn a_storage_listing_is_complete_with_datastore_allocate_or_vm_config_disk_on_ev
     let p = Privileges::new(&api, "ops@pve!t");
     assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Complete);
 }
+
+#[test]
+fn privileges_that_share_what_is_held_read_it_once_per_run() {
+    use crate::pve::client::testing::ScriptedApi;
+    let api = ScriptedApi::default();
+    api.answer(Method::Get, "/access/permissions", Ok(json!({"/vms/100": {"VM.Audit": 1}})));
+    let held = Held::default();
+    // the checks' and the world's wait for a VM in flight (connect::Session)
+    let (checks, world) =
+        (Privileges::new(&api, "u@pve").sharing(&held), Privileges::new(&api, "u@pve").sharing(&held));
+    assert!(checks.held("/vms/100").unwrap().contains("VM.Audit"));
+    assert!(world.held("/vms/100").unwrap().contains("VM.Audit"));
+    assert_eq!(api.calls.borrow().len(), 1);
+    // not shared: each reads its own
+    api.answer(Method::Get, "/access/permissions", Ok(json!({})));
+    assert!(Privileges::new(&api, "u@pve").held("/vms/100").unwrap().is_empty());
+    assert_eq!(api.calls.borrow().len(), 2);
+}

@@ -77,11 +77,15 @@ fn a_lost_answer_is_reconciled_by_reading_before_anything_is_sent_again() {
     );
     let read = |p: &ApiPath, _q: &Form| -> Result<Value> {
         calls.borrow_mut().push(p.encoded());
-        Ok(if p.encoded().ends_with("/tasks") { tasks.clone() } else { config.clone() })
+        Ok(match p.encoded() {
+            t if t.ends_with("/tasks") => tasks.clone(),
+            l if l.ends_with("/log") => json!([{"n": 1, "t": "creating a clone of VM 9000 with ID 121"}]),
+            _ => config.clone(),
+        })
     };
     let got = reconcile(&read, Method::Post, &clone, &body, "ansible@pve!automation", 1000, None);
     assert_eq!(got, Reconciled::Task(upid.to_string()));
-    assert_eq!(calls.borrow().as_slice(), ["/nodes/pve1/tasks"]);
+    assert_eq!(calls.borrow().len(), 2, "the task list, then the log of our one candidate");
     // Another user's task, or one older than the send, is not ours.
     let got = reconcile(&read, Method::Post, &clone, &body, "ansible@pve!automation", 1010, None);
     assert_eq!(got, Reconciled::Unknown);
@@ -94,4 +98,37 @@ fn a_lost_answer_is_reconciled_by_reading_before_anything_is_sent_again() {
     assert_eq!(moved, Reconciled::Applied);
     // Without a digest or a footprint nothing can be told.
     assert_eq!(reconcile(&read, Method::Put, &put, &form([("cores", "2")]), "u@pve", 1000, None), Reconciled::Unknown);
+}
+
+#[test]
+fn concurrent_clones_of_one_template_are_told_apart_by_their_new_id() {
+    // three clones of template 9000 by one token at once: their UPIDs all carry 9000
+    let clone = ApiPath::new(["nodes", "pve1", "qemu", "9000", "clone"]);
+    let upid = |n: u32| format!("UPID:pve1:{n}:{n}:{n}:qmclone:9000:ansible@pve!automation:");
+    let tasks = json!([
+        {"upid": upid(1), "starttime": 1000}, {"upid": upid(2), "starttime": 1000}, {"upid": upid(3), "starttime": 1001}
+    ]);
+    let logs = RefCell::new(vec![(upid(1), "104"), (upid(2), "105"), (upid(3), "106")]);
+    let read = |p: &ApiPath, _q: &Form| -> Result<Value> {
+        let path = p.encoded();
+        if path.ends_with("/tasks") {
+            return Ok(tasks.clone());
+        }
+        let log =
+            logs.borrow().iter().find(|(u, _)| path.contains(&ApiPath::new(["x", u]).encoded()[3..])).map(|l| l.1);
+        Ok(match log {
+            Some("") => json!([]),
+            Some(id) => json!([{"n": 1, "t": format!("creating a clone of VM 9000 with ID {id}")}]),
+            None => json!([]),
+        })
+    };
+    let sent = |newid: &str| {
+        reconcile(&read, Method::Post, &clone, &form([("newid", newid)]), "ansible@pve!automation", 1000, None)
+    };
+    assert_eq!(sent("105"), Reconciled::Task(upid(2)));
+    // no task of ours clones to 107: PVE did not handle it (no footprint here, so unknown rather than nothing)
+    assert_eq!(sent("107"), Reconciled::Unknown);
+    // a task that has not said its new id yet could be ours: nothing can be told
+    logs.borrow_mut()[2].1 = "";
+    assert_eq!(sent("107"), Reconciled::Unknown);
 }
