@@ -474,6 +474,29 @@ pending:
   type: list
   elements: str
   sample: ["cores"]
+saved_plan:
+  description: How the task's real run went against the saved plan of the check run (the variable C(ferro_proxmox_plan)
+    set; docs/saved-plans.md in the collection).
+  returned: success and failure, in a real run that applies a saved plan
+  type: dict
+  contains:
+    planned_changed:
+      description: The C(changed) the check run planned for this task.
+      type: bool
+    bound:
+      description: The values the plan knew only after apply (shown as C((known after apply)) in the check run), as this
+        run bound them, by result key.
+      type: dict
+      sample: {"mac": "BC:24:11:3A:5C:0F"}
+    preview:
+      description: True when the task has C(check_mode) set, so the real run previewed it again and applied nothing.
+      returned: when the task previews
+      type: bool
+    outside_plan:
+      description: "True when the check run wrote this task (C(check_mode: false)): the plan holds its arguments only,
+        which this run compares."
+      returned: when the task is outside the plan
+      type: bool
 status_code:
   description: The HTTP status of the Proxmox VE API answer that failed the task (for example V(403) for a missing
     privilege).

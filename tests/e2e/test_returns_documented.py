@@ -20,9 +20,9 @@ from harness import COLLECTION_PREFIX, VENV_BIN, key_paths
 MODULES = ['proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info']
 # What ansible-core itself adds to a task's result (its common return values), not the module.
 ANSIBLE_KEYS = {'changed', 'failed', 'msg', 'diff', 'invocation', 'warnings', 'deprecations', 'skipped',
-                'skip_reason', 'exception', 'item', 'ansible_loop_var', 'ansible_index_var', 'attempts',
-                '_ansible_no_log', '_ansible_verbose_always', '_ansible_verbose_override', '_ansible_delegated_vars',
-                '_ansible_item_label'}
+                'skip_reason', 'false_condition', 'exception', 'item', 'ansible_loop_var', 'ansible_index_var',
+                'attempts', '_ansible_no_log', '_ansible_verbose_always', '_ansible_verbose_override',
+                '_ansible_delegated_vars', '_ansible_item_label'}
 
 
 def return_docs(collections_path):
