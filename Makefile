@@ -135,11 +135,12 @@ upstream-venv:
 
 ## test-e2e: the ansible-playbook runs of the installed collection against pvesim (tests/e2e), the
 ## tests spread over TEST_WORKERS pytest-xdist workers (one pvesim each; conftest.py keeps a few files
-## on one worker), then the whole-suite endpoint audit alone, over the request logs the workers
-## left in build/e2e-requests
+## on one worker), then the whole-suite audits alone (endpoints called, keys returned), over the
+## request logs the workers left in build/e2e-requests
 E2E_REQUEST_LOG := build/e2e-requests
-E2E_AUDIT_NAME := test_whole_suite_calls_only_documented_endpoints
-E2E_AUDIT := tests/e2e/test_hostile_paths.py::$(E2E_AUDIT_NAME)
+E2E_AUDIT_NAME := test_whole_suite_
+E2E_AUDIT := tests/e2e/test_hostile_paths.py::$(E2E_AUDIT_NAME)calls_only_documented_endpoints \
+  tests/e2e/test_returns_documented.py::$(E2E_AUDIT_NAME)returns_only_documented_keys
 test-e2e: install upstream-venv
 	rm -rf $(E2E_REQUEST_LOG)
 	FERRO_TARBALL=$(DEV_TARBALL) FERRO_E2E_REQUEST_LOG=$(abspath $(E2E_REQUEST_LOG)) \

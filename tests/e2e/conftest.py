@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from harness import ROOT, VENV_BIN, Ansible, add_canary_user
+from harness import RETURNED_KEYS, ROOT, VENV_BIN, Ansible, add_canary_user
 
 pytest_plugins = ['pvesim.pytest_plugin']
 
@@ -41,6 +41,8 @@ def collections_path(tmp_path_factory):
 # Every request pvesim logged this session (this worker's, under xdist).
 SESSION_REQUESTS = []
 AUDIT_TEST = 'test_whole_suite_calls_only_documented_endpoints'
+# The whole-suite audits (this one, test_returns_documented.py's): they run last, after the workers.
+AUDIT_PREFIX = 'test_whole_suite_'
 # The directory each worker's request log is written to, for the audit run after them.
 REQUEST_LOG_DIR = os.environ.get('FERRO_E2E_REQUEST_LOG')
 
@@ -88,6 +90,18 @@ def logged_requests():
     return len(files), requests
 
 
+def logged_returned_keys():
+    """The keys the modules returned in the runs of the workers (FERRO_E2E_REQUEST_LOG), merged with
+    this process's: {module: {key path: a task that returned it}}."""
+    merged = {m: dict(paths) for m, paths in RETURNED_KEYS.items()}
+    for name in sorted(glob.glob(os.path.join(REQUEST_LOG_DIR, '*.json'))) if REQUEST_LOG_DIR else []:
+        with open(name) as f:
+            for module, paths in json.load(f).get('returned_keys', {}).items():
+                for path, task in paths.items():
+                    merged.setdefault(module, {}).setdefault(path, task)
+    return merged
+
+
 # The files whose tests stay on one pytest-xdist worker, in file order: test_faults.py and
 # test_hostile_writes.py check, in their last test, what their other tests counted in this process
 # (so splitting them fails those tests), test_upstream_scenario.py builds its baseline once.
@@ -112,7 +126,7 @@ def pytest_collection_modifyitems(session, config, items):
     """The whole-suite audit runs last, after every other test has made its requests. The files
     kept on one worker come first: they are the longest units of work, so no worker starts one
     last; then the files of LONG_FILES, for the same reason."""
-    items.sort(key=lambda item: (item.name == AUDIT_TEST, on_one_worker(item.nodeid) is None,
+    items.sort(key=lambda item: (item.name.startswith(AUDIT_PREFIX), on_one_worker(item.nodeid) is None,
                                  os.path.basename(item.nodeid.split('::', 1)[0]) not in LONG_FILES))
 
 
@@ -144,7 +158,7 @@ def pvesim_session(pvesim_session):
     yield pvesim_session
     if log:
         with open(log + '.json', 'w') as f:
-            json.dump({'requests': SESSION_REQUESTS + pvesim_session.requests()}, f)
+            json.dump({'requests': SESSION_REQUESTS + pvesim_session.requests(), 'returned_keys': RETURNED_KEYS}, f)
 
 
 @pytest.fixture

@@ -112,6 +112,7 @@ class Ansible:
                               cwd=self.workdir, timeout=600)
         with open(record, encoding='utf-8') as f:
             results = [json.loads(line) for line in f if line.strip()]
+        record_returned_keys(results)
         assert_no_canary(proc.stdout + proc.stderr, 'the output of ansible-playbook ' + ' '.join(cmd[1:]))
         assert_no_canary(json.dumps(results), 'a task result')
         assert_no_canary(json.dumps(self.sim.requests()), "pvesim's request log")
@@ -147,6 +148,36 @@ class Ansible:
             'the check run did not predict the real run:\ncheck: %s\nreal:  %s' % (comparable(check), comparable(real)))
         assert again.changed_tasks == [], 'the third run changed: %s' % again.changed_tasks
         return check, real, again
+
+
+# The keys each of the collection's modules returned in this process's runs, for the audit of
+# test_returns_documented.py: {module: {key path: the task that returned it}}. A path names a
+# nested key as `key.sub`, and a list's elements as `key[]`.
+RETURNED_KEYS = {}
+COLLECTION_PREFIX = 'ferro.proxmox.'
+
+
+def key_paths(value, prefix='', depth=3):
+    """The key paths of a result's value, down to `depth` levels."""
+    if depth == 0:
+        return
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            path = prefix + '.' + key if prefix else key
+            yield path
+            yield from key_paths(sub, path, depth - 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from key_paths(item, prefix + '[]', depth)
+
+
+def record_returned_keys(results):
+    for r in results:
+        module = r.get('resolved') or ''
+        if module.startswith(COLLECTION_PREFIX) and 'results' not in r['result']:
+            seen = RETURNED_KEYS.setdefault(module, {})
+            for path in key_paths(r['result']):
+                seen.setdefault(path, r['task'])
 
 
 def assert_no_canary(text, where):

@@ -319,12 +319,21 @@ def migration_table():
     return readme[start:readme.index('\n## ', start + 1)]
 
 
-def doc_notes(module):
-    """The notes ansible-doc shows: those of the generated plugins/modules/<module>.py."""
-    with open(os.path.join(ROOT, 'plugins', 'modules', module + '.py'), encoding='utf-8') as f:
+def _documentation(*path):
+    with open(os.path.join(ROOT, 'plugins', *path), encoding='utf-8') as f:
         text = f.read()
     found = re.search(r"DOCUMENTATION = r?(\'\'\'|\"\"\")(.*?)\1", text, re.S)
-    return ' '.join(yaml.safe_load(found.group(2)).get('notes') or [])
+    return yaml.safe_load(found.group(2))
+
+
+def doc_notes(module):
+    """The notes ansible-doc shows: those of the generated plugins/modules/<module>.py and of the doc
+    fragments it extends (plugins/doc_fragments/<name>.py, the connection options' notes)."""
+    doc = _documentation('modules', module + '.py')
+    notes = list(doc.get('notes') or [])
+    for fragment in doc.get('extends_documentation_fragment') or []:
+        notes += _documentation('doc_fragments', fragment.split('.')[-1] + '.py').get('notes') or []
+    return ' '.join(notes)
 
 
 def assert_documented(name):

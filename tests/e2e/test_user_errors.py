@@ -107,3 +107,33 @@ def test_a_ca_in_the_trust_store_verifies_the_api_without_ca_path(ansible, sim, 
     assert result['status'] == 'ok', result['result']
     assert [vm['vmid'] for vm in result['result']['proxmox_vms']] == [100]
     assert os.path.exists(sim.ca_path)
+
+
+# The mistakes of a task's own options or of its token's privileges, each with a module task:
+# (case, module, task options, the token's ACL on / or None for the canary's, the parts the message must hold).
+READER = ('reader@pve', 'ro', 'reader-token-secret-0b1c')
+TASK_MISTAKES = [
+    ('a read-only token creating a VM names path, privilege, operation and token', 'proxmox_kvm',
+     {'node': 'pve1', 'vmid': 606, 'name': 'ro', 'cores': 1}, ['VM.Audit', 'Datastore.Audit', 'Sys.Audit'],
+     ['/vms/606', 'VM.Allocate', 'POST /nodes/pve1/qemu', 'reader@pve!ro']),
+    ("a wrong node lists the cluster's nodes", 'proxmox_kvm', {'node': 'pve9', 'vmid': 607, 'name': 'typo', 'cores': 1},
+     None, ["'pve9'", "the cluster's nodes: pve1"]),
+    ("a missing storage lists the node's storages", 'proxmox_disk',
+     {'vmid': 100, 'disk': 'scsi2', 'storage': 'no-such-storage', 'size': '1'}, None,
+     ["storage 'no-such-storage' does not exist", 'the storages enabled on pve1: ', 'local-lvm']),
+    ("a missing bridge lists the node's bridges", 'proxmox_nic', {'vmid': 100, 'interface': 'net1', 'bridge': 'vmbr7'},
+     None, ["bridge 'vmbr7' does not exist on node pve1", "the node's bridges: vmbr0"]),
+]
+
+
+@pytest.mark.parametrize('case,module,options,acl,parts', TASK_MISTAKES, ids=[m[0] for m in TASK_MISTAKES])
+def test_each_task_mistake_fails_with_a_message_that_names_what_to_fix(ansible, sim, case, module, options, acl, parts):
+    env = {}
+    if acl is not None:
+        user, token, secret = READER
+        sim.add_user(user, tokens={token: secret}, acl={'/': acl})
+        env = {'PROXMOX_USER': user, 'PROXMOX_TOKEN_ID': token, 'PROXMOX_TOKEN_SECRET': secret}
+    task = {'name': 'info', 'ferro.proxmox.' + module: options, 'delegate_to': 'localhost', 'ignore_errors': True}
+    msg = failure(ansible.run_playbook(play(task), env=env))
+    for part in parts:
+        assert part in msg, (case, part, msg)

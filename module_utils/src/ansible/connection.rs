@@ -6,6 +6,7 @@ use crate::ansible::spec::{doc, DefaultValue, Kind, OptionGroup, OptionSpec};
 /// The connection options, with their constraints: a token id needs its secret, and one of password
 /// or token is required.
 pub const CONNECTION: OptionGroup = OptionGroup {
+    fragment: "proxmox",
     options: CONNECTION_OPTIONS,
     required_together: &[&["api_token_id", "api_token_secret"]],
     required_one_of: &[&["api_password", "api_token_id"]],

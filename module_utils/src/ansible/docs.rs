@@ -4,6 +4,7 @@
 //! each module has a test (`check_stub`) that fails when the committed stub drifts from it.
 
 mod common;
+pub mod fragment;
 use common::{returns, seealso};
 
 use serde_json::Value;
@@ -229,8 +230,9 @@ fn documentation(spec: &ModuleSpec) -> String {
     for para in spec.description {
         out.push_str(&format!("  - {}\n", quote(para)));
     }
+    // The module's own options; those of its option groups are in the groups' doc fragments.
     out.push_str("options:\n");
-    for opt in spec.all_options() {
+    for opt in spec.options {
         option_yaml(&mut out, opt, 2);
     }
     out.push_str("attributes:\n");
@@ -259,9 +261,10 @@ fn documentation(spec: &ModuleSpec) -> String {
     out.push_str("notes:\n");
     out.push_str("  - \"Runs as a native binary on the Ansible controller; use it with C(delegate_to: localhost). The target VM needs no Python, SSH or network.\"\n");
     out.push_str(&format!("  - {}\n", quote(CHECKED_VALUES_NOTE)));
-    for note in spec.notes.iter().chain(spec.option_groups.iter().flat_map(|g| g.notes.iter())) {
+    for note in spec.notes {
         out.push_str(&format!("  - {}\n", quote(note)));
     }
+    out.push_str(&fragment::extends(spec));
     out
 }
 
@@ -441,9 +444,12 @@ if __name__ == '__main__':
     )
 }
 
-/// Compare the committed stub with the spec; with `FERRO_BLESS=1`, rewrite it instead.
-/// `workspace_root` is the repository root.
+/// Compare the committed stub, and the doc fragments of its option groups, with the spec; with
+/// `FERRO_BLESS=1`, rewrite them instead. `workspace_root` is the repository root.
 pub fn check_stub(spec: &ModuleSpec, workspace_root: &std::path::Path) -> Result<(), String> {
+    for group in spec.option_groups {
+        fragment::check_fragment(group, workspace_root)?;
+    }
     let path = workspace_root.join(stub_path(spec));
     let want = render_stub(spec);
     // ansible-test sanity's pep8 test fails a line longer than 160 characters (E501).

@@ -161,10 +161,13 @@ pub enum Support {
 /// Options several modules share, with their constraints (the connection options).
 #[derive(Clone, Copy, Debug)]
 pub struct OptionGroup {
+    /// The doc fragment that documents the group once for every module that has it:
+    /// `plugins/doc_fragments/<fragment>.py`, which a module's docs extend as `ferro.proxmox.<fragment>`.
+    pub fragment: &'static str,
     pub options: &'static [OptionSpec],
     pub required_together: &'static [&'static [&'static str]],
     pub required_one_of: &'static [&'static [&'static str]],
-    /// Rendered into the `notes` of every module that has the group.
+    /// The group's notes, in its doc fragment (so in every module that has the group).
     pub notes: &'static [&'static str],
 }
 

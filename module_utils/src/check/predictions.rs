@@ -18,6 +18,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
+/// The key that marks, in a listed resource's raw fields, a VM an earlier task of a check run would
+/// create: internal to check mode, never part of a module's result.
+pub const PREDICTED_MARK: &str = "_predicted";
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -143,7 +147,7 @@ impl PredictedVm {
             status: vm.status.clone(),
             template: vm.template,
             removed: false,
-            exists: !vm.raw.contains_key("_predicted"),
+            exists: !vm.raw.contains_key(PREDICTED_MARK),
             current: config.current.clone(),
             pending: config.pending.clone(),
             pending_delete: config.pending_delete.clone(),
@@ -293,7 +297,7 @@ impl Predictions {
         for p in plan.values().filter(|p| !p.removed && !p.exists) {
             if !out.iter().any(|v| v.vmid == p.vmid) {
                 let mut r = p.resource();
-                r.raw.insert("_predicted".into(), Value::Bool(true));
+                r.raw.insert(PREDICTED_MARK.into(), Value::Bool(true));
                 out.push(r);
             }
         }
@@ -345,7 +349,7 @@ pub fn record_config(plan: Option<&Predictions>, vm: &VmResource, config: &VmCon
 
 /// Whether this resource exists only as a check-mode prediction.
 pub fn is_predicted(vm: &VmResource) -> bool {
-    vm.raw.contains_key("_predicted")
+    vm.raw.contains_key(PREDICTED_MARK)
 }
 
 #[cfg(test)]

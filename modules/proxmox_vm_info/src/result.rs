@@ -42,6 +42,8 @@ pub fn entry(
 /// (the upstream return shape).
 pub fn merge_entry(vm: &VmResource, node_entry: Option<&Map<String, Value>>) -> Map<String, Value> {
     let mut entry = vm.raw.clone();
+    // check mode's mark of a VM an earlier task would create is not a field of Proxmox VE's
+    entry.remove(module_utils::check::predictions::PREDICTED_MARK);
     if let Some(extra) = node_entry {
         for (k, v) in extra {
             entry.insert(k.clone(), v.clone());

@@ -82,7 +82,7 @@ vmid:
   type: int
   sample: 101
 proxmox_vms:
-  description: The selected guests, sorted by vmid.
+  description: The selected guests, sorted by vmid. Each entry holds the fields of the VM in Proxmox VE's cluster resource list and in its node's VM list (qemu-server's vmstatus), as Proxmox VE gives them.
   returned: always
   type: list
   elements: dict
@@ -111,6 +111,29 @@ proxmox_vms:
     id:
       description: The cluster resource id, for example C(qemu/101).
       type: str
+    maxcpu: {description: "The number of CPUs the VM may use, as the cluster resource list states it.", returned: "when Proxmox VE reports it", type: float}
+    cpus: {description: "The number of CPUs the VM may use, as the node's VM list states it.", returned: "when Proxmox VE reports it", type: float}
+    cpu: {description: "The CPU usage, as a fraction of its CPUs; 0 when stopped.", returned: "when Proxmox VE reports it", type: float}
+    mem: {description: "The memory in use, in bytes.", returned: "when Proxmox VE reports it", type: int}
+    maxmem: {description: "The memory configured, in bytes.", returned: "when Proxmox VE reports it", type: int}
+    memhost: {description: "The memory the VM's process uses on the host, in bytes (Proxmox VE 9).", returned: "when Proxmox VE reports it", type: int}
+    disk: {description: "The disk space in use, in bytes (0 for a QEMU VM: not measured).", returned: "when Proxmox VE reports it", type: int}
+    maxdisk: {description: "The size of the VM's root disk, in bytes.", returned: "when Proxmox VE reports it", type: int}
+    diskread: {description: "The bytes read from disks since the VM started.", returned: "when Proxmox VE reports it", type: int}
+    diskwrite: {description: "The bytes written to disks since the VM started.", returned: "when Proxmox VE reports it", type: int}
+    netin: {description: "The bytes received by the VM's NICs since it started.", returned: "when Proxmox VE reports it", type: int}
+    netout: {description: "The bytes sent by the VM's NICs since it started.", returned: "when Proxmox VE reports it", type: int}
+    uptime: {description: "The seconds since the VM started; 0 when stopped.", returned: "when Proxmox VE reports it", type: int}
+    pid: {description: "The process id of the running VM on its node.", returned: "when Proxmox VE reports it", type: int}
+    tags: {description: "The VM's tags, separated by C(;).", returned: "when Proxmox VE reports it", type: str}
+    lock: {description: "The lock held on the VM's config (for example C(backup)), when there is one.", returned: "when Proxmox VE reports it", type: str}
+    serial: {description: "Whether the VM has a serial console configured.", returned: "when Proxmox VE reports it", type: bool}
+    pressurecpusome: {description: "The CPU pressure stall information (some), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
+    pressurecpufull: {description: "The CPU pressure stall information (full), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
+    pressureiosome: {description: "The I/O pressure stall information (some), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
+    pressureiofull: {description: "The I/O pressure stall information (full), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
+    pressurememorysome: {description: "The memory pressure stall information (some), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
+    pressurememoryfull: {description: "The memory pressure stall information (full), of the VM's process.", returned: "when Proxmox VE reports it", type: float}
     config:
       description: The raw PVE configuration, when O(config) is V(current) or V(pending).
       returned: when config is not none

@@ -33,6 +33,8 @@ class CallbackModule(CallbackBase):
             'host': result._host.get_name(),
             'task': result._task.get_name(),
             'action': result._task.action,
+            # The module the action resolved to (its FQCN), whatever name the task used.
+            'resolved': getattr(result._task, 'resolved_action', None) or result._task.action,
             'status': status,
             'changed': bool(data.get('changed', False)),
             'result': data,

@@ -47,6 +47,29 @@ retries:
   elements: str
   sample: ["task UPID:pve1:... failed before any change: cfs-lock 'storage-nas' error: got lock request timeout; sent again after 250 ms"]
 "#;
+/// `saved_plan`, which the action plugin adds in a real run that applies a saved plan
+/// (plugins/plugin_utils/plan_run.py `finish_apply`), in every module.
+const SAVED_PLAN_RETURN: &str = r#"saved_plan:
+  description: How the task's real run went against the saved plan of the check run (the variable C(ferro_proxmox_plan) set; docs/saved-plans.md in the collection).
+  returned: success and failure, in a real run that applies a saved plan
+  type: dict
+  contains:
+    planned_changed:
+      description: The C(changed) the check run planned for this task.
+      type: bool
+    bound:
+      description: The values the plan knew only after apply (shown as C((known after apply)) in the check run), as this run bound them, by result key.
+      type: dict
+      sample: {"mac": "BC:24:11:3A:5C:0F"}
+    preview:
+      description: True when the task has C(check_mode) set, so the real run previewed it again and applied nothing.
+      returned: when the task previews
+      type: bool
+    outside_plan:
+      description: "True when the check run wrote this task (C(check_mode: false)): the plan holds its arguments only, which this run compares."
+      returned: when the task is outside the plan
+      type: bool
+"#;
 const WRITE_FAILURE_RETURNS: &str = r#"accepted_writes:
   description: The writes Proxmox VE applied (or accepted, for a task still running) before the task failed; the task is then C(changed). README.md, What changed means when a task fails.
   returned: failure, after Proxmox VE applied a write
@@ -77,5 +100,5 @@ const PENDING_RETURN: &str = r#"pending:
 pub(super) fn returns(spec: &ModuleSpec) -> String {
     let writes = spec.diff_mode != Support::NotApplicable;
     let (pending, failed) = if writes { (PENDING_RETURN, WRITE_FAILURE_RETURNS) } else { ("", "") };
-    format!("{}{pending}{FAILURE_RETURNS}{failed}", spec.returns.trim_start_matches('\n'))
+    format!("{}{pending}{SAVED_PLAN_RETURN}{FAILURE_RETURNS}{failed}", spec.returns.trim_start_matches('\n'))
 }
