@@ -452,7 +452,7 @@ class NativeModuleAction(ActionBase):
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
         state = {'mode': 'apply', 'planned': planned, 'warnings': warnings, 'dir': plan_dir, 'path': path,
-                 'marker': marker, 'key': key_info}
+                 'marker': marker, 'key': key_info, 'secret': secret}
         if self._task.check_mode:
             # `check_mode: true` in the real run: the task previews again and applies nothing.
             state['mode'] = 'preview'

@@ -1,0 +1,151 @@
+"""A saved plan as a contract for the whole run (issue 33, the gaps closed last): an older format
+version refused in words, the apply record signed like the plan, every API host's records verified
+before the run's first write, a planned write found done by someone else during the run, and the
+README's saved-plan example (with its closing lookup) applied once, exactly.
+
+Each refusal asserts pvesim's request log (no write) and the VM's config afterwards.
+"""
+
+import json
+import os
+import re
+import threading
+import time
+
+from harness import ROOT
+from test_saved_plan_contract import config, make_vm, play, refused, runner
+
+WRITES = ('POST', 'PUT', 'DELETE')
+
+
+def writes(sim):
+    """The write requests pvesim saw (not a login), with their paths as sent."""
+    return [(r['method'], r['path'].replace('/api2/json', '')) for r in sim.requests()
+            if r['method'] in WRITES and not r['path'].endswith('/access/ticket')]
+
+
+CORES = play(('cores', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, cores: 3}'))
+
+
+def test_a_plan_of_an_older_format_version_is_refused_in_words(ansible, sim, tmp_path):
+    run = runner(ansible, tmp_path, CORES)
+    assert run(True).rc == 0
+    header = os.path.join(run.plan_dir, 'plan.json')
+    with open(header, encoding='utf-8') as f:
+        data = json.load(f)
+    assert data['format_version'] == 2
+    data['format_version'] = 1
+    with open(header, 'w', encoding='utf-8') as f:
+        json.dump(data, f)
+    sim.clear_requests()
+    msg = refused(run(False), 'cores', 'has format version 1; this collection reads version 2: make a new plan')
+    assert header.rsplit('/plan.json', 1)[0] in msg and 'nothing was written' in msg
+    assert writes(sim) == [] and config(sim, 100)['cores'] != 3
+
+
+def test_the_apply_record_is_signed_and_cannot_be_removed(ansible, sim, tmp_path):
+    run = runner(ansible, tmp_path, CORES)
+    assert run(True).rc == 0
+    assert run(False).rc == 0 and config(sim, 100)['cores'] == 3
+    apply_path = os.path.join(run.plan_dir, 'apply.json')
+    assert os.path.exists(apply_path + '.mac')
+    with open(apply_path, encoding='utf-8') as f:
+        original = f.read()
+    sim.api('PUT', '/nodes/pve1/qemu/100/config', {'cores': 1})   # so that the plan would apply again
+    # an apply record edited to say nothing ran
+    with open(apply_path, 'w', encoding='utf-8') as f:
+        json.dump(dict(json.loads(original), attempted=[], complete=False), f)
+    sim.clear_requests()
+    refused(run(False), 'cores', "the saved plan's apply record %s was changed after the check run" % apply_path)
+    assert writes(sim) == [] and config(sim, 100)['cores'] == 1
+    # the apply record and its signature removed: the signed run file says a run applied the plan
+    os.remove(apply_path)
+    os.remove(apply_path + '.mac')
+    sim.clear_requests()
+    msg = refused(run(False), 'cores', 'was applied by a run started')
+    assert 'its record of what it applied (apply.json) was removed: a plan applies once' in msg, msg
+    assert writes(sim) == [] and config(sim, 100)['cores'] == 1
+
+
+def test_every_api_host_is_verified_before_the_first_write(ansible, sim, tmp_path):
+    make_vm(sim, 150, memory=512)
+    other = 'localhost' if sim.host != 'localhost' else '127.0.0.1'   # pvesim's certificate names both
+    run = runner(ansible, tmp_path, play(
+        ('cores', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, cores: 3}'),
+        ('memory', 'ferro.proxmox.proxmox_kvm: {vmid: 150, node: pve1, update: true, memory: 1024, api_host: %s}'
+         % other)))
+    assert run(True).rc == 0
+    sim.api('PUT', '/nodes/pve1/qemu/150/config', {'description': 'changed meanwhile'})
+    sim.clear_requests()
+    # the first task speaks to the other API host, and refuses the run for the second's drift
+    msg = refused(run(False), 'cores', 'API host %s: the saved plan no longer holds' % other)
+    assert 'task "memory"' in msg and "VM 150's config changed since the plan: description (none)" in msg, msg
+    assert writes(sim) == []
+    assert config(sim, 100)['cores'] != 3 and str(config(sim, 150)['memory']) == '512'
+
+
+def test_a_planned_removal_done_by_someone_else_during_the_run_fails_naming_it(ansible, sim, tmp_path):
+    """The "unmade" guard: after the whole-plan verification, while the first task writes, someone
+    else removes the VM the second task removes; the second task finds nothing to do and fails,
+    naming the planned write that did not run."""
+    make_vm(sim, 150)
+    run = runner(ansible, tmp_path, play(
+        ('cores', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, cores: 3}'),
+        ('remove', 'ferro.proxmox.proxmox_kvm: {vmid: 150, node: pve1, state: absent}')))
+    assert run(True).rc == 0
+    sim.clear_requests()
+    sim.admin('POST', '/_sim/faults', {'kind': 'latency', 'ms': 1500, 'path': '^/nodes/pve1/qemu/100/config$',
+                                        'method': 'PUT', 'count': 1})
+    sim.admin('POST', '/_sim/faults', {'kind': 'latency', 'ms': 1500, 'path': '^/nodes/pve1/qemu/100/config$',
+                                        'method': 'POST', 'count': 1})
+    done = threading.Event()
+
+    def remove_when_writing():
+        while not done.is_set():
+            if any(w[0] in ('PUT', 'POST') and w[1] == '/nodes/pve1/qemu/100/config' for w in writes(sim)):
+                sim.wait_task(sim.api('DELETE', '/nodes/pve1/qemu/150'))
+                return
+            time.sleep(0.05)
+    thread = threading.Thread(target=remove_when_writing)
+    thread.start()
+    try:
+        real = run(False)
+    finally:
+        done.set()
+        thread.join()
+    sim.admin('DELETE', '/_sim/faults')
+    msg = refused(real, 'remove', 'its planned writes did not run: DELETE /nodes/pve1/qemu/150')
+    assert 'found nothing to do where the plan writes' in msg, msg
+    assert 'the tasks it applied before' in msg and "'cores'" in msg, msg
+    # the first task's write, the other writer's removal, nothing else
+    assert [w for w in writes(sim) if w[0] == 'DELETE'] == [('DELETE', '/nodes/pve1/qemu/150')]
+    assert config(sim, 100)['cores'] == 3
+    assert 150 not in [v['vmid'] for v in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
+
+
+def _readme_example():
+    with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as f:
+        text = f.read()
+    blocks = re.findall(r'```yaml\n(# change-42\.yml.*?)```', text, re.S)
+    assert len(blocks) == 1, 'README has one change-42.yml example'
+    return blocks[0]
+
+
+def test_the_readme_example_applies_once_and_its_lookup_closes_the_run(ansible, sim, tmp_path):
+    example = _readme_example()
+    assert "lookup('ferro.proxmox.saved_plan')" in example
+    run = runner(ansible, tmp_path, example)
+    check = run(True)
+    assert check.rc == 0, check.stdout[-3000:]
+    assert 'planned tasks for host localhost' in check.stdout
+    sim.clear_requests()
+    real = run(False)
+    assert real.rc == 0, real.stdout[-3000:]
+    assert 'every planned task of host localhost ran; the plan is used' in real.stdout
+    vmid = real.task('A VM for change 42')['result']['vmid']
+    assert config(sim, vmid)['name'] == 'change-42' and config(sim, vmid)['cores'] == 2
+    assert [w[0] for w in writes(sim)] == ['POST']
+    sim.clear_requests()
+    again = run(False)
+    assert again.rc != 0 and 'was applied already' in again.stdout, again.stdout[-3000:]
+    assert writes(sim) == []
