@@ -4,13 +4,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A saved plan verified whole before a real run's first write (docs/saved-plans.md, "Applying").
 
-The first ferro.proxmox task of a real run that applies a plan runs the module's binary once more,
-before its own run, in verify mode (module_utils/src/check/plan_verify.rs): every record of the
-plan for that task's API host, each VM config, power state, pool, snapshot, import source and
-planned vmid read again and compared. The answer is kept for the run in a marker under
-ansible-core's per-run local temp dir (the same directory for every fork and serial batch of the
-run, none other's), written under an exclusive lock that is held while the verification runs:
-a parallel fork's first task waits for it, and every later task reads it. A plan that moved
+The first ferro.proxmox task of a real run that applies a plan runs the module's binary once more
+per API host of the plan, before its own run, in verify mode (module_utils/src/check/plan_verify.rs):
+every record of the plan for that host, each VM config, power state, pool, snapshot, import source
+and planned vmid read again and compared. Another host is reached with its first record's
+connection options and this task's secret where the record's keyed hash is that secret's. The
+answers are kept for the run in markers under ansible-core's per-run local temp dir (the same
+directory for every fork and serial batch of the run, none other's), written under an exclusive
+lock that is held while the verification runs: a parallel fork's first task waits for it, and
+every later task reads them. A plan that moved
 refuses every task of the run, the first included, before any write.
 """
 

@@ -13,7 +13,7 @@ import threading
 import time
 
 from harness import ROOT
-from test_saved_plan_contract import config, make_vm, play, refused, runner
+from test_saved_plan_contract import config, make_vm, play, pool_of, pools, refused, runner  # noqa: F401 (pools: a fixture)
 
 WRITES = ('POST', 'PUT', 'DELETE')
 
@@ -149,3 +149,34 @@ def test_the_readme_example_applies_once_and_its_lookup_closes_the_run(ansible, 
     again = run(False)
     assert again.rc != 0 and 'was applied already' in again.stdout, again.stdout[-3000:]
     assert writes(sim) == []
+
+
+WINDOWS = play(
+    ('pool', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, pool: web}'),
+    ('reboot', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, state: restarted}'),
+    ('remove', 'ferro.proxmox.proxmox_kvm: {vmid: 150, node: pve1, state: absent}'))
+
+
+def test_the_writes_without_a_digest_and_their_windows(ansible, pools, tmp_path):
+    """The writes PVE takes no digest for (a pool move, a reboot, a removal) apply exactly as
+    planned; the window each leaves (from the answer to the task's last read before it to the
+    write's arrival, in pvesim's request log) is printed: docs/saved-plans.md "Limits" quotes it."""
+    make_vm(pools, 150)
+    run = runner(ansible, tmp_path, WINDOWS)
+    assert run(True).rc == 0
+    pools.clear_requests()
+    real = run(False)
+    assert real.rc == 0, real.stdout[-3000:]
+    log = [r for r in pools.requests() if not r['path'].endswith('/access/ticket')]
+    sent = [(r['method'], r['path'].replace('/api2/json', '')) for r in log if r['method'] in WRITES]
+    assert sent == [('PUT', '/pools'), ('POST', '/nodes/pve1/qemu/100/status/reboot'),
+                    ('DELETE', '/nodes/pve1/qemu/150')], sent
+    windows = []
+    for i, r in enumerate(log):
+        if r['method'] in WRITES:
+            last = [g for g in log[:i] if g['method'] == 'GET'][-1]
+            windows.append('%s %s %.1f ms' % (r['method'], r['path'].replace('/api2/json', ''),
+                                              r['at_ms'] - last['at_ms'] - last['duration_ms']))
+    print('windows without a digest, last read answered to write arrived: ' + '; '.join(windows))
+    assert pool_of(pools, 100) == 'web' and 150 not in [
+        v['vmid'] for v in pools.api('GET', '/cluster/resources', {'type': 'vm'})]
