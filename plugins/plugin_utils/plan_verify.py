@@ -167,9 +167,9 @@ def connections(plan_dir, args, key):
                     planned = json.load(f).get('args') or {}
             except (OSError, ValueError, AttributeError):
                 continue
-            host = planned.get('api_host')
-            if host in found or not isinstance(planned, dict):
+            if not isinstance(planned, dict) or planned.get('api_host') in found:
                 continue
+            host = planned.get('api_host')
             conn = dict((k, v) for k, v in planned.items() if k in CONNECTION)
             if key is not None:
                 conn = sp.unhash_secrets(conn, secrets, key)
