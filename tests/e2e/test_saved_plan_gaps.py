@@ -12,10 +12,12 @@ import re
 import threading
 import time
 
-from harness import ROOT
+from harness import (CANARY_PASSWORD, CANARY_PRIVILEGES, CANARY_TOKEN_ID, CANARY_TOKEN_SECRET, CANARY_USER, ROOT,
+                     add_canary_user)
 from test_saved_plan_contract import config, make_vm, play, pool_of, pools, refused, runner  # noqa: F401 (pools: a fixture)
 
 WRITES = ('POST', 'PUT', 'DELETE')
+OTHER_SECRET = '5d1f0c3a-6f0e-4c8e-9a53-0b6e2f9a7c41'   # the second API host's token secret
 
 
 def writes(sim):
@@ -82,6 +84,30 @@ def test_every_api_host_is_verified_before_the_first_write(ansible, sim, tmp_pat
     assert 'task "memory"' in msg and "VM 150's config changed since the plan: description (none)" in msg, msg
     assert writes(sim) == []
     assert config(sim, 100)['cores'] != 3 and str(config(sim, 150)['memory']) == '512'
+
+
+def test_an_api_host_with_another_secret_is_verified_by_its_own_first_task(ansible, sim, tmp_path):
+    """The limit: the first task cannot reach a host whose secret it does not hold (a plan signed
+    with ferro_proxmox_plan_key); it warns, and that host's first task verifies it."""
+    add_canary_user(sim)
+    sim.add_user(CANARY_USER, password=CANARY_PASSWORD, acl={'/': CANARY_PRIVILEGES},
+                 tokens={CANARY_TOKEN_ID: CANARY_TOKEN_SECRET, 'other': OTHER_SECRET})
+    make_vm(sim, 150, memory=512)
+    other = 'localhost' if sim.host != 'localhost' else '127.0.0.1'
+    run = runner(ansible, tmp_path, play(
+        ('cores', 'ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, cores: 3}'),
+        ('memory', 'ferro.proxmox.proxmox_kvm: {vmid: 150, node: pve1, update: true, memory: 1024, api_host: %s, '
+                   'api_token_id: other, api_token_secret: %s}' % (other, OTHER_SECRET))))
+    assert run(True, 'ferro_proxmox_plan_key=a long key of the change').rc == 0
+    sim.api('PUT', '/nodes/pve1/qemu/150/config', {'description': 'changed meanwhile'})
+    sim.clear_requests()
+    real = run(False, 'ferro_proxmox_plan_key=a long key of the change')
+    msg = refused(real, 'memory', "VM 150's config changed since the plan: description (none)")
+    warned = ' '.join(real.task('cores')['result'].get('warnings') or [])
+    assert 'records for API host %s could not be verified before this run\'s first write' % other in warned, warned
+    assert 'writes nothing' in msg
+    assert [w for w in writes(sim) if '/qemu/150' in w[1]] == [] and config(sim, 100)['cores'] == 3
+    assert str(config(sim, 150)['memory']) == '512'
 
 
 def test_a_planned_removal_done_by_someone_else_during_the_run_fails_naming_it(ansible, sim, tmp_path):
