@@ -402,8 +402,10 @@ def mark_closing(plan_dir, host):
 
 # --- the real run -------------------------------------------------------------------------------
 
-def _verified_marker():
-    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified')
+def _verified_marker(plan_dir):
+    """This run's note that the plan at `plan_dir` passed its whole-plan checks (one per plan: a
+    play variable may give each play its own)."""
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified', os.path.basename(_run_key_path(plan_dir)))
 
 
 def begin_apply(plan_dir, root, material, task, loader):
@@ -412,7 +414,7 @@ def begin_apply(plan_dir, root, material, task, loader):
     signature, the records listed, the run's shape, the plan not applied before, the covered
     files unchanged. Every task: no file loaded now that the plan did not cover."""
     run = sp.run_id()
-    if not os.path.exists(_verified_marker()) and os.path.exists(os.path.join(plan_dir, 'plan.json')):
+    if not os.path.exists(_verified_marker(plan_dir)) and os.path.exists(os.path.join(plan_dir, 'plan.json')):
         sp.check_format(plan_dir, load_file(os.path.join(plan_dir, 'plan.json'), 'header'))
     key = plan_key(plan_dir, material[1])
     info = load_file(os.path.join(plan_dir, RUN_FILE), 'run file')
@@ -424,7 +426,7 @@ def begin_apply(plan_dir, root, material, task, loader):
     info = read_signed(plan_dir, os.path.join(plan_dir, RUN_FILE), key, 'run file')
     index = read_signed(plan_dir, os.path.join(plan_dir, INDEX_FILE), key, 'index')
     warnings = []
-    if not os.path.exists(_verified_marker()):
+    if not os.path.exists(_verified_marker(plan_dir)):
         read_signed(plan_dir, os.path.join(plan_dir, 'plan.json'), key, 'header')
         sp.load_header(plan_dir, root)   # another collection version or playbook, in its words
         _in_use(plan_dir, run)
@@ -463,7 +465,7 @@ def begin_apply(plan_dir, root, material, task, loader):
             warnings.append('the playbook of the saved plan %s does not end with the check "ferro.proxmox.saved_plan" '
                             'on every host: a planned task skipped after the last task that runs would not fail '
                             'the run (docs/saved-plans.md "The run")' % plan_dir)
-        sp.write_json(_verified_marker(), {'plan': plan_dir})
+        sp.write_json(_verified_marker(plan_dir), {'plan': plan_dir})
         _cache_key(_run_key_path(plan_dir), key)
     unknown = files_moved({}, set(loaded_files(task, loader, plan_dir)) - set(index.get('files') or {}))
     if unknown:

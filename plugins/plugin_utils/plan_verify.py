@@ -32,8 +32,8 @@ MODE = 'verify'
 KNOWN_AFTER_APPLY = '(known after apply)'
 
 
-def _marker(api_host):
-    digest = hashlib.sha256(str(api_host).encode('utf-8')).hexdigest()[:16]
+def _marker(plan_dir, api_host):
+    digest = hashlib.sha256(('%s\0%s' % (os.path.abspath(plan_dir), api_host)).encode('utf-8')).hexdigest()[:16]
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-verified-%s.json' % digest)
 
 
@@ -65,42 +65,43 @@ def bind_later(record, recorded):
         record['planned_vmid'] = planned
 
 
-def _bound_path():
-    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-bound-vmids.json')
+def _bound_path(plan_dir):
+    digest = hashlib.sha256(os.path.abspath(plan_dir).encode('utf-8')).hexdigest()[:16]
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-bound-vmids-%s.json' % digest)
 
 
-def remember_bound(planned, result):
+def remember_bound(plan_dir, planned, result):
     """In the real run: the vmid PVE gave a VM the plan created as `planned_vmid`, for the run's
     later tasks (kept in the run's local temp dir, under a lock: forks write it in parallel)."""
     was, now = planned.get('planned_vmid'), result.get('vmid')
     if was is None or not isinstance(now, int) or result.get('failed'):
         return
-    with open(_bound_path() + '.lock', 'a') as lock:
+    with open(_bound_path(plan_dir) + '.lock', 'a') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            bound = _read_bound()
+            bound = _read_bound(plan_dir)
             bound[str(was)] = now
-            tmp = _bound_path() + '.tmp'
+            tmp = _bound_path(plan_dir) + '.tmp'
             with open(tmp, 'w', encoding='utf-8') as f:
                 json.dump(bound, f)
-            os.replace(tmp, _bound_path())
+            os.replace(tmp, _bound_path(plan_dir))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _read_bound():
+def _read_bound(plan_dir):
     try:
-        with open(_bound_path(), encoding='utf-8') as f:
+        with open(_bound_path(plan_dir), encoding='utf-8') as f:
             return json.load(f)
     except (OSError, ValueError):
         return {}
 
 
-def rebound(compared):
+def rebound(plan_dir, compared):
     """A record's reads, writes and VMs with each vmid the plan predicted for a VM it creates
     replaced by the one PVE gave it in this run (`remember_bound`): its id, the paths under it
     and its volume names (`vm-<id>-disk-N`)."""
-    bound = _read_bound()
+    bound = _read_bound(plan_dir)
     if not bound:
         return compared
 
@@ -199,7 +200,7 @@ def _verified(plan_dir, args, key, run_module):
 def _host_verified(plan_dir, api_host, args, run_module):
     """The refusal of `api_host`'s records (None when they hold), verified once per run (the
     marker); False when they cannot be verified by this task (`args` None)."""
-    marker = _marker(api_host)
+    marker = _marker(plan_dir, api_host)
     try:
         with open(marker, encoding='utf-8') as f:
             return json.load(f).get('refused')

@@ -206,3 +206,44 @@ def test_the_writes_without_a_digest_and_their_windows(ansible, pools, tmp_path)
     print('windows without a digest, last read answered to write arrived: ' + '; '.join(windows))
     assert pool_of(pools, 100) == 'web' and 150 not in [
         v['vmid'] for v in pools.api('GET', '/cluster/resources', {'type': 'vm'})]
+
+
+TWO_PLANS = """
+- name: plan a
+  hosts: localhost
+  gather_facts: false
+  vars: {ferro_proxmox_plan: "{{ plan_a }}"}
+  tasks:
+    - name: cores
+      ferro.proxmox.proxmox_kvm: {vmid: 100, node: pve1, update: true, cores: 3}
+      delegate_to: localhost
+- name: plan b
+  hosts: localhost
+  gather_facts: false
+  vars: {ferro_proxmox_plan: "{{ plan_b }}"}
+  tasks:
+    - name: memory
+      ferro.proxmox.proxmox_kvm: {vmid: 150, node: pve1, update: true, memory: 1024}
+      delegate_to: localhost
+"""
+
+
+def test_each_plan_of_a_run_gets_its_whole_plan_checks(ansible, sim, tmp_path):
+    """A play variable may give each play its own plan: the second plan's first task checks that
+    plan whole (here its format), not trusting the first plan's checks."""
+    make_vm(sim, 150, memory=512)
+    playbook = tmp_path / 'two.yml'
+    playbook.write_text(TWO_PLANS)
+    plans = ['-e', 'plan_a=%s' % (tmp_path / 'a'), '-e', 'plan_b=%s' % (tmp_path / 'b')]
+    assert ansible.run_playbook(str(playbook), check=True, extra_args=plans).rc == 0
+    header = str(tmp_path / 'b' / 'plan.json')
+    with open(header, encoding='utf-8') as f:
+        data = json.load(f)
+    with open(header, 'w', encoding='utf-8') as f:
+        json.dump(dict(data, format_version=1), f)
+    sim.clear_requests()
+    real = ansible.run_playbook(str(playbook), extra_args=plans)
+    msg = refused(real, 'memory', 'has format version 1; this collection reads version 2')
+    assert str(tmp_path / 'b') in msg
+    assert [w for w in writes(sim) if '/qemu/150' in w[1]] == [] and str(config(sim, 150)['memory']) == '512'
+    assert config(sim, 100)['cores'] == 3
