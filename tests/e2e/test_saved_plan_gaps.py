@@ -9,6 +9,7 @@ Each refusal asserts pvesim's request log (no write) and the VM's config afterwa
 import json
 import os
 import re
+import resource
 import threading
 import time
 
@@ -247,3 +248,48 @@ def test_each_plan_of_a_run_gets_its_whole_plan_checks(ansible, sim, tmp_path):
     assert str(tmp_path / 'b') in msg
     assert [w for w in writes(sim) if '/qemu/150' in w[1]] == [] and str(config(sim, 150)['memory']) == '512'
     assert config(sim, 100)['cores'] == 3
+
+
+def test_automatic_vmids_at_forks_2_twenty_plans_apply_one_after_another(ansible, sim, tmp_path):
+    """Done-when line 4, run after run: twenty plans (one per play, `ferro_proxmox_plan` a play
+    variable), each creating a VM without a vmid on each of two hosts at forks 2, saved by one
+    check run and applied one after another by one real run (cheap: two ansible-playbook runs)."""
+    plays = ''.join("""
+- name: plan %(n)d
+  hosts: creators
+  gather_facts: false
+  vars: {ferro_proxmox_plan: "{{ plans }}/%(n)d"}
+  tasks:
+    - name: create %(n)d
+      ferro.proxmox.proxmox_kvm: {name: "run%(n)d-{{ inventory_hostname }}", node: pve1, cores: 1, memory: 256}
+      delegate_to: localhost
+""" % {'n': n} for n in range(20))
+    playbook = tmp_path / 'runs.yml'
+    playbook.write_text(plays)
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text('creators:\n  hosts:\n    h1: {ansible_connection: local}\n    h2: {ansible_connection: local}\n')
+    args = ['-e', 'plans=%s' % (tmp_path / 'plans'), '--forks', '2']
+    started, cpu = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    check = ansible.run_playbook(str(playbook), check=True, extra_args=args, inventory=str(inventory))
+    assert check.rc == 0, check.stdout[-3000:]
+    sim.clear_requests()
+    real = ansible.run_playbook(str(playbook), extra_args=args, inventory=str(inventory))
+    assert real.rc == 0, real.stdout[-3000:]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    made = [r for r in real.results if r['task'].startswith('create ') and r['status'] == 'ok']
+    assert len(made) == 40 and all(r['result']['changed'] for r in made)
+    names = dict((v['name'], v['vmid']) for v in sim.api('GET', '/cluster/resources', {'type': 'vm'}))
+    assert all('run%d-%s' % (n, h) in names for n in range(20) for h in ('h1', 'h2'))
+    # each VM made once (a create that met an id taken meanwhile is refused by PVE and sent again)
+    made_by_pve = [r for r in sim.requests() if r['method'] == 'POST' and r['path'].endswith('/nodes/pve1/qemu')
+                   and r['status'] == 200]
+    assert len(made_by_pve) == 40
+    planned = {}
+    for n in range(20):
+        for path in sorted((tmp_path / 'plans' / str(n) / 'tasks').glob('*/*.json')):
+            record = json.loads(path.read_text())
+            planned[(n, record['host'])] = record['planned_vmid']
+    flipped = sum(1 for n in range(20) for h in ('h1', 'h2') if names['run%d-%s' % (n, h)] != planned[(n, h)])
+    print('automatic vmids: 20 plans applied one after another, 2 hosts at forks 2, %d of 40 bound to another id '
+          'than planned; %.1f s, %.1f s CPU' % (flipped, time.monotonic() - started,
+                                                after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime))
