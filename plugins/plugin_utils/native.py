@@ -452,12 +452,12 @@ class NativeModuleAction(ActionBase):
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
         state = {'mode': 'apply', 'planned': planned, 'warnings': warnings, 'dir': plan_dir, 'path': path,
-                 'marker': marker, 'key': key_info}
+                 'marker': marker, 'key': key_info, 'secret': secret}
         if self._task.check_mode:
             # `check_mode: true` in the real run: the task previews again and applies nothing.
             state['mode'] = 'preview'
         elif not planned.get('outside_plan'):
-            compared = plan_verify.rebound(dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
+            compared = plan_verify.rebound(plan_dir, dict((k, planned.get(k) or []) for k in ('reads', 'writes', 'vms', 'inputs')))
             args[sp.SAVED_KEY] = dict(sp.unhash_secrets(compared, no_log_values, secret), mode='apply')
         return state
 
@@ -468,7 +468,7 @@ class NativeModuleAction(ActionBase):
         if saved['mode'] in ('apply', 'preview'):
             plan_run.finish_apply(saved, data)
             if saved['mode'] == 'apply':
-                plan_verify.remember_bound(saved['planned'], data)
+                plan_verify.remember_bound(saved['dir'], saved['planned'], data)
             return
         plan_dir, secret = saved['dir'], saved['secret']
         with sp.locked(plan_dir):

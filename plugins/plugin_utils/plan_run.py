@@ -38,7 +38,7 @@ KDF_ROUNDS = 200000
 MAC_SUFFIX = '.mac'
 RUN_FILE = 'run.json'        # the check run that made the plan: its shape, its key's id, its owner
 INDEX_FILE = 'index.json'    # every record of the plan, and every file the approval covers
-APPLY_FILE = 'apply.json'    # the real run that applied the plan (not signed: see docs)
+APPLY_FILE = 'apply.json'    # the real run that applied the plan, signed like the plan
 SALT_FILE = 'salt'
 RECORD_SHAPE = (('host', str), ('module', str), ('task', str), ('path', str), ('occurrence', int), ('seq', int),
                 ('args', dict), ('result', dict), ('reads', list), ('writes', list), ('vms', list))
@@ -117,6 +117,26 @@ def plan_key(plan_dir, material):
     except OSError:
         pass
     key = hashlib.pbkdf2_hmac('sha256', material.encode('utf-8'), b'ferro.proxmox saved plan\0' + salt, KDF_ROUNDS)
+    _cache_key(cache, key)
+    return key
+
+
+def _run_key_path(plan_dir):
+    digest = hashlib.sha256(os.path.abspath(plan_dir).encode('utf-8')).hexdigest()[:32]
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-keys', 'dir-' + digest)
+
+
+def run_key(plan_dir):
+    """The key this run's tasks applied the plan at `plan_dir` with (for the closing lookup,
+    which has no connection secret), or None when no task of the run got that far."""
+    try:
+        with open(_run_key_path(plan_dir), 'rb') as f:
+            return f.read() or None
+    except OSError:
+        return None
+
+
+def _cache_key(cache, key):
     try:
         os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
         fd = os.open(cache, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -124,7 +144,6 @@ def plan_key(plan_dir, material):
             f.write(key)
     except OSError:
         pass
-    return key
 
 
 def read_salt(plan_dir):
@@ -227,6 +246,16 @@ def _peek(path):
         return load_file(path)
     except sp.PlanError:
         return None
+
+
+def read_applied(plan_dir, key):
+    """The plan's apply file, verified against its signature (None when no real run applied the
+    plan): an apply file edited, or removed while its signature or the run file says a run
+    applied, is a PlanError."""
+    path = os.path.join(plan_dir, APPLY_FILE)
+    if os.path.exists(path) or os.path.exists(path + MAC_SUFFIX):
+        return read_signed(plan_dir, path, key, 'apply record')
+    return None
 
 
 # --- the files the approval covers -------------------------------------------------------------
@@ -373,8 +402,10 @@ def mark_closing(plan_dir, host):
 
 # --- the real run -------------------------------------------------------------------------------
 
-def _verified_marker():
-    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified')
+def _verified_marker(plan_dir):
+    """This run's note that the plan at `plan_dir` passed its whole-plan checks (one per plan: a
+    play variable may give each play its own)."""
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified', os.path.basename(_run_key_path(plan_dir)))
 
 
 def begin_apply(plan_dir, root, material, task, loader):
@@ -383,6 +414,8 @@ def begin_apply(plan_dir, root, material, task, loader):
     signature, the records listed, the run's shape, the plan not applied before, the covered
     files unchanged. Every task: no file loaded now that the plan did not cover."""
     run = sp.run_id()
+    if not os.path.exists(_verified_marker(plan_dir)) and os.path.exists(os.path.join(plan_dir, 'plan.json')):
+        sp.check_format(plan_dir, load_file(os.path.join(plan_dir, 'plan.json'), 'header'))
     key = plan_key(plan_dir, material[1])
     info = load_file(os.path.join(plan_dir, RUN_FILE), 'run file')
     if info.get('key_id') != key_id(key):
@@ -393,13 +426,18 @@ def begin_apply(plan_dir, root, material, task, loader):
     info = read_signed(plan_dir, os.path.join(plan_dir, RUN_FILE), key, 'run file')
     index = read_signed(plan_dir, os.path.join(plan_dir, INDEX_FILE), key, 'index')
     warnings = []
-    if not os.path.exists(_verified_marker()):
+    if not os.path.exists(_verified_marker(plan_dir)):
         read_signed(plan_dir, os.path.join(plan_dir, 'plan.json'), key, 'header')
         sp.load_header(plan_dir, root)   # another collection version or playbook, in its words
         _in_use(plan_dir, run)
-        applied = _peek(os.path.join(plan_dir, APPLY_FILE))
+        applied = read_applied(plan_dir, key)
         if applied and (applied.get('owner') or {}).get('run') != run and used(applied):
             raise sp.PlanError(once_refusal(plan_dir, applied))
+        by = info.get('applied_by') or {}
+        if not applied and by.get('run') not in (None, run):
+            raise sp.PlanError('the saved plan at %s was applied by a run started %s, and its record of what it applied '
+                               '(%s) was removed: a plan applies once; nothing was written; make and approve a new '
+                               'plan' % (plan_dir, by.get('started'), APPLY_FILE))
         moved = selection_moved(info.get('selection') or {}, selection())
         if moved:
             raise sp.PlanError('the saved plan at %s was made for another part of the playbook: %s. Run it with the '
@@ -427,7 +465,8 @@ def begin_apply(plan_dir, root, material, task, loader):
             warnings.append('the playbook of the saved plan %s does not end with the check "ferro.proxmox.saved_plan" '
                             'on every host: a planned task skipped after the last task that runs would not fail '
                             'the run (docs/saved-plans.md "The run")' % plan_dir)
-        sp.write_json(_verified_marker(), {'plan': plan_dir})
+        sp.write_json(_verified_marker(plan_dir), {'plan': plan_dir})
+        _cache_key(_run_key_path(plan_dir), key)
     unknown = files_moved({}, set(loaded_files(task, loader, plan_dir)) - set(index.get('files') or {}))
     if unknown:
         raise sp.PlanError('this task loads files the plan was not approved with: %s. Nothing was written; make and '
@@ -459,19 +498,23 @@ def once_refusal(plan_dir, applied):
             'approve a new plan' % (plan_dir, started, '; '.join(done) or 'none', '; '.join(failed) or 'none'))
 
 
-def mark_attempt(plan_dir, record_path, key_info, outcome=None):
+def mark_attempt(plan_dir, record_path, key_info, key, outcome=None):
     """Under the lock: the plan's apply file (made by the run's first task that reaches its
-    module) notes this task: before its module runs (outcome None), then its outcome."""
+    module, which also notes the run in the signed run file) notes this task: before its module
+    runs (outcome None), then its outcome. Signed with the plan's key."""
     path = os.path.join(plan_dir, APPLY_FILE)
-    applied = _peek(path) or {}
+    applied = read_applied(plan_dir, key) or {}
     if (applied.get('owner') or {}).get('run') != sp.run_id():
         applied = {'owner': owner(), 'attempted': [], 'closed': []}
+        run_path = os.path.join(plan_dir, RUN_FILE)
+        write_signed(plan_dir, run_path, dict(read_signed(plan_dir, run_path, key, 'run file'),
+                                              applied_by=applied['owner']), key)
     rel = os.path.relpath(record_path, plan_dir)
     entries = [e for e in applied.get('attempted') or [] if e.get('record') != rel]
     entries.append(dict(record=rel, host=key_info['host'], task=key_info['task'], path=key_info['path'],
                         outcome=outcome or 'started'))
     applied['attempted'] = entries
-    sp.write_json(path, applied)
+    write_signed(plan_dir, path, applied, key)
     return applied
 
 
@@ -480,7 +523,8 @@ def started(saved):
     in the plan's apply file (a check run's task: nothing)."""
     if saved.get('mode') in ('apply', 'preview'):
         with sp.locked(saved['dir']):
-            mark_attempt(saved['dir'], saved['path'], saved['key'], 'preview' if saved['mode'] == 'preview' else None)
+            mark_attempt(saved['dir'], saved['path'], saved['key'], saved['secret'],
+                         'preview' if saved['mode'] == 'preview' else None)
 
 
 def applied_words(applied):
@@ -489,11 +533,13 @@ def applied_words(applied):
 
 def close_host(plan_dir, host):
     """The real run's lookup: the planned tasks of `host` this run did not apply (words), and
-    the plan marked used (complete when every host of the plan closed with none missing)."""
+    the plan marked used (complete when every host of the plan closed with none missing). A run
+    none of whose tasks reached a module (no key: `run_key`) applied nothing, and notes nothing."""
     host_dir = os.path.join(plan_dir, 'tasks', host_digest(host))
+    key = run_key(plan_dir)
     with sp.locked(plan_dir):
         path = os.path.join(plan_dir, APPLY_FILE)
-        applied = _peek(path) or {'owner': owner(), 'attempted': [], 'closed': []}
+        applied = (read_applied(plan_dir, key) if key else None) or {'owner': owner(), 'attempted': [], 'closed': []}
         done = set(e.get('record') for e in applied.get('attempted') or [] if e.get('outcome') in ('applied', 'preview'))
         missing = []
         for name in sorted(os.listdir(host_dir)) if os.path.isdir(host_dir) else ():
@@ -510,7 +556,8 @@ def close_host(plan_dir, host):
         else:
             applied['incomplete'] = True
             applied['complete'] = False
-        sp.write_json(path, applied)
+        if key:
+            write_signed(plan_dir, path, applied, key)
     return [words for _seq, words in sorted(missing)], applied
 
 
@@ -541,7 +588,7 @@ def finish_apply(saved, data):
         outcome = '%s: %s' % ('failed' if data.get('changed') else 'refused', data.get('msg'))
     sp.write_json(saved['marker'], {'record': saved['path'], 'outcome': outcome})
     with sp.locked(saved['dir']):
-        applied = mark_attempt(saved['dir'], saved['path'], saved['key'], outcome)
+        applied = mark_attempt(saved['dir'], saved['path'], saved['key'], saved['secret'], outcome)
     if data.get('failed') and used(applied):
         data['msg'] = ('%s (the saved plan stopped part-way; the tasks it applied before: %s; a plan that stopped '
                        'part-way cannot be applied again)' % (data.get('msg'), applied_words(applied)))

@@ -4,13 +4,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A saved plan verified whole before a real run's first write (docs/saved-plans.md, "Applying").
 
-The first ferro.proxmox task of a real run that applies a plan runs the module's binary once more,
-before its own run, in verify mode (module_utils/src/check/plan_verify.rs): every record of the
-plan for that task's API host, each VM config, power state, pool, snapshot, import source and
-planned vmid read again and compared. The answer is kept for the run in a marker under
-ansible-core's per-run local temp dir (the same directory for every fork and serial batch of the
-run, none other's), written under an exclusive lock that is held while the verification runs:
-a parallel fork's first task waits for it, and every later task reads it. A plan that moved
+The first ferro.proxmox task of a real run that applies a plan runs the module's binary once more
+per API host of the plan, before its own run, in verify mode (module_utils/src/check/plan_verify.rs):
+every record of the plan for that host, each VM config, power state, pool, snapshot, import source
+and planned vmid read again and compared. Another host is reached with its first record's
+connection options and this task's secret where the record's keyed hash is that secret's. The
+answers are kept for the run in markers under ansible-core's per-run local temp dir (the same
+directory for every fork and serial batch of the run, none other's), written under an exclusive
+lock that is held while the verification runs: a parallel fork's first task waits for it, and
+every later task reads them. A plan that moved
 refuses every task of the run, the first included, before any write.
 """
 
@@ -24,12 +26,14 @@ import re
 
 from ansible import constants as C
 
+from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan as sp
+
 MODE = 'verify'
 KNOWN_AFTER_APPLY = '(known after apply)'
 
 
-def _marker(api_host):
-    digest = hashlib.sha256(str(api_host).encode('utf-8')).hexdigest()[:16]
+def _marker(plan_dir, api_host):
+    digest = hashlib.sha256(('%s\0%s' % (os.path.abspath(plan_dir), api_host)).encode('utf-8')).hexdigest()[:16]
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-verified-%s.json' % digest)
 
 
@@ -61,42 +65,43 @@ def bind_later(record, recorded):
         record['planned_vmid'] = planned
 
 
-def _bound_path():
-    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-bound-vmids.json')
+def _bound_path(plan_dir):
+    digest = hashlib.sha256(os.path.abspath(plan_dir).encode('utf-8')).hexdigest()[:16]
+    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-bound-vmids-%s.json' % digest)
 
 
-def remember_bound(planned, result):
+def remember_bound(plan_dir, planned, result):
     """In the real run: the vmid PVE gave a VM the plan created as `planned_vmid`, for the run's
     later tasks (kept in the run's local temp dir, under a lock: forks write it in parallel)."""
     was, now = planned.get('planned_vmid'), result.get('vmid')
     if was is None or not isinstance(now, int) or result.get('failed'):
         return
-    with open(_bound_path() + '.lock', 'a') as lock:
+    with open(_bound_path(plan_dir) + '.lock', 'a') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            bound = _read_bound()
+            bound = _read_bound(plan_dir)
             bound[str(was)] = now
-            tmp = _bound_path() + '.tmp'
+            tmp = _bound_path(plan_dir) + '.tmp'
             with open(tmp, 'w', encoding='utf-8') as f:
                 json.dump(bound, f)
-            os.replace(tmp, _bound_path())
+            os.replace(tmp, _bound_path(plan_dir))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _read_bound():
+def _read_bound(plan_dir):
     try:
-        with open(_bound_path(), encoding='utf-8') as f:
+        with open(_bound_path(plan_dir), encoding='utf-8') as f:
             return json.load(f)
     except (OSError, ValueError):
         return {}
 
 
-def rebound(compared):
+def rebound(plan_dir, compared):
     """A record's reads, writes and VMs with each vmid the plan predicted for a VM it creates
     replaced by the one PVE gave it in this run (`remember_bound`): its id, the paths under it
     and its volume names (`vm-<id>-disk-N`)."""
-    bound = _read_bound()
+    bound = _read_bound(plan_dir)
     if not bound:
         return compared
 
@@ -126,31 +131,90 @@ def rebound(compared):
 def whole_run(plan_dir, args, saved, run_module):
     """`saved` (the task's state for the saved plan) when the plan holds, verified now by this
     task or earlier in the run by another; else `{'failed': the message refusing the run}`.
-    `run_module(args)` runs the module's binary with `args`."""
-    refused = _verified(plan_dir, args, run_module)
-    return {'failed': refused} if refused else saved
+    `run_module(args)` runs the module's binary with `args`. Every API host of the plan is
+    verified by the run's first task when it can reach it (`connections`); one it cannot (its
+    secret is not one this task holds) is verified by the first task that speaks to it, and a
+    warning says so."""
+    refused, later = _verified(plan_dir, args, saved.get('secret'), run_module)
+    if refused:
+        return {'failed': refused}
+    if later:
+        saved['warnings'] = list(saved.get('warnings') or []) + [
+            'the saved plan\'s records for API host %s could not be verified before this run\'s first write (their '
+            'connection secret is not this task\'s): each is verified by the first task that speaks to that host '
+            '(docs/saved-plans.md "Limits")' % ', '.join(later)]
+    return saved
 
 
-def _verified(plan_dir, args, run_module):
-    api_host = args.get('api_host')
-    marker = _marker(api_host)
-    with open(marker + '.lock', 'a') as lock:
+# The options that say which API host a task speaks to and how it logs in.
+CONNECTION = ('api_host', 'api_port', 'api_user', 'api_password', 'api_otp', 'api_token_id', 'api_token_secret',
+              'validate_certs', 'ca_path', 'api_timeout')
+
+
+def connections(plan_dir, args, key):
+    """[(api host, the arguments to verify its records with)], this task's host first: another
+    host's from the connection options of its first record, its secret given back in clear when
+    it is one of this task's (the same keyed hash); None when it is not (it cannot be reached)."""
+    own = args.get('api_host')
+    secrets = [str(args[o]) for o in ('api_token_secret', 'api_password', 'api_otp') if args.get(o)]
+    base = dict((k, v) for k, v in args.items() if k not in CONNECTION)
+    found = {own: args}
+    for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
+        for name in sorted(files):
+            if not name.endswith('.json') or name.startswith('.'):
+                continue
+            try:
+                with open(os.path.join(root, name), encoding='utf-8') as f:
+                    planned = json.load(f).get('args') or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            if not isinstance(planned, dict) or planned.get('api_host') in found:
+                continue
+            host = planned.get('api_host')
+            conn = dict((k, v) for k, v in planned.items() if k in CONNECTION)
+            if key is not None:
+                conn = sp.unhash_secrets(conn, secrets, key)
+            known = not any(isinstance(v, str) and v.startswith(sp.HASH_PREFIX) for v in conn.values())
+            found[host] = dict(base, **conn) if known and key is not None else None
+    return [(own, args)] + sorted(((h, a) for h, a in found.items() if h != own), key=lambda p: str(p[0]))
+
+
+def _verified(plan_dir, args, key, run_module):
+    """(the refusal, or None; the API hosts left to their own first task)."""
+    refusals, later = [], []
+    with open(os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-verified.lock'), 'a') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            try:
-                with open(marker, encoding='utf-8') as f:
-                    return json.load(f).get('refused')
-            except (OSError, ValueError):
-                pass
-            records = records_for(plan_dir, api_host)
-            verify_args = dict(args, _ferro_saved_plan={'mode': MODE, 'records': records})
-            verify_args.pop('_ferro_check_plan', None)
-            answer = run_module(verify_args)
-            refused = (answer.get('msg') or 'the saved plan could not be verified') if answer.get('failed') else None
-            tmp = marker + '.tmp'
-            with open(tmp, 'w', encoding='utf-8') as f:
-                json.dump({'refused': refused, 'records': len(records)}, f)
-            os.replace(tmp, marker)
-            return refused
+            for api_host, host_args in connections(plan_dir, args, key):
+                refused = _host_verified(plan_dir, api_host, host_args, run_module)
+                if refused is False:
+                    later.append(str(api_host))
+                elif refused:
+                    refusals.append(refused if api_host == args.get('api_host')
+                                    else 'API host %s: %s' % (api_host, refused))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+    return '; '.join(refusals) or None, later
+
+
+def _host_verified(plan_dir, api_host, args, run_module):
+    """The refusal of `api_host`'s records (None when they hold), verified once per run (the
+    marker); False when they cannot be verified by this task (`args` None)."""
+    marker = _marker(plan_dir, api_host)
+    try:
+        with open(marker, encoding='utf-8') as f:
+            return json.load(f).get('refused')
+    except (OSError, ValueError):
+        pass
+    if args is None:
+        return False
+    records = records_for(plan_dir, api_host)
+    verify_args = dict(args, _ferro_saved_plan={'mode': MODE, 'records': records})
+    verify_args.pop('_ferro_check_plan', None)
+    answer = run_module(verify_args)
+    refused = (answer.get('msg') or 'the saved plan could not be verified') if answer.get('failed') else None
+    tmp = marker + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        json.dump({'refused': refused, 'records': len(records)}, f)
+    os.replace(tmp, marker)
+    return refused

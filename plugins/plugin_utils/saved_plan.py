@@ -30,7 +30,9 @@ from contextlib import contextmanager
 from ansible import constants as C
 from ansible import context
 
-FORMAT_VERSION = 1
+# 2: records with inputs, power state and pools, pool moves among the writes, planned_vmid, the
+# run, index and apply files, every file signed (docs/saved-plans.md); 1 had none of these.
+FORMAT_VERSION = 2
 PLAN_VAR = 'ferro_proxmox_plan'
 PLAN_ENV = 'FERRO_PROXMOX_PLAN'
 # What a real run does when a planned task did not run before the next one: 'fail' (the default)
@@ -224,9 +226,7 @@ def load_header(plan_dir, root):
     except (OSError, ValueError) as e:
         raise PlanError('the saved plan at %s cannot be read: %s' % (plan_dir, e))
     now = header(root)
-    if saved.get('format_version') != FORMAT_VERSION:
-        raise PlanError('the saved plan at %s has format version %s; this collection reads version %d: make a new plan'
-                        % (plan_dir, saved.get('format_version'), FORMAT_VERSION))
+    check_format(plan_dir, saved)
     if saved.get('collection_version') != now['collection_version']:
         raise PlanError('the saved plan at %s was made by ferro.proxmox %s; this is %s: make a new plan with this version'
                         % (plan_dir, saved.get('collection_version'), now['collection_version']))
@@ -236,6 +236,15 @@ def load_header(plan_dir, root):
         raise PlanError('the saved plan at %s was made for another playbook: planned %s, now %s'
                         % (plan_dir, names(saved.get('playbooks') or []), names(now['playbooks'])))
     return saved
+
+
+def check_format(plan_dir, saved):
+    """PlanError for a header of another format version (read before anything else of the plan,
+    whose other files an older version laid out differently)."""
+    version = saved.get('format_version') if isinstance(saved, dict) else None
+    if version != FORMAT_VERSION:
+        raise PlanError('the saved plan at %s has format version %s; this collection reads version %d: make a new plan '
+                        'with this version (nothing was written)' % (plan_dir, json.dumps(version), FORMAT_VERSION))
 
 
 def args_moved(planned, now):

@@ -107,6 +107,8 @@ def test_a_loop_whose_list_shrank_fails_the_run(ansible, sim, tmp_path):
     assert "did not run or failed: 'nics' at site.yml:6" in real.stdout, real.stdout[-3000:]
     vm = config(sim)
     assert 'net1' in vm and 'net2' in vm and 'net3' not in vm
+    assert [r for r in writes(sim) if 'net1' in json.dumps(r['body'])] and \
+        not [r for r in writes(sim) if 'net3' in json.dumps(r['body'])]
 
 
 def test_a_plan_applies_once(ansible, sim, tmp_path):

@@ -62,6 +62,10 @@ pub struct PredictedVm {
     /// §40.1). Kept when the VM is predicted removed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub freed: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The pool a predicted pool move puts the VM in (`None`: the pool PVE lists), which later
+    /// tasks see in `/cluster/resources` (`overlay`), so that they plan from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 impl PredictedVm {
@@ -135,6 +139,7 @@ impl PredictedVm {
             power: None,
             reserved: BTreeMap::new(),
             freed: BTreeMap::new(),
+            pool: None,
         }
     }
 
@@ -154,6 +159,7 @@ impl PredictedVm {
             power: None,
             reserved: BTreeMap::new(),
             freed: BTreeMap::new(),
+            pool: None,
         }
     }
 }
@@ -206,6 +212,9 @@ impl Predictions {
             }
             if vm.reserved.is_empty() {
                 vm.reserved = earlier.reserved.clone();
+            }
+            if vm.pool.is_none() {
+                vm.pool = earlier.pool.clone();
             }
         }
         store.recorded.insert(vm.vmid);
@@ -290,6 +299,9 @@ impl Predictions {
                     v.lock = p.current.get("lock").cloned();
                     v.name = p.name.clone().or(v.name);
                     v.template = p.template;
+                    if let Some(pool) = &p.pool {
+                        v.raw.insert("pool".into(), Value::from(pool.clone()));
+                    }
                 }
                 v
             })
@@ -372,7 +384,21 @@ mod tests {
             power: None,
             reserved: BTreeMap::new(),
             freed: BTreeMap::new(),
+            pool: None,
         }
+    }
+
+    #[test]
+    fn a_predicted_pool_move_is_listed_and_outlives_later_config_changes() {
+        let plan = Predictions::default();
+        let real = VmResource::from_json(
+            &json!({"vmid": 100, "name": "web", "node": "pve1", "type": "qemu", "status": "running", "pool": "db"}),
+        )
+        .unwrap();
+        plan.record(&PredictedVm { pool: Some("web".into()), ..PredictedVm::of(&real, &VmConfig::default()) });
+        plan.record(&PredictedVm::of(&real, &VmConfig::default()));
+        let vms = plan.overlay(vec![real]);
+        assert_eq!(crate::pve::pools::pool_of(&vms[0]), Some("web"));
     }
 
     #[test]

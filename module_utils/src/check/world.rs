@@ -131,7 +131,11 @@ impl<'a> World<'a> {
     /// A pool move the task makes (`pve::pools`), through the saved plan like every write:
     /// reported alone when the task writes nothing else (`alone`), else after the config writes
     /// it follows, compared and recorded with them.
-    pub fn pool_move(&self, mv: &PoolMove, alone: bool) -> Result<()> {
+    pub fn pool_move(&self, vm: &VmResource, config: &VmConfig, mv: &PoolMove, alone: bool) -> Result<()> {
+        // In a check run the later tasks see the VM in its new pool (and plan from it).
+        if let Some(p) = &self.predictions {
+            p.record(&PredictedVm { pool: Some(mv.to.clone()), ..PredictedVm::of(vm, config) });
+        }
         let (path, form) = (PoolMove::path(), mv.form());
         match &self.saved {
             Some(_) if alone => self.writes([(Method::Put, &path, &form)]),

@@ -311,7 +311,7 @@ impl Run<'_> {
         }
         conv.check_refusals(&format!("VM {} cannot be changed as the task asks (nothing was changed)", vm.vmid))?;
         pool_move.iter().try_for_each(|mv| {
-            self.checks.pool_move(mv).and_then(|_| self.world.pool_move(mv, conv.changes.is_empty()))
+            self.checks.pool_move(mv).and_then(|_| self.world.pool_move(vm, config, mv, conv.changes.is_empty()))
         })?;
         let (changed, after, predicted) = if conv.changes.is_empty() {
             (false, config.clone(), config.clone())

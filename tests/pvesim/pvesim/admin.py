@@ -345,7 +345,8 @@ class AdminMixin(object):
             return await self._sim_admin(request)
         started = time.monotonic()
         entry = {'method': request.method, 'path': request.path, 'query': mask(dict(request.query)), 'body': {},
-                 'status': 0, 'duration_ms': 0.0, 'user': None}
+                 'status': 0, 'duration_ms': 0.0, 'user': None,
+                 'at_ms': round(started * 1000.0, 3)}  # when it arrived (monotonic): windows between requests
         try:
             raw = await request.read()
         except Exception:  # noqa: BLE001 - a broken body is logged as empty
