@@ -1,10 +1,10 @@
 //! What proxmox_kvm checks of a migration before it writes, beyond `migrate_vm`'s own checks (`Preflight::migrate_target`, `replication::migrate`): what the `qmigrate` task refuses from the VM's config, snapshots and jobs (`pve::migration`, docs/pve-semantics.md §59.2).
 
+use module_utils::check::world::World;
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::migration;
 use module_utils::pve::replication::{self, Job};
 use module_utils::pve::resources::VmResource;
-use module_utils::pve::snapshots;
 use module_utils::Result;
 
 use super::Checks;
@@ -32,7 +32,8 @@ impl Checks<'_> {
         if let Some(words) = handler.or_else(prepared) {
             return Ok(Some(words));
         }
-        let snapshots: Vec<_> = snapshots::configs(self.api, vm)?.into_iter().map(|s| s.current).collect();
+        // none for a VM that exists only as a prediction (a create or clone makes none)
+        let snapshots: Vec<_> = World::snapshots(self.api, vm)?.into_iter().map(|s| s.current).collect();
         if snapshots.is_empty() {
             return Ok(None);
         }
