@@ -63,19 +63,32 @@ fn local_devices_are_listed_but_mapped_devices_spice_and_sockets_are_not() {
 
 #[test]
 fn snapshots_of_local_volumes_go_along_only_where_the_storage_carries_them() {
-    let snap = |volid: &str| vec![cfg(&[("scsi0", &format!("{volid},size=4G")), ("vmstate", "local-lvm:vm-700-state-s1")])];
+    let snap =
+        |volid: &str| vec![cfg(&[("scsi0", &format!("{volid},size=4G")), ("vmstate", "local-lvm:vm-700-state-s1")])];
     let refuse = |volid: &str, words: &str| Some(format!("can't migrate local disk '{volid}': {words}"));
     let non = "non-migratable snapshot exists";
     let online = "online storage migration not possible if non-replicated snapshot exists";
     let s = storages();
     // stopped: lvm-thin and a volume chain cannot carry snapshots; zfs and qcow2 on a directory can
-    assert_eq!(snapshot_volumes(700, &snap("local-lvm:vm-700-disk-0"), &s, false, false), refuse("local-lvm:vm-700-disk-0", non));
-    assert_eq!(snapshot_volumes(700, &snap("chain:vm-700-disk-0.qcow2"), &s, false, false), refuse("chain:vm-700-disk-0.qcow2", non));
+    assert_eq!(
+        snapshot_volumes(700, &snap("local-lvm:vm-700-disk-0"), &s, false, false),
+        refuse("local-lvm:vm-700-disk-0", non)
+    );
+    assert_eq!(
+        snapshot_volumes(700, &snap("chain:vm-700-disk-0.qcow2"), &s, false, false),
+        refuse("chain:vm-700-disk-0.qcow2", non)
+    );
     assert_eq!(snapshot_volumes(700, &snap("local-zfs:vm-700-disk-0"), &s, false, false), None);
     assert_eq!(snapshot_volumes(700, &snap("local:700/vm-700-disk-0.qcow2"), &s, false, false), None);
     // running: only a replicated volume goes along
-    assert_eq!(snapshot_volumes(700, &snap("local:700/vm-700-disk-0.qcow2"), &s, true, false), refuse("local:700/vm-700-disk-0.qcow2", online));
-    assert_eq!(snapshot_volumes(700, &snap("local-zfs:vm-700-disk-0"), &s, true, false), refuse("local-zfs:vm-700-disk-0", online));
+    assert_eq!(
+        snapshot_volumes(700, &snap("local:700/vm-700-disk-0.qcow2"), &s, true, false),
+        refuse("local:700/vm-700-disk-0.qcow2", online)
+    );
+    assert_eq!(
+        snapshot_volumes(700, &snap("local-zfs:vm-700-disk-0"), &s, true, false),
+        refuse("local-zfs:vm-700-disk-0", online)
+    );
     assert_eq!(snapshot_volumes(700, &snap("local-zfs:vm-700-disk-0"), &s, true, true), None);
     // shared storage, another VM's volume: not the migration's to copy
     assert_eq!(snapshot_volumes(700, &snap("ceph:vm-700-disk-0"), &s, true, false), None);

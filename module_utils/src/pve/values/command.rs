@@ -82,9 +82,9 @@ pub fn virtiofs(config: &BTreeMap<String, String>) -> Option<String> {
     let ostype = config.get("ostype").map(String::as_str).unwrap_or_default();
     let windows = matches!(ostype, "wxp" | "w2k" | "w2k3" | "w2k8" | "wvista")
         || ostype.strip_prefix("win").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    let acl = (0..10).filter_map(|i| config.get(&format!("virtiofs{i}"))).any(|v| {
-        prop(v, "expose-acl", None).is_some_and(|a| matches!(a, "1" | "true" | "yes" | "on"))
-    });
+    let acl = (0..10)
+        .filter_map(|i| config.get(&format!("virtiofs{i}")))
+        .any(|v| prop(v, "expose-acl", None).is_some_and(|a| matches!(a, "1" | "true" | "yes" | "on")));
     (windows && acl).then(|| {
         "Please disable ACLs for virtiofs on Windows VMs, otherwise the virtiofs shared directory cannot be mounted."
             .into()

@@ -3,13 +3,16 @@
 use super::*;
 use crate::pve::values::start;
 
+/// A config as `(key, value)` pairs.
+type Pairs<'a> = &'a [(&'a str, &'a str)];
+
 fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 #[test]
 fn hugepages_and_a_custom_numa_topology_are_refused_from_the_config() {
-    let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+    let cases: &[(Pairs, Option<&str>)] = &[
         (&[("hugepages", "2")], Some("numa needs to be enabled to use hugepages")),
         (&[("hugepages", "any"), ("numa", "0")], Some("numa needs to be enabled to use hugepages")),
         // with hugepages and NUMA, the host's hugepages come next: not decided here
@@ -41,9 +44,12 @@ fn a_virtio_nic_below_the_ip_minimum_mtu_is_refused() {
     assert_eq!(mtu(&net("virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=500")).as_deref(), Some(refused));
     assert_eq!(start(&net("virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=500"), None).as_deref(), Some(refused));
     // 1 is the bridge's MTU; another model, or no bridge, takes no host_mtu
-    for value in ["virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=1", "e1000=BC:24:11:00:00:02,bridge=vmbr0,mtu=500",
-        "virtio=BC:24:11:00:00:02,mtu=500", "virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=576"]
-    {
+    for value in [
+        "virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=1",
+        "e1000=BC:24:11:00:00:02,bridge=vmbr0,mtu=500",
+        "virtio=BC:24:11:00:00:02,mtu=500",
+        "virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=576",
+    ] {
         assert_eq!(mtu(&net(value)), None, "{value}");
     }
 }
