@@ -71,8 +71,8 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 }
 
 /// QemuServer.pm `config_to_command`, when `vm_start` builds QEMU's command line from the config
-/// (pending values applied first): more CPUs (`sockets` × `cores`, not `vcpus`) than the node has
-/// (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
+/// (pending values applied first): `usb5` and above without qemu-xhci (`command::usb`), more
+/// CPUs (`sockets` × `cores`, not `vcpus`) than the node has (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
 /// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug (`memory`:
 /// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then hugepages and a
 /// custom NUMA topology, the VNC clipboard, a NIC's MTU and virtio-fs ACLs (`command`, §59).
@@ -81,6 +81,9 @@ pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Optio
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
+    if let Some(words) = command::usb(config) {
+        return Some(words);
+    }
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
         return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
     }

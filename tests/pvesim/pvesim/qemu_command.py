@@ -1,7 +1,7 @@
 """What QEMU's command line build refuses of a VM's config alone at start, beyond values.py: hugepages without NUMA, a
 custom NUMA topology that does not add up, a virtio NIC's MTU below IP's minimum, virtio-fs ACLs on a Windows guest.
 
-Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm `config_to_command` (the order: Memory.pm `config`, then
+Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm `config_to_command` (the order: USB.pm `get_usb_devices`, the CPU count, Memory.pm `config`, then
 `assert_clipboard_config`, the NICs, then Virtiofs.pm `config`), `print_netdevice_full`; src/PVE/QemuServer/Memory.pm
 `config` (hugepages, the `numaN` loop, the total); src/PVE/QemuServer/Virtiofs.pm `assert_virtiofs_config`;
 src/PVE/QemuServer/Helpers.pm `windows_version`; docs/pve-semantics.md §59. pvesim has no host hugepages, NUMA nodes
@@ -70,10 +70,35 @@ def mtu_error(conf):
     return None
 
 
+def windows_version(ostype):
+    """Helpers.pm windows_version: 5 (wxp, w2k, w2k3), 6 (w2k8, wvista), N (winN), else 0."""
+    ostype = str(ostype or '')
+    if ostype in ('wxp', 'w2k', 'w2k3'):
+        return 5
+    if ostype in ('w2k8', 'wvista'):
+        return 6
+    match = re.fullmatch(r'win(\d+)', ostype)
+    return int(match.group(1)) if match else 0
+
+
+def usb_error(conf):
+    """USB.pm get_usb_devices (config_to_command, after the PCI devices, before the CPU count): usb5 and above only
+    with qemu-xhci, a machine version from 7.1 (the pinned `machine`'s, else the node's QEMU, which is newer) and
+    ostype l26 or Windows above 7 (assert_usb_index_is_useable). pvesim has no PCI devices to look at first."""
+    machine = _props(conf.get('machine') or '')
+    version = re.search(r'-(\d+)\.(\d+)', machine.get('type', machine.get('', '')))
+    recent = version is None or (int(version.group(1)), int(version.group(2))) >= (7, 1)
+    ostype = conf.get('ostype')
+    xhci = recent and ostype is not None and (ostype == 'l26' or windows_version(ostype) > 7)
+    for i in range(14):
+        if conf.get('usb{0}'.format(i)) and i >= 5 and not xhci:
+            return 'using usb{0} is only possible with machine type >= 7.1 and ostype l26 or windows > 7'.format(i)
+    return None
+
+
 def virtiofs_error(conf):
     """Virtiofs.pm assert_virtiofs_config for each `virtiofsN`: `expose-acl` with Helpers.pm windows_version true."""
-    ostype = str(conf.get('ostype') or '')
-    windows = ostype in ('wxp', 'w2k', 'w2k3', 'w2k8', 'wvista') or bool(re.fullmatch(r'win[1-9]\d*', ostype))
+    windows = windows_version(conf.get('ostype')) > 0
     for i in range(10):
         fs = conf.get('virtiofs{0}'.format(i))
         if fs and windows and _props(fs).get('expose-acl') in ('1', 'true', 'yes', 'on'):

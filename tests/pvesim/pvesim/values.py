@@ -172,6 +172,8 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
+        if qc.usb_error(conf):
+            return qc.usb_error(conf)  # qemu_command.py: USB.pm, before the CPU count (§59)
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
         cores = int(conf.get('cores') or 1)
         allowed = self._node_cpus(vm.node)

@@ -1,4 +1,4 @@
-//! What QEMU's command line build refuses of a VM's config alone, beyond §43's rules: hugepages without NUMA, a custom NUMA topology that does not add up, a virtio NIC's MTU below IP's minimum, virtio-fs ACLs on Windows (docs/pve-semantics.md §59).
+//! What QEMU's command line build refuses of a VM's config alone, beyond §43's rules: hugepages without NUMA, a custom NUMA topology that does not add up, `usb5` and above without qemu-xhci, a virtio NIC's MTU below IP's minimum, virtio-fs ACLs on Windows (docs/pve-semantics.md §59).
 //!
 //! Each rule follows qemu-server's `config_to_command` (QemuServer.pm) at the place it is
 //! checked there, and stops where the next step of PVE's check depends on the host (its
@@ -79,9 +79,7 @@ pub fn mtu(config: &BTreeMap<String, String>) -> Option<String> {
 /// `ostype` (QemuServer/Helpers.pm `windows_version`: `wxp`, `w2k`, `w2k3`, `w2k8`, `wvista`,
 /// `winN`). Whether the directory mapping is valid on the node is the host's to tell.
 pub fn virtiofs(config: &BTreeMap<String, String>) -> Option<String> {
-    let ostype = config.get("ostype").map(String::as_str).unwrap_or_default();
-    let windows = matches!(ostype, "wxp" | "w2k" | "w2k3" | "w2k8" | "wvista")
-        || ostype.strip_prefix("win").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let windows = windows_version(config.get("ostype").map(String::as_str).unwrap_or_default()) > 0;
     let acl = (0..10)
         .filter_map(|i| config.get(&format!("virtiofs{i}")))
         .any(|v| prop(v, "expose-acl", None).is_some_and(|a| matches!(a, "1" | "true" | "yes" | "on")));
@@ -89,6 +87,41 @@ pub fn virtiofs(config: &BTreeMap<String, String>) -> Option<String> {
         "Please disable ACLs for virtiofs on Windows VMs, otherwise the virtiofs shared directory cannot be mounted."
             .into()
     })
+}
+
+/// QemuServer/Helpers.pm `windows_version`: 5 for `wxp`, `w2k`, `w2k3`, 6 for `w2k8`, `wvista`,
+/// N for `winN`, else 0.
+fn windows_version(ostype: &str) -> u64 {
+    match ostype {
+        "wxp" | "w2k" | "w2k3" => 5,
+        "w2k8" | "wvista" => 6,
+        _ => ostype.strip_prefix("win").and_then(|n| n.parse().ok()).unwrap_or(0),
+    }
+}
+
+/// QemuServer/USB.pm `get_usb_devices` (from `config_to_command`, after the PCI devices and
+/// before the CPU count), for `usb0`..`usb13` in order: `usb5` and above need the qemu-xhci
+/// controller, which a machine version from 7.1 and an `ostype` of `l26` or Windows above 7 give
+/// (`assert_usb_index_is_useable`). The version is the pinned `machine`'s; without one it is the
+/// node's QEMU, 7.1 or later on every PVE 9 node. A `hostpciN` makes PVE look at the host's
+/// devices first: not decided here then.
+pub fn usb(config: &BTreeMap<String, String>) -> Option<String> {
+    if config.keys().any(|k| k.strip_prefix("hostpci").is_some_and(|n| !n.is_empty())) {
+        return None;
+    }
+    let machine = config.get("machine").map(String::as_str).unwrap_or_default();
+    let machine = prop(machine, "type", Some("type")).unwrap_or_default();
+    let version = machine.rsplit('-').next().and_then(|v| {
+        let (major, rest) = v.split_once('.')?;
+        let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some((major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?))
+    });
+    let ostype = config.get("ostype").map(String::as_str);
+    let xhci = version.is_none_or(|v| v >= (7, 1)) && ostype.is_some_and(|o| o == "l26" || windows_version(o) > 7);
+    (0..14)
+        .filter(|i| config.get(&format!("usb{i}")).is_some_and(|v| !v.is_empty()))
+        .find(|i| *i >= 5 && !xhci)
+        .map(|i| format!("using usb{i} is only possible with machine type >= 7.1 and ostype l26 or windows > 7"))
 }
 
 #[cfg(test)]

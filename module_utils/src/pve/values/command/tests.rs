@@ -68,3 +68,29 @@ fn virtiofs_acls_are_refused_on_windows_only() {
     assert_eq!(virtiofs(&conf("win11", "share,expose-acl=0")), None);
     assert_eq!(virtiofs(&conf("win11", "share")), None);
 }
+
+#[test]
+fn usb5_and_above_need_a_recent_machine_and_ostype() {
+    let words =
+        |i: u32| Some(format!("using usb{i} is only possible with machine type >= 7.1 and ostype l26 or windows > 7"));
+    let conf = |pairs: Pairs| cfg(pairs);
+    // an ostype other than l26 or Windows above 7, or a machine pinned below 7.1
+    assert_eq!(usb(&conf(&[("ostype", "other"), ("usb5", "spice")])), words(5));
+    assert_eq!(usb(&conf(&[("ostype", "win7"), ("usb0", "spice"), ("usb6", "spice")])), words(6));
+    assert_eq!(usb(&conf(&[("ostype", "l26"), ("machine", "pc-i440fx-6.2"), ("usb5", "spice")])), words(5));
+    assert_eq!(
+        start(&conf(&[("ostype", "l26"), ("machine", "type=pc-q35-7.0+pve1"), ("usb5", "spice")]), Some(1)),
+        words(5)
+    );
+    // qemu-xhci: the node's QEMU or a pinned 7.1 and later, l26 or Windows 8 and later
+    for pairs in [
+        &[("ostype", "l26"), ("usb5", "spice")][..],
+        &[("ostype", "win11"), ("machine", "pc-q35-8.1"), ("usb13", "spice")],
+        &[("ostype", "l26"), ("machine", "q35"), ("usb7", "spice")],
+        &[("ostype", "other"), ("usb4", "spice")],
+        // a PCI device is looked at on the host first
+        &[("ostype", "other"), ("hostpci0", "0000:01:00.0"), ("usb5", "spice")],
+    ] {
+        assert_eq!(usb(&conf(pairs)), None, "{pairs:?}");
+    }
+}
