@@ -15,13 +15,15 @@ use crate::pve::request::ApiPath;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::Volume;
 
-/// One replication job: `<vmid>-<n>`, its guest, its type (`local`) and target node.
+/// One replication job: `<vmid>-<n>`, its guest, its type (`local`) and target node, and
+/// `remove_job` (`local` or `full`) when it is marked for removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub id: String,
     pub guest: u64,
     pub kind: String,
     pub target: String,
+    pub remove_job: Option<String>,
 }
 
 impl Job {
@@ -29,7 +31,8 @@ impl Job {
     pub fn from_json(v: &Value) -> Option<Job> {
         let guest = v.get("guest").and_then(|g| g.as_u64().or_else(|| g.as_str()?.parse().ok()))?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        Some(Job { id: text("id"), guest, kind: text("type"), target: text("target") })
+        let remove_job = Some(text("remove_job")).filter(|r| !r.is_empty());
+        Some(Job { id: text("id"), guest, kind: text("type"), target: text("target"), remove_job })
     }
 }
 

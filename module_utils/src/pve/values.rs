@@ -71,22 +71,30 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 }
 
 /// QemuServer.pm `config_to_command`, when `vm_start` builds QEMU's command line from the config
-/// (pending values applied first): more CPUs (`sockets` × `cores`, not `vcpus`) than the node has
-/// (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
+/// (pending values applied first): `usb5` and above without qemu-xhci (`command::usb`), more
+/// CPUs (`sockets` × `cores`, not `vcpus`) than the node has (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
 /// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug (`memory`:
-/// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then the VNC clipboard.
+/// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then hugepages and a
+/// custom NUMA topology, the VNC clipboard, a NIC's MTU and virtio-fs ACLs (`command`, §59).
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
+    if let Some(words) = command::usb(config) {
+        return Some(words);
+    }
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
         return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
     }
     if let Some(words) = memory(config, sockets) {
         return Some(words);
     }
-    config.get("vga").and_then(|v| vga_clipboard(v))
+    let hotplug = hotplug_memory(config.get("hotplug").map(String::as_str));
+    command::numa(config, hotplug)
+        .or_else(|| config.get("vga").and_then(|v| vga_clipboard(v)))
+        .or_else(|| command::mtu(config))
+        .or_else(|| command::virtiofs(config))
 }
 
 /// Memory.pm `config` with memory hot-plug, in its order (the maximum memory aside, which depends
@@ -179,5 +187,6 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
     }
 }
 
+pub mod command;
 #[cfg(test)]
 mod tests;

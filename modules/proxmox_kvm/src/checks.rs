@@ -33,6 +33,7 @@ use module_utils::{Error, Result};
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
 
+mod migration;
 mod replication;
 mod volumes;
 use volumes::{allocated_volumes, one_cloudinit};
@@ -198,7 +199,7 @@ impl<'a> Checks<'a> {
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
-            let replicated = || self.replicated_state(write, &form, running, p.purge);
+            let replicated = || self.replicated_state(write, &form, config, running, p.purge);
             if let Some(words) = if matches!(op, Op::Destroy | Op::Migrate) { replicated()? } else { None } {
                 return Err(Error::failed(format!("{context}: {words}")));
             }

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 
-from . import drives as d, options as o
+from . import drives as d, migrate_task, options as o
 
 
 class CloneMigrateMixin:
@@ -172,11 +172,15 @@ class CloneMigrateMixin:
             running = vm.status == 'running'
             if running and not online:
                 raise abort("can't migrate running VM without --online")
+            refused = migrate_task.prepare_error(vm, self._jobs_of(vmid), target, running)
+            if refused:
+                raise abort(refused)
             say("starting migration of VM {0} to node '{1}'".format(vmid, target))
             # phase1: "set migrate lock in config file", then scan_local_volumes
             vm.config['lock'] = 'migrate'
             self._sync_vm(vm)
             local, errors = self._migrate_local_volumes(vm)
+            errors.update(migrate_task.snapshot_errors(vm, self.storages, self._jobs_of(vmid), target, running))
             for volume, ref in sorted(local.items()):
                 if ref == 'attached' and running and not with_local:
                     errors[volume] = "can't live migrate attached local disks without with-local-disks option"

@@ -23,6 +23,7 @@ from fakepve.routing import die
 from fakepve.server import USER, ok
 
 from . import options as o
+from . import qemu_command as qc
 
 # extract_node_stats with $exclude_stats: what a user without Sys.Audit on the node does not see
 NODE_STATS = ('uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk')
@@ -171,6 +172,8 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
+        if qc.usb_error(conf):
+            return qc.usb_error(conf)  # qemu_command.py: USB.pm, before the CPU count (§59)
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
         cores = int(conf.get('cores') or 1)
         allowed = self._node_cpus(vm.node)
@@ -187,7 +190,10 @@ class ValuesMixin:
                 return 'minimum memory must be {0}MB'.format(static)
             if any(re.fullmatch(r'virtiofs\d+', k) for k in conf):
                 return 'Memory hotplug does not work in combination with virtio-fs.'
-        return clipboard_error(conf.get('vga'))
+        # qemu_command.py: the rest of Memory.pm config, then the clipboard, the NICs and virtio-fs (§59)
+        hotplug = 'memory' in o.hotplug_features(conf.get('hotplug'))
+        return (qc.numa_error(conf, hotplug, o.current_memory(conf.get('memory'))) or clipboard_error(conf.get('vga'))
+                or qc.mtu_error(conf) or qc.virtiofs_error(conf))
 
     async def _do_suspend(self, vm, user, p):
         """Qemu.pm vm_suspend with `todisk`: not running, then HA (`vm_is_ha_managed`), then a passed-through PCI

@@ -1,9 +1,10 @@
 //! What proxmox_kvm checks of a replicated VM before any write (`pve::replication`, docs/pve-semantics.md §50): a removal without `purge`, a live migration to a node no job targets, a drive the config write adds on a storage that cannot replicate.
 //!
 //! The jobs (`GET /cluster/replication`) are read only when the write could meet one of these
-//! refusals: a removal without `purge`, a migration of a running VM, a config write with a drive
-//! PVE would refuse on a replicated VM.
+//! refusals: a removal without `purge`, a migration (its task also checks a job marked for
+//! removal), a config write with a drive PVE would refuse on a replicated VM.
 
+use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::is_disk_key;
 use module_utils::pve::replication::{self, Job};
 use module_utils::pve::request::Form;
@@ -37,21 +38,23 @@ impl Checks<'_> {
         Err(Error::failed(words.to_string()))
     }
 
-    /// `destroy_vm` without `purge` and `migrate_vm` of a running VM (`running`: as the write
-    /// finds it), with the real run's context.
+    /// `destroy_vm` without `purge` and `migrate_vm` (`running`: as the write finds the VM; a
+    /// migration also meets what its task refuses, `Checks::migration`), with the real run's
+    /// context.
     pub(super) fn replicated_state(
         &self,
         write: &Write,
         form: &Form,
+        config: &VmConfig,
         running: bool,
         purge: bool,
     ) -> Result<Option<String>> {
         match write {
             Write::Remove { vm, .. } if !purge => Ok(replication::destroy(&self.jobs(vm.vmid)?, vm.vmid, purge)),
-            Write::Migrate { vm, .. } if running => {
+            Write::Migrate { vm, .. } => {
                 let target = value(form, "target").unwrap_or_default();
                 let force = value(form, "force") == Some("1");
-                Ok(replication::migrate(&self.jobs(vm.vmid)?, vm.vmid, target, force))
+                self.migration(vm, config, target, force, running, &self.jobs(vm.vmid)?)
             }
             _ => Ok(None),
         }

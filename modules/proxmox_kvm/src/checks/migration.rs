@@ -1,0 +1,45 @@
+//! What proxmox_kvm checks of a migration before it writes, beyond `migrate_vm`'s own checks (`Preflight::migrate_target`, `replication::migrate`): what the `qmigrate` task refuses from the VM's config, snapshots and jobs (`pve::migration`, docs/pve-semantics.md §59.2).
+
+use module_utils::check::world::World;
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::migration;
+use module_utils::pve::replication::{self, Job};
+use module_utils::pve::resources::VmResource;
+use module_utils::Result;
+
+use super::Checks;
+
+impl Checks<'_> {
+    /// `migrate_vm` to `target` (`running`: as the write finds the VM), in PVE's order: the
+    /// handler's live migration of a replicated VM, then QemuMigrate.pm `prepare` (a job marked
+    /// for removal, local devices), then `scan_local_volumes` (snapshots of local volumes).
+    /// `jobs`: the VM's replication jobs, read once.
+    pub(super) fn migration(
+        &self,
+        vm: &VmResource,
+        config: &VmConfig,
+        target: &str,
+        force: bool,
+        running: bool,
+        jobs: &[Job],
+    ) -> Result<Option<String>> {
+        let handler = running.then(|| replication::migrate(jobs, vm.vmid, target, force)).flatten();
+        let prepared = || {
+            migration::job_marked_for_removal(jobs, vm.vmid, target)
+                .map(str::to_string)
+                .or_else(|| migration::local_devices(&config.current, running))
+        };
+        if let Some(words) = handler.or_else(prepared) {
+            return Ok(Some(words));
+        }
+        // none for a VM that exists only as a prediction (a create or clone makes none)
+        let snapshots: Vec<_> = World::snapshots(self.api, vm)?.into_iter().map(|s| s.current).collect();
+        if snapshots.is_empty() {
+            return Ok(None);
+        }
+        // replication keeps a running VM's volumes only where a `local` job targets the node
+        let replicated = jobs.iter().any(|j| j.kind == "local" && j.target == target);
+        let storages = self.preflight.storages()?;
+        Ok(migration::snapshot_volumes(vm.vmid, &snapshots, &storages, running, replicated))
+    }
+}
