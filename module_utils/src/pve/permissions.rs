@@ -286,8 +286,8 @@ pub fn bridge(key: &str, value: &str) -> Vec<Need> {
 /// The value-dependent keys `$check_vm_modify_config_perm` leaves out: `serialN` (`socket` needs
 /// `VM.Config.HWType`, a host device is root's), `usbN` (`VM.Config.HWType`; `spice`, or a
 /// mapping with `Mapping.Use` on `/mapping/usb/<id>`; a host device is root's), `hostpciN` (a
-/// mapping: `Mapping.Use` and `VM.Config.HWType`; a host device is root's), `virtiofsN`
-/// (`VM.Config.Disk` and `Mapping.Use` on `/mapping/dir/<id>`).
+/// mapping: `Mapping.Use` and `VM.Config.HWType`, a `romfile` root@pam's; a host device is root's),
+/// `virtiofsN` (`VM.Config.Disk` and `Mapping.Use` on `/mapping/dir/<id>`).
 fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     let prop = |name: &str| {
         value.split(',').find_map(|kv| kv.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
@@ -314,7 +314,11 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     if indexed(key, "hostpci") {
         return match prop("mapping") {
             Some(m) if prop("host").is_none() && !value.split(',').next().unwrap_or("").contains(':') => {
-                vec![all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()]
+                let mut needs = vec![all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()];
+                // then a ROM file, even on a mapped device, is root@pam's (a parameter error)
+                let rom = Need::RootOnly(format!("{key}: only root@pam can set 'romfile' option"));
+                needs.extend(prop("romfile").map(|_| rom));
+                needs
             }
             _ => vec![Need::RootOnly(format!("only root can set '{key}' config for non-mapped devices"))],
         };

@@ -263,6 +263,13 @@ impl<'a> Checks<'a> {
                 // each drive's 'copy' or 'clone' feature, of the snapshot when one is cloned (§51.1)
                 let (full, snapshot) = (value(body, "full") != Some("0"), value(body, "snapname").is_some());
                 self.preflight.clone_features(&source_config, full, snapshot)?;
+                // its task's clone_disk: QEMU mirrors a running source's drives, some refused (§58)
+                if full && !snapshot && source.status == "running" {
+                    if let Some(words) = self.preflight.mirrored_clone(&source_config, value(body, "storage"))? {
+                        let option = if value(body, "storage").is_some() { "storage" } else { "clone" };
+                        return Err(Error::failed(format!("{option}: clone failed: {words}")));
+                    }
+                }
                 // the configuring write's drives and NICs, on the clone's node (a composite
                 // operation is checked whole before its first write)
                 let configure: Form =

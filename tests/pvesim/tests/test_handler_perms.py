@@ -2,7 +2,7 @@
 root@pam (docs/pve-semantics.md §44; pvesim/handler_perms.py).
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (`create_vm`, `update_vm_api`, `$check_vm_create_serial_perm`,
-`check_usb_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`), src/PVE/QemuServer.pm
+`check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`), src/PVE/QemuServer.pm
 `try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`.
 """
 
@@ -83,6 +83,21 @@ def test_a_hardware_rng_needs_its_mapping(sim):
     # another source needs VM.Config.HWType only
     sim.api('PUT', Q + '/100/config', {'rng0': 'source=/dev/urandom'}, token='hw@pve!t=s')
     assert sim.api('GET', Q + '/100/config')['rng0'] == 'source=/dev/urandom'
+
+
+def test_a_rom_file_on_a_mapped_pci_device_is_root_at_pam_s(sim):
+    # Qemu.pm check_hostpci_perm: after Mapping.Use and VM.Config.HWType, `raise_param_exc({ $opt => "only
+    # root\@pam can set 'romfile' option" })` when the device has `romfile`; root@pam itself returns first
+    sim.add_user('pci@pve', tokens={'t': 's'}, acl={'/': ALL_VM + ['Mapping.Use']})
+    before = config(sim, 100)
+    for method, path, params in (('PUT', Q + '/100/config', {'hostpci0': 'mapping=gpu,romfile=vbios.bin'}),
+                                 ('POST', Q, {'vmid': 322, 'hostpci0': 'mapping=gpu,romfile=vbios.bin'})):
+        err = error_of(sim.api, method, path, params, token='pci@pve!t=s')
+        assert err.status == 400 and err.errors == {'hostpci0': "only root@pam can set 'romfile' option"}
+    assert config(sim, 100) == before
+    # without the ROM file the mapped device is this user's to set
+    sim.api('PUT', Q + '/100/config', {'hostpci0': 'mapping=gpu'}, token='pci@pve!t=s')
+    assert config(sim, 100)['hostpci0'] == 'mapping=gpu'
 
 
 def test_hibernation_needs_space_where_the_state_goes(sim):

@@ -517,3 +517,12 @@ fn a_storage_listing_is_complete_with_datastore_allocate_or_vm_config_disk_on_ev
     let p = Privileges::new(&api, "ops@pve!t");
     assert_eq!(volume_listing(&p, "b").unwrap(), Listing::Complete);
 }
+
+#[test]
+fn a_rom_file_on_a_mapped_pci_device_is_root_at_pam_s() {
+    // Qemu.pm check_hostpci_perm: Mapping.Use, VM.Config.HWType, then `romfile` a parameter error
+    let needs = device(100, None, "hostpci0", "mapping=gpu,romfile=vbios.bin");
+    assert_eq!(needs.len(), 3);
+    assert_eq!(needs[2], Need::RootOnly("hostpci0: only root@pam can set 'romfile' option".into()));
+    assert_eq!(device(100, None, "hostpci0", "mapping=gpu").len(), 2);
+}
