@@ -34,6 +34,12 @@ MAPPER_ACL = ['VM.Allocate', 'VM.Audit', 'VM.Config.HWType', 'VM.Config.Options'
               'Sys.Audit', 'SDN.Use', 'SDN.Audit', 'Mapping.Use']
 USERS = {'mapper@pve': {'tokens': {'rows': '4c2e6a8b-mapper-rows'}, 'acl': {'/': MAPPER_ACL}}}
 MAPPER = {'PROXMOX_USER': 'mapper@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '4c2e6a8b-mapper-rows'}
+# Every VM privilege but VM.Backup, the storages readable, space on `local` only: a restore of another VM's backup.
+USERS['restorer@pve'] = {'tokens': {'rows': '9e7c5a3b-restorer-rows'},
+                         'acl': {'/': [p for p in MAPPER_ACL if p not in ('Datastore.AllocateSpace', 'Mapping.Use')],
+                                 '/storage/local': ['Datastore.Audit', 'Datastore.AllocateSpace']}}
+RESTORER = {'PROXMOX_USER': 'restorer@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '9e7c5a3b-restorer-rows'}
+BACKUP = 'backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst'
 ROMFILE = "hostpci0: only root@pam can set 'romfile' option"
 
 MAPPER_ROWS = [
@@ -43,6 +49,15 @@ MAPPER_ROWS = [
     one('romfile on a mapped device: create', kvm(node='pve1', vmid=701, name='row-701',
                                                   hostpci={'hostpci0': 'mapping=gpu,romfile=vbios.bin'}),
         real_failure=ROMFILE),
+]
+
+RESTORER_ROWS = [
+    one('restore: an archive on a storage without space', kvm(node='pve1', vmid=720, name='row-720',
+                                                              archive='isos:' + BACKUP),
+        real_failure='Permission check failed (/storage/isos, Datastore.AllocateSpace)'),
+    one("restore: another VM's backup without VM.Backup", kvm(node='pve1', vmid=721, name='row-721',
+                                                              archive='local:' + BACKUP),
+        real_failure='Permission check failed (/vms/100, VM.Backup)'),
 ]
 
 ROWS = [
@@ -58,10 +73,12 @@ ROWS = [
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
-CENSUS_ROWS = MAPPER_ROWS + ROWS
+CENSUS_ROWS = MAPPER_ROWS + RESTORER_ROWS + ROWS
 CENSUS = {
     'romfile on a mapped device: update': ('R-config-132',),
     'romfile on a mapped device: create': ('R-config-132',),
+    'restore: an archive on a storage without space': ('R-create-132',),
+    "restore: another VM's backup without VM.Backup": ('R-create-132',),
     'io_uring mirrored to thick LVM: move': ('R-clone-91',),
     'io_uring mirrored to thick LVM: full clone': ('R-clone-91',),
     'TPM state of a running VM: move': ('R-clone-92',),
@@ -79,6 +96,7 @@ def _storages():
 def test_check_run_predicts_refusals_of_config_values_and_mirrors(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'config', VMS, users=USERS, storages=_storages())
     problems = run_batch(ansible, sim, seed, MAPPER_ROWS, env=MAPPER, writes_nothing=True)
+    problems.update(run_batch(ansible, sim, seed, RESTORER_ROWS, env=RESTORER, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, ROWS, writes_nothing=True))
     disagree = [(row.name, problems[row.name]) for row in CENSUS_ROWS if problems[row.name]]
     summary('check-versus-real (issue 32, config): %d rows, %d agree' % (

@@ -314,11 +314,10 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     if indexed(key, "hostpci") {
         return match prop("mapping") {
             Some(m) if prop("host").is_none() && !value.split(',').next().unwrap_or("").contains(':') => {
-                let mut needs = vec![all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()];
                 // then a ROM file, even on a mapped device, is root@pam's (a parameter error)
-                let rom = Need::RootOnly(format!("{key}: only root@pam can set 'romfile' option"));
-                needs.extend(prop("romfile").map(|_| rom));
-                needs
+                let rom =
+                    prop("romfile").map(|_| Need::RootOnly(format!("{key}: only root@pam can set 'romfile' option")));
+                [all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()].into_iter().chain(rom).collect()
             }
             _ => vec![Need::RootOnly(format!("only root can set '{key}' config for non-mapped devices"))],
         };
@@ -374,6 +373,9 @@ pub fn create(vmid: u64, pool: Option<&str>, storage: Option<&str>, start: bool,
         needs.push(vm_perm(vmid, pool, &["VM.PowerMgmt"], false));
     }
     needs.push(allocate(vmid, pool));
+    if let Some((_, archive)) = config.iter().find(|(k, v)| k == "archive" && v != "-") {
+        needs.extend(handlers::archive(vmid, archive));
+    }
     for (key, value) in config_entries(config) {
         if key == "cdrom" {
             let value = if value.contains("media=") { value.to_string() } else { format!("{value},media=cdrom") };

@@ -145,3 +145,20 @@ def test_the_tag_policy_as_get_options_shows_it_and_assert_tag_permissions_appli
         assert config(sim, 100)['tags'] == 'other'
     finally:
         sim.reset()
+
+
+def test_a_restore_needs_access_to_the_archive(sim):
+    # Qemu.pm create_vm with `archive`, after VM.Allocate and the drive and pipe checks: Storage.pm
+    # check_volume_access($rpcenv, $authuser, $storecfg, $vmid, $archive, 'backup')
+    sim.add_user('restore@pve', tokens={'t': 's'}, acl={'/': ALL_VM + ['Datastore.Audit']})
+    archive = 'local:backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst'
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': archive}, token='restore@pve!t=s')
+    assert err.message == 'Permission check failed (/storage/local, Datastore.AllocateSpace)'
+    sim.add_user('restore@pve', tokens={'t': 's'}, acl={'/': ALL_VM, '/storage': ['Datastore.AllocateSpace']})
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': archive}, token='restore@pve!t=s')
+    assert err.message == 'Permission check failed (/vms/100, VM.Backup)'
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': 'local-lvm:vm-100-disk-0'}, token='restore@pve!t=s')
+    assert err.message == "unable to use volume local-lvm:vm-100-disk-0 - content type needs to be 'backup'"
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': '/root/dump.vma'}, token='restore@pve!t=s')
+    assert err.message == 'Only root can pass arbitrary filesystem paths.'
+    assert 323 not in [int(r['vmid']) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
