@@ -38,7 +38,8 @@ MAPPER = {'PROXMOX_USER': 'mapper@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOK
 USERS['restorer@pve'] = {'tokens': {'rows': '9e7c5a3b-restorer-rows'},
                          'acl': {'/': [p for p in MAPPER_ACL if p not in ('Datastore.AllocateSpace', 'Mapping.Use')],
                                  '/storage/local': ['Datastore.Audit', 'Datastore.AllocateSpace']}}
-RESTORER = {'PROXMOX_USER': 'restorer@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '9e7c5a3b-restorer-rows'}
+RESTORER = {'PROXMOX_USER': 'restorer@pve', 'PROXMOX_TOKEN_ID': 'rows',
+            'PROXMOX_TOKEN_SECRET': '9e7c5a3b-restorer-rows'}
 BACKUP = 'backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst'
 ROMFILE = "hostpci0: only root@pam can set 'romfile' option"
 

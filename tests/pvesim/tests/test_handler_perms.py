@@ -2,8 +2,9 @@
 root@pam (docs/pve-semantics.md §44; pvesim/handler_perms.py).
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (`create_vm`, `update_vm_api`, `$check_vm_create_serial_perm`,
-`check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`), src/PVE/QemuServer.pm
-`try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`.
+`check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`),
+src/PVE/QemuServer.pm `try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`; pve-storage
+src/PVE/Storage.pm `check_volume_access` (a restore's archive).
 """
 
 import json
