@@ -1,4 +1,4 @@
-"""Check versus real, issue 32: refusals of config values and drive copies split out of R-config-90, R-config-132,
+"""Check versus real, issue 32: refusals of config values and drive copies split out of R-config-90 (R-config-93), R-config-132, R-create-132,
 R-clone-90 and R-move-90 (docs/refusals.md, docs/pve-semantics.md §58).
 
 Each row runs the same play with `--check --diff` and for real, from the same pvesim state, and the two must agree
@@ -8,7 +8,8 @@ state, storage.cfg, the privileges. pvesim follows PVE in each (tests/pvesim/tes
 test_mirror.py): qemu-server Qemu.pm `check_hostpci_perm` (`romfile` is root@pam's, even on a mapped device),
 QemuServer.pm `clone_disk` (a running VM's TPM state is not mirrored) and `clone_disk_check_io_uring` (a drive with
 `aio=io_uring` is not mirrored to an lvm or cifs storage) inside the tasks of `move_vm_disk` and `clone_vm`, and
-`move_vm_disk`'s `target-vmid` that must differ from the source's.
+`move_vm_disk`'s `target-vmid` that must differ from the source's; `update_vm_api`'s hook script, which must be a
+snippet (pve-guest-common GuestHelpers.pm `check_hookscript`, tests/pvesim/tests/test_values.py).
 """
 
 import copy
@@ -69,6 +70,8 @@ ROWS = [
         real_failure='clone failed: ' + IO_URING),
     one('TPM state of a running VM: move', disk(vmid=704, disk='tpmstate0', state='moved', target_storage='vmdata'),
         real_failure='storage migration failed: cannot move TPM state while VM is running'),
+    one('hookscript not a snippet', kvm(node='pve1', vmid=700, update=True, hookscript='local-lvm:vm-700-disk-0'),
+        real_failure="hookscript: 'local-lvm:vm-700-disk-0' is not in the snippets directory"),
     one('reassign to the same VM', disk(vmid=705, disk='scsi1', state='moved', target_vmid=705, target_disk='scsi3'),
         real_failure='must be different than source VMID to reassign disk'),
 ]
@@ -84,6 +87,7 @@ CENSUS = {
     'io_uring mirrored to thick LVM: full clone': ('R-clone-91',),
     'TPM state of a running VM: move': ('R-clone-92',),
     'reassign to the same VM': ('R-move-90',),
+    'hookscript not a snippet': ('R-config-93',),
 }
 
 
