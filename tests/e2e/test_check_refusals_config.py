@@ -1,5 +1,7 @@
-"""Check versus real, issue 32: refusals of config values and drive copies split out of R-config-90 (R-config-93), R-config-132, R-create-132,
-R-clone-90 and R-move-90 (docs/refusals.md, docs/pve-semantics.md §58).
+"""Check versus real, issue 32: refusals of config values, restores and drive copies (docs/pve-semantics.md §58).
+
+Census rows (docs/refusals.md) R-config-93, R-config-132, R-create-132, R-clone-91, R-clone-92 and R-move-90, split
+out of R-config-90, R-clone-90 and R-move-90.
 
 Each row runs the same play with `--check --diff` and for real, from the same pvesim state, and the two must agree
 task by task (test_check_vs_real.py's `run_batch` and `compare_row`); every row is a refusal, so nothing may be
