@@ -286,8 +286,8 @@ pub fn bridge(key: &str, value: &str) -> Vec<Need> {
 /// The value-dependent keys `$check_vm_modify_config_perm` leaves out: `serialN` (`socket` needs
 /// `VM.Config.HWType`, a host device is root's), `usbN` (`VM.Config.HWType`; `spice`, or a
 /// mapping with `Mapping.Use` on `/mapping/usb/<id>`; a host device is root's), `hostpciN` (a
-/// mapping: `Mapping.Use` and `VM.Config.HWType`; a host device is root's), `virtiofsN`
-/// (`VM.Config.Disk` and `Mapping.Use` on `/mapping/dir/<id>`).
+/// mapping: `Mapping.Use` and `VM.Config.HWType`, a `romfile` root@pam's; a host device is root's),
+/// `virtiofsN` (`VM.Config.Disk` and `Mapping.Use` on `/mapping/dir/<id>`).
 fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     let prop = |name: &str| {
         value.split(',').find_map(|kv| kv.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
@@ -314,7 +314,10 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     if indexed(key, "hostpci") {
         return match prop("mapping") {
             Some(m) if prop("host").is_none() && !value.split(',').next().unwrap_or("").contains(':') => {
-                vec![all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()]
+                // then a ROM file, even on a mapped device, is root@pam's (a parameter error)
+                let rom =
+                    prop("romfile").map(|_| Need::RootOnly(format!("{key}: only root@pam can set 'romfile' option")));
+                [all(format!("/mapping/pci/{m}"), &["Mapping.Use"]), hwtype()].into_iter().chain(rom).collect()
             }
             _ => vec![Need::RootOnly(format!("only root can set '{key}' config for non-mapped devices"))],
         };
@@ -370,6 +373,9 @@ pub fn create(vmid: u64, pool: Option<&str>, storage: Option<&str>, start: bool,
         needs.push(vm_perm(vmid, pool, &["VM.PowerMgmt"], false));
     }
     needs.push(allocate(vmid, pool));
+    if let Some((_, archive)) = config.iter().find(|(k, v)| k == "archive" && v != "-") {
+        needs.extend(handlers::archive(vmid, archive));
+    }
     for (key, value) in config_entries(config) {
         if key == "cdrom" {
             let value = if value.contains("media=") { value.to_string() } else { format!("{value},media=cdrom") };

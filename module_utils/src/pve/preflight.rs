@@ -575,5 +575,7 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
 }
 
 mod features;
+mod mirror;
+pub use mirror::mirror_refusal;
 #[cfg(test)]
 mod tests;

@@ -14,6 +14,8 @@ use crate::pve::request::Form;
 use crate::pve::resources::VmResource;
 use crate::pve::schema::current_memory;
 use crate::pve::state::Op;
+use crate::pve::storage::StorageConfig;
+use crate::pve::volume::{Volume, VolumeKind};
 
 /// qemu-server API2/Qemu.pm `update_vm_api` (`$load_and_check_config`).
 pub const BALLOON_TOO_LARGE: &str = "balloon value too large (must be smaller than assigned memory)";
@@ -188,5 +190,17 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
 }
 
 pub mod command;
+/// pve-guest-common `GuestHelpers.pm` `check_hookscript`, which `update_vm_api` (not `create_vm`)
+/// runs on `hookscript`, a parameter error on the key: the volume's content type must be
+/// `snippets`. Decided here for a VM image or an ISO on a storage of `storages`, whose names PVE's
+/// parsers take; that a snippet exists and is executable is the node's (PVE looks at the file).
+pub fn hookscript(volid: &str, storages: &[StorageConfig]) -> Option<String> {
+    let volume = Volume::parse(volid)?;
+    let iso = volume.kind == VolumeKind::Iso && [".iso", ".img"].iter().any(|e| volume.file.ends_with(e));
+    let image = volume.kind == VolumeKind::Image && volume.owner.is_some();
+    let known = storages.iter().any(|s| s.storage == volume.storage);
+    (known && (iso || image)).then(|| format!("hookscript: '{volid}' is not in the snippets directory"))
+}
+
 #[cfg(test)]
 mod tests;

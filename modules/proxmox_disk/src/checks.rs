@@ -108,6 +108,12 @@ pub fn guard(
         (Action::Move(_), Some(storage)) => {
             preflight.move_target(node, storage, "target_storage")?;
             moved_with_delete(checks, vm, facts, params, &plan.action)?;
+            // its task's clone_disk mirrors a running VM's drive, and refuses some before allocating
+            if let Some(value) = facts.running.then(|| config.get(disk)).flatten() {
+                if let Some(words) = preflight.mirrored_drive(disk, value, storage)? {
+                    return Err(Error::failed(format!("target_storage: storage migration failed: {words}")));
+                }
+            }
             // qemu-server move_vm_disk allocates inside its task: PVE's words carry its prefix
             allocation_fits(preflight, node, facts, params, storage, "target_storage", "storage migration failed: ")
         }

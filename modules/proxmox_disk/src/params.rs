@@ -73,6 +73,10 @@ pub fn number_text(x: f64) -> String {
     }
 }
 
+/// Qemu.pm `move_vm_disk`: a reassign to the VM itself is a parameter error (not a rename of its
+/// drive), in PVE's words under the task's option.
+pub const SAME_VMID: &str = "target_vmid: must be different than source VMID to reassign disk";
+
 /// Ranges of each bus, for upstream's messages.
 fn bus_range(bus: &str) -> Option<(u32, u32)> {
     Some(match bus {
@@ -169,8 +173,8 @@ impl Params {
                 "state is moved but any of the following are missing: target_storage, target_vmid",
             ));
         }
-        if target_vmid.is_some() && target_vmid == vmid && p.str("target_disk").is_none_or(|t| t == disk) {
-            return Err(Error::args("target_vmid must differ from vmid (or target_disk from disk) to reassign a disk"));
+        if target_vmid.is_some() && target_vmid == vmid {
+            return Err(Error::args(SAME_VMID));
         }
         let timeout = p.int("timeout").unwrap_or(600);
         if timeout <= 0 {

@@ -248,6 +248,10 @@ impl<'a> Checks<'a> {
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
                 self.config_values(&vm.node, &set, None)?;
+                // update_vm_api's check_hookscript, after the drives (§58.5)
+                let script =
+                    value(&set, "hookscript").map(|h| self.preflight.storages().map(|s| values::hookscript(h, &s)));
+                script.transpose()?.flatten().map_or(Ok(()), |words| Err(Error::failed(words)))?;
                 self.replicated_drives(write)
             }
             Write::Clone { source, body, node, configure, .. } => {
@@ -264,6 +268,13 @@ impl<'a> Checks<'a> {
                 // each drive's 'copy' or 'clone' feature, of the snapshot when one is cloned (§51.1)
                 let (full, snapshot) = (value(body, "full") != Some("0"), value(body, "snapname").is_some());
                 self.preflight.clone_features(&source_config, full, snapshot)?;
+                // its task's clone_disk: QEMU mirrors a running source's drives, some refused (§58)
+                if full && !snapshot && source.status == "running" {
+                    if let Some(words) = self.preflight.mirrored_clone(&source_config, value(body, "storage"))? {
+                        let option = if value(body, "storage").is_some() { "storage" } else { "clone" };
+                        return Err(Error::failed(format!("{option}: clone failed: {words}")));
+                    }
+                }
                 // the configuring write's drives and NICs, on the clone's node (a composite
                 // operation is checked whole before its first write)
                 let configure: Form =

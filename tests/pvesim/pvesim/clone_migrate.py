@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 
-from . import drives as d, migrate_task, options as o
+from . import drives as d, migrate_task, mirror, options as o
 
 
 class CloneMigrateMixin:
@@ -43,6 +43,10 @@ class CloneMigrateMixin:
         if src is not None:
             conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
             self.clone_sources[int(v['newid'])] = (dict(conf or {}), v.get('format'))
+            # QemuServer.pm clone_disk: a full clone of a running VM (no snapshot) is mirrored by QEMU (mirror.py)
+            if src.status == 'running' and not v.get('snapname') and (str(full) in ('1', 'True') or (
+                    full is None and not src.template)):
+                self.__dict__.setdefault('clone_mirrors', {})[int(v['newid'])] = storage
         return await super()._qm_clone(v, user)
 
     async def ceph_io(self, vm, keys=None):
@@ -50,6 +54,15 @@ class CloneMigrateMixin:
         (an error fails it as `clone failed: ...` and frees what fakepve allocated): the point where
         `_clone_copies` does what fakepve's clone leaves out."""
         await super().ceph_io(vm, keys)
+        if vm.lock == 'clone' and vm.vmid in self.__dict__.get('clone_mirrors', {}):
+            storage, source = self.clone_mirrors.pop(vm.vmid), self.clone_sources.get(vm.vmid, ({},))[0]
+            for key in sorted(source, key=o.natural):
+                sid = volume_ref(d.parse_drive(source[key])[0] or 'none')[0]
+                words = d.is_drive(key) and not d.is_cdrom(source[key]) and mirror.refusal(
+                    key, source[key], storage or sid, self.storages)
+                if words:
+                    self.clone_sources.pop(vm.vmid, None)
+                    raise die(words)
         if vm.lock == 'clone' and vm.vmid in self.clone_sources:
             self._clone_copies(vm, *self.clone_sources.pop(vm.vmid))
 

@@ -94,6 +94,8 @@ class ConfigUpdateMixin:
                 p[key] = str(uuid.uuid4())
             elif o.key_type(key) == 'number':
                 p[key] = str(v[key]) if not isinstance(v[key], float) else repr(v[key])
+        if p.get('hookscript') is not None:  # after the drives, before the privileges (values.py)
+            self._check_hookscript(str(p['hookscript']))
         self._check_config_perms(user, vm, list(p) + deletes + revert, p)
         self._check_bridge_access(user, p)
         self._value_perms_update(user, vm, p, deletes)

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
 
-from . import drives as d, options as o
+from . import drives as d, mirror, options as o
 from .config_state import CHECKSUM_MISMATCH
 from .storage_types import formats_of
 
@@ -140,6 +140,10 @@ class DiskCallsMixin:
             # QemuServer.pm clone_disk: EFI vars and TPM state at their fixed size, other disks at the source's
             size = d.fixed_size(disk, cur_props) or int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
             target_fmt = self._target_format(storage, fmt, src.get('format'))
+            # QemuServer.pm clone_disk: QEMU mirrors a running VM's drive, and some it refuses first (mirror.py)
+            words = mirror.refusal(disk, current, storage, self.storages) if vm.status == 'running' else None
+            if words:
+                raise TaskError('storage migration failed: {0}'.format(words))
             newvol = None
             try:
                 newvol, _ = self._qm_alloc(storage, vmid, target_fmt, size)

@@ -12,7 +12,7 @@ docs/pve-semantics.md §27, §44.
 import re
 
 from fakepve.model import PveError
-from fakepve.routing import die
+from fakepve.routing import die, param_error
 
 from . import drives as d
 
@@ -127,6 +127,9 @@ class HandlerPermsMixin:
             self._vm_perm(user, vmid, pool, 'VM.Config.HWType')
         else:
             raise die("either 'host' or 'mapping' must be set.")
+        # a ROM file is root@pam's even on a mapped device (raise_param_exc on the key)
+        if 'romfile' in props:
+            raise param_error(**{key: "only root@pam can set 'romfile' option"})
 
     def _rng_perm(self, user, vmid, pool, value):
         """Qemu.pm check_rng_perm: the host's hardware RNG needs its mapping privilege."""

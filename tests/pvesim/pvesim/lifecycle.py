@@ -37,6 +37,7 @@ class LifecycleMixin:
                 raise param_error(**{drives[0]: "option conflicts with option 'archive'"})
             if v['archive'] == '-':  # Qemu.pm create_vm: a pipe from stdin only where the rpcenv type is 'cli'
                 raise die('pipe requires cli environment')
+            self._archive_access(user, int(v['vmid']), v['archive'])  # volume_access.py
         self._check_bridge_access(user, v)
         return await super()._qm_create(v, user)
 

@@ -1,14 +1,16 @@
 """Refusals PVE decides from a VM's config values and the cluster's facts: a VNC clipboard on a display that cannot
 take it, a start the node's CPUs cannot hold or with memory hot-plug but no NUMA, a hibernation that HA or the VM's
 devices forbid; and the facts themselves: a node's CPU count (`maxcpu`, only for users with Sys.Audit on the node)
-and the VMs HA manages (a seed VM's `ha_state`); cloud-init `sshkeys` that are no public keys.
+and the VMs HA manages (a seed VM's `ha_state`); cloud-init `sshkeys` that are no public keys; a `hookscript` that
+is no snippet.
 
 Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm `assert_clipboard_config`, `config_to_command`,
 `parse_hotplug_features`; src/PVE/QemuServer/Memory.pm `config`; src/PVE/API2/Qemu.pm `create_vm`, `update_vm_api`,
 `vm_suspend`; src/PVE/QemuServer/RunState.pm `vm_suspend`; src/PVE/QemuMigrate/Helpers.pm
 `check_non_migratable_resources`; pve-common src/PVE/Tools.pm `validate_ssh_public_keys` (which runs OpenSSH's
 `ssh-keygen -l`: `do_fingerprint`, `sshkey_read`, `sshkey_from_blob`); pve-manager PVE/API2/Nodes.pm `index`, PVE/API2/Cluster.pm `resources`,
-PVE/API2Tools.pm `extract_node_stats`; docs/pve-semantics.md §43.
+PVE/API2Tools.pm `extract_node_stats`; pve-guest-common src/PVE/GuestHelpers.pm `check_hookscript`;
+docs/pve-semantics.md §43, §58.5.
 """
 
 import base64
@@ -19,7 +21,7 @@ import struct
 from urllib.parse import unquote
 
 from fakepve.model import TaskError
-from fakepve.routing import die
+from fakepve.routing import die, param_error
 from fakepve.server import USER, ok
 
 from . import options as o
@@ -160,6 +162,18 @@ class ValuesMixin:
         if v.get('sshkeys') is not None and ssh_keys_error(v['sshkeys']):
             raise die(ssh_keys_error(v['sshkeys']))
         return super()._update_prepare(vm, user, v)
+
+    def _check_hookscript(self, volid):
+        """Qemu.pm update_vm_api (not create_vm) runs pve-guest-common GuestHelpers.pm check_hookscript on `hookscript`,
+        a parameter error on the key: Storage.pm `path` of the volume (a storage that does not exist is refused
+        there), then its content type must be `snippets`. (That the file exists and is executable is not modelled:
+        pvesim's storages hold no snippets; every snippet is taken. A name the storage's parser refuses is PVE's
+        `unable to parse ...`; pvesim calls it another content.)"""
+        sid, _, volname = volid.partition(':')
+        if sid not in self.storages:
+            raise param_error(hookscript="storage '{0}' does not exist".format(sid))
+        if not volname.startswith('snippets/'):
+            raise param_error(hookscript="'{0}' is not in the snippets directory".format(volid))
 
     def _check_clipboard(self, value):
         """Qemu.pm update_vm_api, when its loop reaches `vga` (the keys before it are written by then)."""

@@ -2,8 +2,9 @@
 root@pam (docs/pve-semantics.md §44; pvesim/handler_perms.py).
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (`create_vm`, `update_vm_api`, `$check_vm_create_serial_perm`,
-`check_usb_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`), src/PVE/QemuServer.pm
-`try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`.
+`check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `$check_cpu_model_access`, `resize_vm`, `vm_suspend`),
+src/PVE/QemuServer.pm `try_deallocate_drive`, src/PVE/QemuConfig.pm `find_vmstate_storage`; pve-storage
+src/PVE/Storage.pm `check_volume_access` (a restore's archive).
 """
 
 import json
@@ -85,6 +86,21 @@ def test_a_hardware_rng_needs_its_mapping(sim):
     assert sim.api('GET', Q + '/100/config')['rng0'] == 'source=/dev/urandom'
 
 
+def test_a_rom_file_on_a_mapped_pci_device_is_root_at_pam_s(sim):
+    # Qemu.pm check_hostpci_perm: after Mapping.Use and VM.Config.HWType, `raise_param_exc({ $opt => "only
+    # root\@pam can set 'romfile' option" })` when the device has `romfile`; root@pam itself returns first
+    sim.add_user('pci@pve', tokens={'t': 's'}, acl={'/': ALL_VM + ['Mapping.Use']})
+    before = config(sim, 100)
+    for method, path, params in (('PUT', Q + '/100/config', {'hostpci0': 'mapping=gpu,romfile=vbios.bin'}),
+                                 ('POST', Q, {'vmid': 322, 'hostpci0': 'mapping=gpu,romfile=vbios.bin'})):
+        err = error_of(sim.api, method, path, params, token='pci@pve!t=s')
+        assert err.status == 400 and err.errors == {'hostpci0': "only root@pam can set 'romfile' option"}
+    assert config(sim, 100) == before
+    # without the ROM file the mapped device is this user's to set
+    sim.api('PUT', Q + '/100/config', {'hostpci0': 'mapping=gpu'}, token='pci@pve!t=s')
+    assert config(sim, 100)['hostpci0'] == 'mapping=gpu'
+
+
 def test_hibernation_needs_space_where_the_state_goes(sim):
     # Qemu.pm vm_suspend (`todisk`: VM.Config.Disk, then Datastore.AllocateSpace on find_vmstate_storage's pick)
     sim.add_user('sleep@pve', tokens={'t': 's'}, acl={'/': ['VM.Audit', 'VM.PowerMgmt', 'VM.Config.Disk']})
@@ -130,3 +146,20 @@ def test_the_tag_policy_as_get_options_shows_it_and_assert_tag_permissions_appli
         assert config(sim, 100)['tags'] == 'other'
     finally:
         sim.reset()
+
+
+def test_a_restore_needs_access_to_the_archive(sim):
+    # Qemu.pm create_vm with `archive`, after VM.Allocate and the drive and pipe checks: Storage.pm
+    # check_volume_access($rpcenv, $authuser, $storecfg, $vmid, $archive, 'backup')
+    sim.add_user('restore@pve', tokens={'t': 's'}, acl={'/': ALL_VM + ['Datastore.Audit']})
+    archive = 'local:backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst'
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': archive}, token='restore@pve!t=s')
+    assert err.message == 'Permission check failed (/storage/local, Datastore.AllocateSpace)'
+    sim.add_user('restore@pve', tokens={'t': 's'}, acl={'/': ALL_VM, '/storage': ['Datastore.AllocateSpace']})
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': archive}, token='restore@pve!t=s')
+    assert err.message == 'Permission check failed (/vms/100, VM.Backup)'
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': 'local-lvm:vm-100-disk-0'}, token='restore@pve!t=s')
+    assert err.message == "unable to use volume local-lvm:vm-100-disk-0 - content type needs to be 'backup'"
+    err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': '/root/dump.vma'}, token='restore@pve!t=s')
+    assert err.message == 'Only root can pass arbitrary filesystem paths.'
+    assert 323 not in [int(r['vmid']) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]

@@ -150,3 +150,20 @@ def test_a_disk_moves_only_to_a_vm_on_the_same_node(sim, tmp_path):
     err = error_of(sim.api, 'POST', Q + '/350/move_disk', {'disk': 'scsi1', 'target-vmid': 351})
     assert 'Both VMs need to be on the same node (pve1 != pve2)' in err.message
     assert 'scsi1' in config(sim, 350)
+
+
+def test_a_hookscript_must_be_a_snippet(sim):
+    # Qemu.pm update_vm_api: `eval { PVE::GuestHelpers::check_hookscript($param->{$opt}, $storecfg) };
+    # raise_param_exc({ $opt => $@ }) if $@;` (GuestHelpers.pm: "'<volid>' is not in the snippets directory")
+    before = config(sim, 100)
+    for volid in ('local-lvm:vm-100-disk-0', 'isos:iso/debian-13-netinst.iso'):
+        err = error_of(sim.api, 'PUT', Q + '/100/config', {'hookscript': volid})
+        assert err.status == 400 and err.errors == {'hookscript': "'%s' is not in the snippets directory" % volid}
+    assert config(sim, 100) == before
+    # a snippet passes on to the privileges: `hookscript` has no class, so it is root@pam's
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'hookscript': 'local:snippets/hook.pl'})
+    assert err.message == "only root can set 'hookscript' config"
+    root = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
+    sim.api('PUT', Q + '/100/config', {'hookscript': 'local:snippets/hook.pl'}, token=False,
+            ticket=(root['ticket'], root['CSRFPreventionToken']))
+    assert config(sim, 100)['hookscript'] == 'local:snippets/hook.pl'

@@ -1,4 +1,4 @@
-//! The privileges qemu-server checks inside its handlers and task workers, by value: removing a volume, a device's old and new value, a custom CPU model, a hardware RNG, tags.
+//! The privileges qemu-server checks inside its handlers and task workers, by value: removing a volume, a device's old and new value, a custom CPU model, a hardware RNG, tags, a restore's archive.
 //!
 //! Sources: qemu-server `src/PVE/API2/Qemu.pm` (`update_vm_api`'s delete and set loops,
 //! `check_usb_perm`, `check_hostpci_perm`, `check_rng_perm`, `check_dir_perm`,
@@ -36,6 +36,43 @@ pub fn volume_removal(vmid: u64, key: &str, value: &str) -> Vec<Need> {
         }
         _ => Vec::new(),
     }
+}
+
+/// The VM a backup volume is of (pve-storage `Plugin.pm` `parse_volname`:
+/// `backup/vzdump-<qemu|lxc|openvz>-<vmid>-...`; `PBSPlugin.pm`: `backup/<type>/<vmid>/<time>`).
+pub fn backup_owner(volid: &str) -> Option<u64> {
+    let digits = |id: &str| (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then(|| id.parse().ok())?;
+    let name = volid.split_once(':')?.1.strip_prefix("backup/")?;
+    match name.split('/').collect::<Vec<_>>().as_slice() {
+        [file] => {
+            let rest = ["qemu", "lxc", "openvz"].iter().find_map(|t| file.strip_prefix(&format!("vzdump-{t}-")))?;
+            rest.split_once('-').filter(|(_, tail)| !tail.is_empty()).and_then(|(id, _)| digits(id))
+        }
+        [_, id, _] => digits(id),
+        _ => None,
+    }
+}
+
+/// `create_vm` with `archive` (a restore): `check_volume_access` with content type `backup`. A
+/// path is root's; a volume that is no backup is refused whoever asks; then `Datastore.Allocate`
+/// on its storage is enough, a backup of this VM needs nothing more, one of another VM
+/// `Datastore.AllocateSpace` on the storage and `VM.Backup` on that VM; else it is refused.
+pub fn archive(vmid: u64, volid: &str) -> Vec<Need> {
+    let Some(sid) = volume_storage(volid) else {
+        return vec![Need::RootOnly("Only root can pass arbitrary filesystem paths.".into())];
+    };
+    if content_and_owner(volid).0 != "backup" {
+        return vec![Need::Refused(format!("unable to use volume {volid} - content type needs to be 'backup'"))];
+    }
+    let storage = format!("/storage/{sid}");
+    let otherwise = match backup_owner(volid) {
+        Some(owner) if owner == vmid => return Vec::new(),
+        Some(owner) => {
+            Need::AllOf(vec![all(storage.clone(), &["Datastore.AllocateSpace"]), all(vms(owner), &["VM.Backup"])])
+        }
+        None => Need::Refused(format!("missing privileges to access {volid}")),
+    };
+    vec![Need::OneOf { options: vec![all(storage, &["Datastore.Allocate"]), otherwise], bare: false }]
 }
 
 /// `resize_vm`'s worker: `Datastore.AllocateSpace` on the storage of the volume it grows.

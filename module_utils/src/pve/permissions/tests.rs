@@ -535,3 +535,12 @@ fn privileges_that_share_what_is_held_read_it_once_per_run() {
     assert!(Privileges::new(&api, "u@pve").held("/vms/100").unwrap().is_empty());
     assert_eq!(api.calls.borrow().len(), 2);
 }
+
+#[test]
+fn a_rom_file_on_a_mapped_pci_device_is_root_at_pam_s() {
+    // Qemu.pm check_hostpci_perm: Mapping.Use, VM.Config.HWType, then `romfile` a parameter error
+    let needs = device(100, None, "hostpci0", "mapping=gpu,romfile=vbios.bin");
+    assert_eq!(needs.len(), 3);
+    assert_eq!(needs[2], Need::RootOnly("hostpci0: only root@pam can set 'romfile' option".into()));
+    assert_eq!(device(100, None, "hostpci0", "mapping=gpu").len(), 2);
+}

@@ -139,3 +139,22 @@ fn a_disk_moves_only_to_a_vm_on_the_same_node() {
     );
     assert_eq!(reassign_nodes(&on("pve1", 170), &on("pve1", 171)), None);
 }
+
+#[test]
+fn a_hookscript_must_be_a_snippet() {
+    // GuestHelpers.pm check_hookscript, from update_vm_api: the content type of the volume
+    let storages: Vec<StorageConfig> = [("local", "dir"), ("local-lvm", "lvmthin")]
+        .iter()
+        .filter_map(|(sid, t)| StorageConfig::from_json(&json!({"storage": sid, "type": t})))
+        .collect();
+    let words = |v: &str| hookscript(v, &storages);
+    assert_eq!(
+        words("local-lvm:vm-100-disk-0").as_deref(),
+        Some("hookscript: 'local-lvm:vm-100-disk-0' is not in the snippets directory")
+    );
+    assert!(words("local:iso/debian-13-netinst.iso").is_some());
+    // a snippet, a storage not known here, a name PVE's parser would refuse: left to PVE
+    assert_eq!(words("local:snippets/hook.pl"), None);
+    assert_eq!(words("other:vm-100-disk-0"), None);
+    assert_eq!(words("local:iso/hook.pl"), None);
+}

@@ -85,6 +85,9 @@ pub(super) fn plan_reassign(
     let target_disk = params.target_disk.clone().unwrap_or_else(|| disk.to_string());
     let (tvmid, tconfig) =
         facts.target.ok_or_else(|| Error::failed(format!("VM with vmid {target_vmid} does not exist in cluster")))?;
+    if tvmid == vmid {
+        return Err(Error::args(crate::params::SAME_VMID));
+    }
     let Some(current) = current else {
         if tconfig.get(&target_disk).is_some() {
             return Ok(Plan::unchanged(

@@ -153,3 +153,22 @@ fn a_clone_s_source_devices_need_their_mapping_or_root() {
         ]
     );
 }
+
+#[test]
+fn a_restore_s_archive_needs_check_volume_access_for_a_backup() {
+    // Storage.pm check_volume_access with content type 'backup' (Qemu.pm create_vm)
+    assert_eq!(backup_owner("backup:backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst"), Some(100));
+    assert_eq!(backup_owner("pbs:backup/vm/105/2026-12-01T00:00:00Z"), Some(105));
+    assert_eq!(backup_owner("backup:backup/my-archive.vma"), None);
+    let volid = "backup:backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst";
+    assert_eq!(archive(100, volid), vec![]);
+    let other =
+        Need::AllOf(vec![all("/storage/backup", &["Datastore.AllocateSpace"]), all("/vms/100", &["VM.Backup"])]);
+    let allocate = all("/storage/backup", &["Datastore.Allocate"]);
+    assert_eq!(archive(200, volid), vec![Need::OneOf { options: vec![allocate, other], bare: false }]);
+    assert_eq!(
+        archive(200, "local-lvm:vm-100-disk-0"),
+        vec![Need::Refused("unable to use volume local-lvm:vm-100-disk-0 - content type needs to be 'backup'".into())]
+    );
+    assert!(matches!(&archive(200, "/root/dump.vma")[..], [Need::RootOnly(_)]));
+}
