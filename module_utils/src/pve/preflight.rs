@@ -293,6 +293,7 @@ impl<'a> Preflight<'a> {
         };
         let storages = self.storages()?;
         enabled(&storages, storage, node, option)?;
+        self.volname(volid, option)?;
         if self.volumes_on(node, storage)?.contains_key(volid) {
             Ok(())
         } else {
@@ -346,6 +347,7 @@ impl<'a> Preflight<'a> {
     /// reserves the size (`StorageConfig::refuses_growth`: thick LVM, a non-sparse zfspool; the
     /// free space read as `allocation` reads it), else PVE's words after `context` (§42.3).
     pub fn growth(&self, node: &str, volid: &str, delta: u64, context: &str) -> Result<()> {
+        self.resizable(volid, context)?;
         let Some(volume) = Volume::parse(volid) else { return Ok(()) };
         let storages = self.storages()?;
         let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
@@ -577,3 +579,4 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
 mod features;
 #[cfg(test)]
 mod tests;
+mod volnames;

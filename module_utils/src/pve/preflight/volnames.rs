@@ -1,0 +1,36 @@
+//! What a volume's storage plugin refuses by the volume's name, before the write's handler looks any further: a name it cannot parse, a resize of a format it cannot resize (docs/pve-semantics.md §57).
+
+use super::{refuse, Preflight};
+use crate::error::Result;
+use crate::pve::volume::Volume;
+
+impl Preflight<'_> {
+    /// The plugin of `volid`'s storage parses its name (`StorageConfig::refuses_volname`):
+    /// pve-storage `Storage.pm` `check_volume_access`, which qemu-server's `$check_storage_access`
+    /// calls for every drive naming an existing volume, and qemu-server `Drive.pm`
+    /// `checked_parse_volname` (an `import-from` source) die with the plugin's words before PVE
+    /// looks for the volume; as `option`'s error. A storage this user cannot see, or whose type's
+    /// parser is not known here, is left to PVE. §57.1.
+    pub fn volname(&self, volid: &str, option: &str) -> Result<()> {
+        let Some(volume) = Volume::parse(volid) else { return Ok(()) };
+        let storages = self.storages()?;
+        let scfg = storages.iter().find(|s| s.storage == volume.storage);
+        match scfg.and_then(|s| s.refuses_volname(volume.volname)) {
+            Some(why) => Err(refuse(option, why)),
+            None => Ok(()),
+        }
+    }
+
+    /// The plugin of `volid`'s storage can resize it at all (`StorageConfig::refuses_resize`:
+    /// pve-storage `Plugin.pm` / `BTRFSPlugin.pm` `volume_resize`, run by qemu-server's
+    /// `resize_vm` task), else its words after `context`. §57.2.
+    pub fn resizable(&self, volid: &str, context: &str) -> Result<()> {
+        let Some(volume) = Volume::parse(volid) else { return Ok(()) };
+        let storages = self.storages()?;
+        let scfg = storages.iter().find(|s| s.storage == volume.storage);
+        match scfg.and_then(|s| s.refuses_resize(volume.volname)) {
+            Some(why) => Err(refuse(context, why)),
+            None => Ok(()),
+        }
+    }
+}
