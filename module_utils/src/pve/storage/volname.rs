@@ -18,7 +18,8 @@ use super::StorageConfig;
 /// `parse_volname` and `volume_resize`; BTRFSPlugin.pm keeps the first).
 const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "cephfs", "glusterfs", "btrfs"];
 
-/// Whether `text` matches `pattern` (each pattern here is a constant that compiles).
+/// Whether `text` matches `pattern` (each pattern here is a constant that compiles without the
+/// regex crate's `unicode-case` feature, which the workspace leaves out: no `(?i)`).
 fn is(pattern: &str, text: &str) -> bool {
     Regex::new(pattern).is_ok_and(|re| re.is_match(text))
 }
@@ -32,7 +33,7 @@ fn groups(pattern: &str, text: &str) -> Option<Vec<String>> {
 
 /// `Plugin.pm` `parse_lvm_name`: an LV name of safe characters.
 fn lvm_name_ok(name: &str) -> bool {
-    is(r"^(?i)[a-z0-9][a-z0-9\-_.]*[a-z0-9]$", name)
+    is(r"^[a-zA-Z0-9][a-zA-Z0-9\-_.]*[a-zA-Z0-9]$", name)
 }
 
 /// `Plugin.pm` `parse_name_dir`: a file name with a format PVE knows, or its words.
@@ -61,7 +62,7 @@ fn file_refusal(volname: &str) -> Option<String> {
     // Storage.pm's $ISO_EXT_RE_0, $VZTMPL_EXT_RE_1, $BACKUP_EXT_RE_2, $IMPORT_EXT_RE_1 and
     // $OVA_CONTENT_RE_1 after their content directory
     let other = is(
-        r"^(?:iso/[^/]+\.(?i:iso|img)|vztmpl/[^/]+\.(?i:tar|tar\.(?:gz|xz|zst|bz2))|backup/[^/]+\.(?:tgz|(?:tar|vma)(?:\.(?:gz|lzo|zst))?)|snippets/[^/]+|import/[ a-zA-Z0-9\-.+=_]+\.ova/[ a-zA-Z0-9\-.+=_]+\.(?:qcow2|raw|vmdk)|import/[ a-zA-Z0-9\-.+=_]+\.(?:ova|ovf|qcow2|raw|vmdk))$",
+        r"^(?:iso/[^/]+\.(?:[iI][sS][oO]|[iI][mM][gG])|vztmpl/[^/]+\.[tT][aA][rR](?:\.(?:[gG][zZ]|[xX][zZ]|[zZ][sS][tT]|[bB][zZ]2))?|backup/[^/]+\.(?:tgz|(?:tar|vma)(?:\.(?:gz|lzo|zst))?)|snippets/[^/]+|import/[ a-zA-Z0-9\-.+=_]+\.ova/[ a-zA-Z0-9\-.+=_]+\.(?:qcow2|raw|vmdk)|import/[ a-zA-Z0-9\-.+=_]+\.(?:ova|ovf|qcow2|raw|vmdk))$",
         volname,
     );
     (!other).then(|| format!("unable to parse directory volume name '{volname}'"))
