@@ -113,10 +113,10 @@ pub fn guard(
         }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
-            // create_disks hands `format` to the storage as it is (§42.1)
-            if let Some(format) = &params.format {
-                preflight.new_format(storage, format, "format", "")?;
-            }
+            // create_disks hands `format` (else storage.cfg's default) to the storage as it is
+            // (§42.1); every new disk here has a size (§57.3)
+            let option = if params.format.is_some() { "format" } else { "storage" };
+            preflight.new_volume(storage, params.format.as_deref(), 1, option, "")?;
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),

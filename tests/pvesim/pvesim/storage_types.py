@@ -161,6 +161,11 @@ class StorageTypesMixin:
             else:
                 self._refuse_format(store, fmt)
             name = self._qm_free_name(sid, vmid, fmt)
+            if fmt == 'subvol' and size and kind in FILE_TYPES:
+                # BTRFSPlugin.pm and Plugin.pm alloc_image: no quotas, so a subvolume only without a size
+                # (storage.cfg's default `format subvol` reaches here; docs/pve-semantics.md §57.3)
+                raise die('btrfs quotas are currently not supported, use an unsized subvolume or a raw file'
+                          if kind == 'btrfs' else 'storage does not support subvol quotas')
             volname = '{0}/{1}'.format(vmid, name) if kind in FILE_TYPES else name
             self._check_capacity(sid, store, volname, size, fmt)
             size = alloc_size(store, size)

@@ -38,3 +38,14 @@ def test_a_file_storage_resizes_raw_and_qcow2_files_only(sim):
     assert 'size=1G' in config(sim, 301)['scsi0']
     ok(run(sim, 'PUT', Q + '/301/resize', {'disk': 'scsi1', 'size': '+1G'}))
     assert 'size=2G' in config(sim, 301)['scsi1']
+
+
+def test_a_sized_subvolume_is_refused_where_storage_cfg_makes_subvol_the_default(sim):
+    # Qemu.pm create_disks: `format` else Storage.pm storage_default_format (Plugin.pm get_formats: storage.cfg's
+    # `format`); Plugin.pm alloc_image: a subvol only without a size (docs/pve-semantics.md §57.3)
+    sim.api('POST', '/storage', {'storage': 'subdir', 'type': 'dir', 'path': '/mnt/subdir', 'content': 'images',
+                                 'format': 'subvol'})
+    status = run(sim, 'POST', Q, {'vmid': 302, 'memory': 512, 'scsi0': 'subdir:1'})
+    assert status['exitstatus'] == 'unable to create VM 302 - storage does not support subvol quotas'
+    create(sim, 303, memory=512, scsi0='subdir:1,format=raw')
+    assert config(sim, 303)['scsi0'].startswith('subdir:303/vm-303-disk-0.raw')

@@ -1,4 +1,4 @@
-//! What a volume's storage plugin refuses by the volume's name, before the write's handler looks any further: a name it cannot parse, a resize of a format it cannot resize (docs/pve-semantics.md §57).
+//! What a volume's storage plugin refuses by the volume's name or format, before the write's handler looks any further: a name it cannot parse, a resize of a format it cannot resize, a new volume in a format it cannot make (docs/pve-semantics.md §57).
 
 use super::{refuse, Preflight};
 use crate::error::Result;
@@ -30,6 +30,27 @@ impl Preflight<'_> {
         let scfg = storages.iter().find(|s| s.storage == volume.storage);
         match scfg.and_then(|s| s.refuses_resize(volume.volname)) {
             Some(why) => Err(refuse(context, why)),
+            None => Ok(()),
+        }
+    }
+
+    /// A new volume of `bytes` on `storage` in `format` (`None`: storage.cfg's default), as
+    /// Qemu.pm `create_disks` hands it to Storage.pm `vdisk_alloc`: the storage's plugin refuses
+    /// a format it cannot make or a sized subvolume (`StorageConfig::refuses_new_volume`, §42.1,
+    /// §57.3), after `during`, as `option`'s error. A storage storage.cfg does not show is left
+    /// to `storage`'s check.
+    pub fn new_volume(
+        &self,
+        storage: &str,
+        format: Option<&str>,
+        bytes: u64,
+        option: &str,
+        during: &str,
+    ) -> Result<()> {
+        let storages = self.storages()?;
+        let scfg = storages.iter().find(|s| s.storage == storage);
+        match scfg.and_then(|s| s.refuses_new_volume(format, bytes)) {
+            Some(why) => Err(refuse(option, format!("{during}{why}"))),
             None => Ok(()),
         }
     }

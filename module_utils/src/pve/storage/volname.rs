@@ -1,4 +1,4 @@
-//! What a storage's plugin refuses of a volume by its name alone: a name its `parse_volname` cannot parse, a resize of a format it cannot resize.
+//! What a storage's plugin refuses of a volume by its name or format alone: a name its `parse_volname` cannot parse, a resize of a format it cannot resize, a new subvolume with a size.
 //!
 //! Sources (pve-storage 9.1.7, docs/pve-semantics.md §57): each plugin's `parse_volname`, which
 //! `Storage.pm` `check_volume_access` (qemu-server's `$check_storage_access`, on every drive
@@ -8,7 +8,8 @@
 //! `LVMPlugin.pm` and `LvmThinPlugin.pm` (both first `Plugin.pm` `parse_lvm_name`),
 //! `RBDPlugin.pm`, `ZFSPoolPlugin.pm`, `ISCSIPlugin.pm`, `ISCSIDirectPlugin.pm`, `PBSPlugin.pm`;
 //! and each plugin's `volume_resize`: `Plugin.pm` (a file that is not `.raw` or `.qcow2`),
-//! `BTRFSPlugin.pm` (a subvolume).
+//! `BTRFSPlugin.pm` (a subvolume); `Plugin.pm` and `BTRFSPlugin.pm` `alloc_image` (a `subvol` with a
+//! size: no quotas), which `Storage.pm` `vdisk_alloc` reaches with storage.cfg's default `format`.
 
 use regex::Regex;
 
@@ -91,6 +92,24 @@ impl StorageConfig {
         (!is(pattern, volname)).then(|| format!("unable to parse {words} volume name '{volname}'"))
     }
 
+    /// Why this storage's plugin refuses to allocate a new volume of `bytes` in `format` (the
+    /// `format=` a new disk asks for; `None`: storage.cfg's default, `Plugin.pm` `get_formats`, as
+    /// qemu-server `create_disks` takes it), in its words (§57.3): the format itself
+    /// (`refuses_format`, §42.1), or a sized subvolume, which only ZFS makes (with a quota):
+    /// `BTRFSPlugin.pm` `alloc_image` and `Plugin.pm` `alloc_image` (every other file storage).
+    pub fn refuses_new_volume(&self, format: Option<&str>, bytes: u64) -> Option<String> {
+        let format = format.map_or_else(|| self.formats().1, str::to_string);
+        if let Some(why) = self.refuses_format(&format) {
+            return Some(why);
+        }
+        match self.plugintype.as_str() {
+            _ if format != "subvol" || bytes == 0 => None,
+            "btrfs" => Some("btrfs quotas are currently not supported, use an unsized subvolume or a raw file".into()),
+            t if FILE_TYPES.contains(&t) => Some("storage does not support subvol quotas".into()),
+            _ => None,
+        }
+    }
+
     /// Why this storage's plugin cannot resize volume `volname` whatever the size, in its words
     /// (§57.2): `Plugin.pm` `volume_resize` (the file storages that keep it) resizes only `.raw`
     /// and `.qcow2` files, `BTRFSPlugin.pm` `volume_resize` no subvolume (quotas are not
@@ -153,6 +172,28 @@ mod tests {
         for (kind, volname, want) in cases {
             assert_eq!(storage(kind).refuses_volname(volname).as_deref(), *want, "{kind} {volname}");
         }
+    }
+
+    #[test]
+    fn a_sized_subvolume_only_on_zfs_and_the_default_format_counts() {
+        let with = |kind: &str, format: &str| {
+            StorageConfig::from_json(&json!({"storage": "s", "type": kind, "format": format})).unwrap()
+        };
+        let quota = "storage does not support subvol quotas";
+        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 1 << 30).as_deref(), Some(quota));
+        assert_eq!(with("dir", "subvol").refuses_new_volume(Some("qcow2"), 1 << 30), None);
+        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 0), None);
+        assert_eq!(
+            with("btrfs", "subvol").refuses_new_volume(None, 1 << 30).as_deref(),
+            Some("btrfs quotas are currently not supported, use an unsized subvolume or a raw file")
+        );
+        assert_eq!(with("zfspool", "subvol").refuses_new_volume(None, 1 << 30), None);
+        assert_eq!(storage("dir").refuses_new_volume(Some("subvol"), 1).as_deref(), Some(quota));
+        assert_eq!(
+            storage("lvmthin").refuses_new_volume(Some("qcow2"), 1).as_deref(),
+            Some("unsupported format 'qcow2'")
+        );
+        assert_eq!(storage("lvmthin").refuses_new_volume(None, 1), None);
     }
 
     #[test]
