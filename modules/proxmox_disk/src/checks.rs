@@ -72,6 +72,14 @@ pub fn guard(
             (None, None) => Vec::new(),
         },
     };
+    if let Action::SetDrive(_) = &plan.action {
+        // check_volume_access parses a named volume before it weighs the privileges on it (§57.1)
+        for (volid, option) in [(&params.iso_image, "iso_image"), (&params.import_from, "import_from")] {
+            if let Some(volid) = volid {
+                checks.preflight.volname(volid, option)?;
+            }
+        }
+    }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());
     let request: Vec<String> = writes.iter().map(|(method, path, body)| describe(*method, path, body)).collect();
     checks.privileges.require_for(&needs, &request.join(" then "))?;
