@@ -1,4 +1,4 @@
-"""Check versus real, issue 32 (what a storage's plugin refuses by a volume's name or format): R-any-95, R-any-112, R-any-113.
+"""Check versus real, issue 32: what a storage's plugin refuses by a volume's name or format (R-any-95, -112, -113).
 
 Each row runs the same play with `--check --diff` and for real, from the same pvesim state, and the two must
 agree task by task (test_check_vs_real.py's `run_batch` and `compare_row`); every row here fails in both runs
@@ -78,6 +78,7 @@ def test_what_a_plugin_refuses_by_name_or_format_is_predicted_by_the_check_run(a
     rows = CENSUS_ROWS
     problems = run_batch(ansible, sim, seed, rows)
     disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32, storage operations): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
+    summary('check-versus-real (issue 32, storage operations): %d rows, %d agree'
+            % (len(rows), len(rows) - len(disagree)))
     assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
         '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
