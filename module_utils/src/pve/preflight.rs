@@ -71,9 +71,12 @@ pub struct NewVolume {
     pub bytes: u64,
     pub option: String,
     pub during: String,
-    /// The format a new disk asks for (`format=`), which its storage may refuse (`new_format`);
+    /// The format a new disk asks for (`format=`), which its storage may refuse (`new_volume`);
     /// `None` for a copy, whose format PVE resolves to one the storage takes.
     pub format: Option<String>,
+    /// A new disk or cloud-init drive `create_disks` allocates (in `format`, else storage.cfg's
+    /// default: `new_volume`, §57.3), not a copy.
+    pub new_disk: bool,
 }
 
 pub struct Preflight<'a> {
@@ -293,6 +296,7 @@ impl<'a> Preflight<'a> {
         };
         let storages = self.storages()?;
         enabled(&storages, storage, node, option)?;
+        self.volname(volid, option)?;
         if self.volumes_on(node, storage)?.contains_key(volid) {
             Ok(())
         } else {
@@ -329,23 +333,11 @@ impl<'a> Preflight<'a> {
         Ok(list)
     }
 
-    /// A new volume in `format` on `storage`: Qemu.pm `create_disks` passes a new disk's
-    /// `format=` to Storage.pm `vdisk_alloc` as it is, and the storage's plugin refuses one it
-    /// cannot make (`StorageConfig::refuses_format`, §42.1), after `during` (the words of the call
-    /// that allocates it), as `option`'s error. A storage storage.cfg does not show is left to
-    /// `storage`'s check.
-    pub fn new_format(&self, storage: &str, format: &str, option: &str, during: &str) -> Result<()> {
-        let storages = self.storages()?;
-        match storages.iter().find(|s| s.storage == storage).and_then(|s| s.refuses_format(format)) {
-            Some(why) => Err(refuse(option, format!("{during}{why}"))),
-            None => Ok(()),
-        }
-    }
-
     /// Growing existing volume `volid` on `node` by `delta` bytes fits where its storage
     /// reserves the size (`StorageConfig::refuses_growth`: thick LVM, a non-sparse zfspool; the
     /// free space read as `allocation` reads it), else PVE's words after `context` (§42.3).
     pub fn growth(&self, node: &str, volid: &str, delta: u64, context: &str) -> Result<()> {
+        self.resizable(volid, context)?;
         let Some(volume) = Volume::parse(volid) else { return Ok(()) };
         let storages = self.storages()?;
         let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
@@ -402,8 +394,8 @@ impl<'a> Preflight<'a> {
         let storages = self.storages()?;
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
-            if let Some(format) = &v.format {
-                self.new_format(&v.storage, format, &v.option, &v.during)?;
+            if v.new_disk {
+                self.new_volume(&v.storage, v.format.as_deref(), v.bytes, &v.option, &v.during)?;
             }
             let Some(scfg) = reserving(&storages, &v.storage) else {
                 continue;
@@ -579,3 +571,4 @@ mod mirror;
 pub use mirror::mirror_refusal;
 #[cfg(test)]
 mod tests;
+mod volnames;

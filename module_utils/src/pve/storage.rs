@@ -15,6 +15,7 @@ use crate::pve::pveformat::lenient_bool;
 use crate::pve::volume::Volume;
 
 mod features;
+mod volname;
 pub use features::{volume_has_feature, Feature};
 
 /// Storage types PVE always marks shared, whatever storage.cfg says (pve-storage

@@ -72,6 +72,14 @@ pub fn guard(
             (None, None) => Vec::new(),
         },
     };
+    if let Action::SetDrive(_) = &plan.action {
+        // check_volume_access parses a named volume before it weighs the privileges on it (§57.1)
+        for (volid, option) in [(&params.iso_image, "iso_image"), (&params.import_from, "import_from")] {
+            if let Some(volid) = volid {
+                checks.preflight.volname(volid, option)?;
+            }
+        }
+    }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());
     let request: Vec<String> = writes.iter().map(|(method, path, body)| describe(*method, path, body)).collect();
     checks.privileges.require_for(&needs, &request.join(" then "))?;
@@ -119,10 +127,10 @@ pub fn guard(
         }
         (Action::SetDrive(_), Some(storage)) => {
             preflight.storage(node, storage, Content::Images, "storage")?;
-            // create_disks hands `format` to the storage as it is (§42.1)
-            if let Some(format) = &params.format {
-                preflight.new_format(storage, format, "format", "")?;
-            }
+            // create_disks hands `format` (else storage.cfg's default) to the storage as it is
+            // (§42.1); every new disk here has a size (§57.3)
+            let option = if params.format.is_some() { "format" } else { "storage" };
+            preflight.new_volume(storage, params.format.as_deref(), 1, option, "")?;
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => preflight.volume(node, source, "import_from"),

@@ -52,6 +52,10 @@ class DiskCallsMixin:
             if value is None:
                 raise TaskError("disk '{0}' does not exist".format(disk))
             volume, props = d.parse_drive(value)
+            if volume and volume_ref(volume)[0] is None:
+                # resize_vm's Storage.pm parse_volname of the drive's file comes first: Plugin.pm parse_volume_id
+                # parses no path (a passed-through device) nor `none`/`cdrom` (docs/pve-semantics.md §57.2)
+                raise TaskError("unable to parse volume ID '{0}'".format(volume))
             if not volume:
                 raise TaskError("disk '{0}' has no associated volume".format(disk))
             if d.is_cdrom(value):

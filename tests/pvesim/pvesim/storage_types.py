@@ -161,6 +161,11 @@ class StorageTypesMixin:
             else:
                 self._refuse_format(store, fmt)
             name = self._qm_free_name(sid, vmid, fmt)
+            if fmt == 'subvol' and size and kind in FILE_TYPES:
+                # BTRFSPlugin.pm and Plugin.pm alloc_image: no quotas, so a subvolume only without a size
+                # (storage.cfg's default `format subvol` reaches here; docs/pve-semantics.md §57.3)
+                raise die('btrfs quotas are currently not supported, use an unsized subvolume or a raw file'
+                          if kind == 'btrfs' else 'storage does not support subvol quotas')
             volname = '{0}/{1}'.format(vmid, name) if kind in FILE_TYPES else name
             self._check_capacity(sid, store, volname, size, fmt)
             size = alloc_size(store, size)
@@ -276,11 +281,23 @@ class StorageTypesMixin:
             raise die("zfs error: cannot set property for '{0}/{1}': size is greater than available space".format(
                 store.get('pool', 'rpool'), volname))
 
+    @staticmethod
+    def _check_resizable(store, volname):
+        """What a plugin cannot resize at all, before it looks at the VM's power state (docs/pve-semantics.md
+        §57.2): BTRFSPlugin.pm volume_resize refuses a subvolume (no quotas), Plugin.pm volume_resize (the
+        other file storages) every file but `.raw` and `.qcow2`."""
+        kind = store.get('type', 'dir')
+        if kind == 'btrfs' and volname.endswith('.subvol'):
+            raise die('cannot resize subvolume - btrfs quotas are currently not supported')
+        if kind in FILE_TYPES and kind != 'btrfs' and not re.search(r'\.(raw|qcow2)$', volname):
+            raise die("can't resize this image format")
+
     def _resize_volume(self, sid, volname, vol, newsize):
         """A volume grown to `newsize` bytes, once `_check_grow` allows it: a preallocated file grows its
         footprint with it (Plugin.pm volume_resize passes preallocation_cmd_opt to qemu-img resize)."""
-        self._check_grow(sid, volname, newsize - int(vol.get('size') or 0))
         store = self.storages[sid]
+        self._check_resizable(store, volname)
+        self._check_grow(sid, volname, newsize - int(vol.get('size') or 0))
         if 'written' in vol:
             grow = written_at_alloc(store, vol.get('format') or 'raw', newsize - int(vol.get('size') or 0))
             vol['written'] = int(vol['written']) + grow
@@ -305,8 +322,14 @@ class StorageTypesMixin:
         return item
 
     def _parse_volname(self, store, volname):
-        """parse_volname of the linked-clone forms, whose owner is the clone, not the base (§22.1, §22.3)."""
+        """parse_volname of the linked-clone forms, whose owner is the clone, not the base (§22.1, §22.3);
+        LVMPlugin.pm and LvmThinPlugin.pm parse_volname first call Plugin.pm parse_lvm_name, and thick LVM
+        names no base volume (§57.1)."""
         kind = store.get('type', 'dir')
+        if kind in ('lvm', 'lvmthin') and not re.match(r'^[a-z0-9][a-z0-9\-_.]*[a-z0-9]$', volname, re.I):
+            raise die("lvm name '{0}' contains illegal characters".format(volname))
+        if kind == 'lvm' and not re.match(r'^vm-\d+-\S+$', volname):
+            raise die("unable to parse lvm volume name '{0}'".format(volname))
         if kind in LINKED_NAME:
             found = LINKED_NAME[kind].match(volname)
             if not found:

@@ -371,6 +371,7 @@ fn allocations_take_the_space_of_the_earlier_volumes_of_the_same_task() {
         option: option.into(),
         during: "unable to create VM 230 - ".into(),
         format: None,
+        new_disk: false,
     };
     let task = [new("san", 0, 60, "scsi.scsi0"), new("thin", 0, 5000, "scsi.scsi1"), new("san", 1, 60, "scsi.scsi2")];
     assert_eq!(
@@ -418,6 +419,7 @@ fn a_check_run_counts_the_space_earlier_tasks_take_and_keeps_what_its_own_take()
         option: "scsi.scsi0".into(),
         during: String::new(),
         format: None,
+        new_disk: false,
     };
     assert!(check.allocations("pve1", std::slice::from_ref(&vol)).is_ok());
     assert!(check.allocation("pve1", "thin", 1 << 40, "storage", "", &name).is_ok());
@@ -484,6 +486,7 @@ fn a_new_disk_in_a_format_its_storage_does_not_make_is_refused_before_its_space(
         option: "scsi.scsi1".into(),
         during: "unable to create VM 230 - ".into(),
         format: Some(format.into()),
+        new_disk: true,
     };
     assert_eq!(
         text(pf.allocations("pve1", &[vol("thin", "qcow2")])),
@@ -495,8 +498,8 @@ fn a_new_disk_in_a_format_its_storage_does_not_make_is_refused_before_its_space(
         "scsi.scsi1: unable to create VM 230 - snapshot-as-volume-chain option need to be enabled to use qcow2 format"
     );
     assert!(!calls(&api).iter().any(|c| c.contains("/status")));
-    assert!(pf.new_format("thin", "raw", "format", "").is_ok());
-    assert_eq!(text(pf.new_format("thin", "vmdk", "format", "")), "format: unsupported format 'vmdk'");
+    assert!(pf.new_volume("thin", Some("raw"), 1, "format", "").is_ok());
+    assert_eq!(text(pf.new_volume("thin", Some("vmdk"), 1, "format", "")), "format: unsupported format 'vmdk'");
     // a storage storage.cfg does not show is left to the storage check
-    assert!(pf.new_format("gone", "qcow2", "format", "").is_ok());
+    assert!(pf.new_volume("gone", Some("qcow2"), 1, "format", "").is_ok());
 }

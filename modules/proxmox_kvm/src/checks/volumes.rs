@@ -47,6 +47,14 @@ pub(super) fn allocated_volumes(
         let value = asked.iter().find(|(k, _)| k == key)?.1.as_str();
         Disk::parse(key, value).filter(|d| d.volume.as_deref().is_some_and(is_request))?.format
     };
+    // a new disk or cloud-init drive of the request, not a copy (its format may be storage.cfg's)
+    let requested_here = |key: &str| {
+        asked
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(k, v)| Disk::parse(k, v)?.volume)
+            .is_some_and(|f| is_request(&f))
+    };
     // (key, option, words before PVE's error)
     let order: Vec<(String, String, String)> = match write {
         Write::Create { form, .. } => {
@@ -77,8 +85,8 @@ pub(super) fn allocated_volumes(
                 return None;
             }
             let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
-            let format = format_of(&key);
-            Some(NewVolume { storage, volid, bytes, option, during, format })
+            let (format, new_disk) = (format_of(&key), requested_here(&key));
+            Some(NewVolume { storage, volid, bytes, option, during, format, new_disk })
         })
         .collect()
 }
