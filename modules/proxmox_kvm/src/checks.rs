@@ -111,16 +111,12 @@ impl<'a> Checks<'a> {
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {
-                // check_volume_access parses every existing volume's name first (§57.1)
-                self.preflight.volname(file, &option)?;
+                self.preflight.volname(file, &option)?; // check_volume_access parses names first (§57.1)
                 if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
                     && matches!(content_and_owner(file).0, "iso" | "images")
                 {
-                    // an ISO or import source: PVE takes the reference and fails in its task. A
-                    // VM's own images are not listed here: a user may change a drive's options
-                    // without the right to list the storage (`check_volume_access` asks nothing
-                    // for them). A volume of another content is refused first, by the schema
-                    // check (§42.4).
+                    // an ISO or import source (PVE fails in its task); not the VM's own images, which
+                    // `check_volume_access` lets change without listing the storage; others: §42.4
                     self.preflight.volume(node, file, &option)?;
                 }
             }
