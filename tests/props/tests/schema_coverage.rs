@@ -129,6 +129,7 @@ const NEVER_LOOKUP: &str = "names the VM: looked up in /cluster/resources, its v
 const NEVER_STATE: &str = "chooses which calls are made; no value of its own";
 const NEVER_WAIT: &str = "how long the module waits for PVE's tasks; not sent";
 const NEVER_INFO: &str = "proxmox_vm_info only reads (GET)";
+const NEVER_NODE: &str = "the node the VM is read on first (in the path), else /cluster/resources";
 
 /// The connection options every module shares (`ansible::connection::CONNECTION`).
 const CONNECTION: &[(&str, Sent)] = &[
@@ -319,6 +320,7 @@ const DISK_MAP: &[(&str, Sent)] = &[
     ("name", Never(NEVER_LOOKUP)),
     ("disk", Names(DRIVES, &[(RESIZE, "disk"), (MOVE, "disk"), (UNLINK, "idlist")])),
     ("state", Never(NEVER_STATE)),
+    ("node", Never(NEVER_NODE)),
     ("create", Never(NEVER_STATE)),
     ("storage", Never("the storage part of the drive's file (STORAGE:SIZE), a value we build")),
     ("size", As(&[(RESIZE, "size")])),
@@ -338,6 +340,7 @@ const NIC_MAP: &[(&str, Sent)] = &[
     ("name", Never(NEVER_LOOKUP)),
     ("interface", Names(&[(PUT_CONFIG, "net[n]")], &[])),
     ("state", Never(NEVER_STATE)),
+    ("node", Never(NEVER_NODE)),
     ("model", Key(&[(PUT_CONFIG, "net[n]", "model")])),
     ("mac", Key(&[(PUT_CONFIG, "net[n]", "macaddr")])),
     ("bridge", Key(&[(PUT_CONFIG, "net[n]", "bridge")])),
