@@ -7,7 +7,7 @@ Each row runs the same task with `--check --diff` and for real, from the same pv
 (test_check_vs_real.py's `run_batch`).
 """
 
-from test_check_vs_real import Row, _vm, disk, one, run_batch, write_seed
+from test_check_vs_real import Row, _vm, assert_rows_agree, disk, one, run_batch, write_seed
 
 ISO = 'isos:iso/debian-13-netinst.iso'
 
@@ -52,7 +52,4 @@ def test_disk_reproducers_are_predicted_by_the_check_run(ansible, sim, tmp_path,
     problems = {}
     problems.update(run_batch(ansible, sim, seed, MEDIA_AND_SIZE))
     problems.update(run_batch(ansible, sim, seed, OWN_DISK, env=OWN))
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (differential, proxmox_disk): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (differential, proxmox_disk)', rows, problems)

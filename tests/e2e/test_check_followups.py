@@ -18,7 +18,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, Row, _vm, disk, kvm, nic, run_batch, write_seed
+from test_check_vs_real import Row, SEED_DIR, _vm, assert_rows_agree, disk, kvm, nic, run_batch, write_seed
 
 GIB = 1024 ** 3
 
@@ -97,10 +97,7 @@ def test_check_run_follows_its_own_predictions(ansible, sim, tmp_path, summary):
     problems.update(run_batch(ansible, sim, seed, POWER))
     problems.update(run_batch(ansible, sim, seed, SPACE))
     rows = POWER + SPACE
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 28): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 28)', rows, problems)
 
 
 def test_a_clone_from_a_snapshot_is_planned_and_checked_from_that_snapshot(ansible, sim):

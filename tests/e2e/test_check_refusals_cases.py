@@ -21,7 +21,8 @@ import copy
 import json
 import os
 
-from test_check_vs_real import POOL_SEED, POOL_VMS, POOLER, SEED_DIR, Row, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import (POOLER, POOL_SEED, POOL_VMS, Row, SEED_DIR, _vm, assert_rows_agree, disk, kvm, one,
+    run_batch, write_seed)
 
 GIB = 1024 ** 3
 LOCKED = 'VM is locked (migrate)'
@@ -150,7 +151,4 @@ def test_check_run_predicts_the_refusals_of_issue_32(ansible, sim, tmp_path, sum
     problems.update(run_batch(ansible, sim, write_seed(tmp_path, 'pools', POOL_VMS, **POOL_SEED), POOLS, env=POOLER,
                               writes_nothing=True))
     rows = CENSUS_ROWS
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32 cases): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32 cases)', rows, problems)

@@ -18,7 +18,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 GIB = 1024 ** 3
 IO_URING = 'target storage is known to cause issues with aio=io_uring (used by current drive)'
@@ -105,8 +105,4 @@ def test_check_run_predicts_refusals_of_config_values_and_mirrors(ansible, sim, 
     problems = run_batch(ansible, sim, seed, MAPPER_ROWS, env=MAPPER, writes_nothing=True)
     problems.update(run_batch(ansible, sim, seed, RESTORER_ROWS, env=RESTORER, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, ROWS, writes_nothing=True))
-    disagree = [(row.name, problems[row.name]) for row in CENSUS_ROWS if problems[row.name]]
-    summary('check-versus-real (issue 32, config): %d rows, %d agree' % (
-        len(CENSUS_ROWS), len(CENSUS_ROWS) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, config)', CENSUS_ROWS, problems)

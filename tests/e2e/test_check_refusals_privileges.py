@@ -19,7 +19,7 @@ src/pve/permissions/handlers.rs):
    modify (Pool.pm `update_pool`).
 """
 
-from test_check_vs_real import FORBIDDEN, _vm, disk, kvm, nic, one, run_batch, write_seed
+from test_check_vs_real import FORBIDDEN, _vm, assert_rows_agree, disk, kvm, nic, one, run_batch, write_seed
 
 VMS = [
     _vm(260, 'row-260'),
@@ -149,10 +149,7 @@ def test_privileges_checked_inside_handlers_are_predicted(ansible, sim, tmp_path
     problems.update(run_batch(ansible, sim, seed, TAG_POLICY_ROWS, env=TAGGER))
     problems.update(run_batch(ansible, sim, seed, NARROW_ROWS, env=NARROW, writes_nothing=True))
     rows = CENSUS_ROWS
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32, privileges): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, privileges)', rows, problems)
 
 
 def test_a_tag_the_policy_may_refuse_is_a_warning_without_sys_audit(ansible, sim, tmp_path):

@@ -16,7 +16,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 GIB = 1024 ** 3
 
@@ -76,7 +76,4 @@ CENSUS = {
 def test_replication_refusals_are_predicted_by_the_check_run(ansible, sim, tmp_path, summary):
     rows = CENSUS_ROWS
     problems = run_batch(ansible, sim, _seed(tmp_path), rows)
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32, replication): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '%s: %s' % (name, '; '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, replication)', rows, problems)

@@ -12,7 +12,7 @@ refuses each as PVE does (tests/pvesim/tests/test_qemu_command.py, test_migrate_
    `scan_local_volumes` (a snapshot of a local volume); the module predicts them in `pve::migration`.
 """
 
-from test_check_vs_real import _vm, kvm, one, run_batch, write_seed
+from test_check_vs_real import _vm, assert_rows_agree, kvm, one, run_batch, write_seed
 
 SNAP = {'s1': {'scsi0': 'local-lvm:vm-786-disk-0,size=4G', 'memory': '1024'}}
 
@@ -69,7 +69,4 @@ CENSUS = {
 def test_check_run_predicts_refusals_of_the_start_and_the_migration_task(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'runtime', VMS, replication=JOBS)
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
-    disagree = [(row.name, problems[row.name]) for row in ROWS if problems[row.name]]
-    summary('check-versus-real (issue 32, runtime): %d rows, %d agree' % (len(ROWS), len(ROWS) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, runtime)', ROWS, problems)

@@ -24,7 +24,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 # A snapshot of a VM of `_vm`'s shape, `over` its drives.
 def _snap(vmid, **over):
@@ -152,7 +152,4 @@ def test_snapshot_and_storage_refusals_are_predicted_alike_in_check_and_real_run
     problems.update(run_batch(ansible, sim, seed, REFUSED, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, TAKEN))
     rows = REFUSED + TAKEN
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32, snapshots): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, snapshots)', rows, problems)

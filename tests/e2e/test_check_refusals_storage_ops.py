@@ -17,7 +17,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 # Rows' VMs: 470-476 (473 is made by its row).
 VMS = [_vm(470, 'row-470'), _vm(471, 'row-471', ide2='none,media=cdrom'),
@@ -77,8 +77,4 @@ def test_what_a_plugin_refuses_by_name_or_format_is_predicted_by_the_check_run(a
     seed = _seed(tmp_path)
     rows = CENSUS_ROWS
     problems = run_batch(ansible, sim, seed, rows)
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (issue 32, storage operations): %d rows, %d agree'
-            % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, storage operations)', rows, problems)

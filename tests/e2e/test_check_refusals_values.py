@@ -14,7 +14,7 @@ pass-through), QemuServer.pm `config_to_command` (CPUs, the VNC clipboard) and M
 Tools.pm `validate_ssh_public_keys` (`sshkeys`, which proxmox_kvm checks as bad input).
 """
 
-from test_check_vs_real import _vm, disk, kvm, one, run_batch, write_seed
+from test_check_vs_real import _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 NODE_CPUS = {'pve1': 4, 'pve2': 4}
 
@@ -112,7 +112,4 @@ CENSUS = {
 def test_check_run_predicts_refusals_decided_by_values(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'values', VMS, node_cpus=NODE_CPUS)
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
-    disagree = [(row.name, problems[row.name]) for row in ROWS if problems[row.name]]
-    summary('check-versus-real (issue 32, values): %d rows, %d agree' % (len(ROWS), len(ROWS) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, values)', ROWS, problems)

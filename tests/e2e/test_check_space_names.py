@@ -18,7 +18,7 @@ import copy
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, Row, _vm, _volume_is, disk, kvm, run_batch, write_seed
+from test_check_vs_real import Row, SEED_DIR, _vm, _volume_is, assert_rows_agree, disk, kvm, run_batch, write_seed
 
 GIB = 1024 ** 3
 
@@ -129,7 +129,4 @@ def test_check_run_predicts_space_and_names_as_the_real_run_finds_them(ansible, 
     seed = _seed(tmp_path)
     problems = run_batch(ansible, sim, seed, SPACE + NAMES)
     rows = SPACE + NAMES
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real (space and names): %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real (space and names)', rows, problems)

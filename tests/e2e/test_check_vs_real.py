@@ -674,6 +674,15 @@ def run_batch(ansible, sim, seed, rows, env=None, writes_nothing=False):
     return problems
 
 
+def assert_rows_agree(summary, label, rows, problems):
+    """Print `<label>: N rows, M agree` and fail naming each row whose check run did not predict its real run
+    (`problems` is run_batch's answer for `rows`)."""
+    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
+    summary('%s: %d rows, %d agree' % (label, len(rows), len(rows) - len(disagree)))
+    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
+        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+
+
 def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'rows', ROW_VMS)
     problems = {}
@@ -685,10 +694,7 @@ def test_check_run_predicts_the_real_run_row_by_row(ansible, sim, tmp_path, summ
     problems.update(run_batch(ansible, sim, seed, STATE_AND_COMPOSITE, writes_nothing=True))
     problems.update(run_batch(ansible, sim, write_seed(tmp_path, 'pools', POOL_VMS, **POOL_SEED), POOLS, env=POOLER))
     rows = PREFLIGHT + UNKNOWN_AND_PREDICTED + READ_ONLY_TOKEN + BECOME + CONNECTION_PATH + STATE_AND_COMPOSITE + POOLS
-    disagree = [(row.name, problems[row.name]) for row in rows if problems[row.name]]
-    summary('check-versus-real: %d rows, %d agree' % (len(rows), len(rows) - len(disagree)))
-    assert not disagree, 'rows where the check run did not predict the real run:\n' + '\n'.join(
-        '- %s:\n    %s' % (name, '\n    '.join(p)) for name, p in disagree)
+    assert_rows_agree(summary, 'check-versus-real', rows, problems)
 
 
 # ----------------------------------------------------------------------------- the first seed
