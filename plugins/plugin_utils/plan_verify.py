@@ -37,9 +37,9 @@ def _marker(plan_dir, api_host):
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-verified-%s.json' % digest)
 
 
-def records_for(plan_dir, api_host):
-    """The plan's records whose task speaks to `api_host`, in host and run order."""
-    out = []
+def _task_records(plan_dir):
+    """Each task record of the plan that reads as a JSON object, in directory and file-name order
+    (one that does not is the per-task verification's to name)."""
     for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
         for name in sorted(files):
             if not name.endswith('.json') or name.startswith('.'):
@@ -49,9 +49,14 @@ def records_for(plan_dir, api_host):
                     record = json.load(f)
             except (OSError, ValueError):
                 continue
-            if not isinstance(record, dict) or (record.get('args') or {}).get('api_host') != api_host:
-                continue
-            out.append(dict((k, record.get(k)) for k in ('host', 'task', 'path', 'seq', 'reads', 'inputs', 'writes')))
+            if isinstance(record, dict):
+                yield record
+
+
+def records_for(plan_dir, api_host):
+    """The plan's records whose task speaks to `api_host`, in host and run order."""
+    out = [dict((k, record.get(k)) for k in ('host', 'task', 'path', 'seq', 'reads', 'inputs', 'writes'))
+           for record in _task_records(plan_dir) if (record.get('args') or {}).get('api_host') == api_host]
     return sorted(out, key=lambda r: (str(r['host']), r.get('seq') or 0))
 
 
@@ -159,23 +164,16 @@ def connections(plan_dir, args, key):
     secrets = [str(args[o]) for o in ('api_token_secret', 'api_password', 'api_otp') if args.get(o)]
     base = dict((k, v) for k, v in args.items() if k not in CONNECTION)
     found = {own: args}
-    for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
-        for name in sorted(files):
-            if not name.endswith('.json') or name.startswith('.'):
-                continue
-            try:
-                with open(os.path.join(root, name), encoding='utf-8') as f:
-                    planned = json.load(f).get('args') or {}
-            except (OSError, ValueError, AttributeError):
-                continue
-            if not isinstance(planned, dict) or planned.get('api_host') in found:
-                continue
-            host = planned.get('api_host')
-            conn = dict((k, v) for k, v in planned.items() if k in CONNECTION)
-            if key is not None:
-                conn = sp.unhash_secrets(conn, secrets, key)
-            known = not any(isinstance(v, str) and v.startswith(sp.HASH_PREFIX) for v in conn.values())
-            found[host] = dict(base, **conn) if known and key is not None else None
+    for record in _task_records(plan_dir):
+        planned = record.get('args') or {}
+        if not isinstance(planned, dict) or planned.get('api_host') in found:
+            continue
+        host = planned.get('api_host')
+        conn = dict((k, v) for k, v in planned.items() if k in CONNECTION)
+        if key is not None:
+            conn = sp.unhash_secrets(conn, secrets, key)
+        known = not any(isinstance(v, str) and v.startswith(sp.HASH_PREFIX) for v in conn.values())
+        found[host] = dict(base, **conn) if known and key is not None else None
     return [(own, args)] + sorted(((h, a) for h, a in found.items() if h != own), key=lambda p: str(p[0]))
 
 
