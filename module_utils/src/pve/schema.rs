@@ -23,6 +23,7 @@ use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::volume::{content_and_owner, Volume};
 
+mod drives;
 mod formats;
 
 const TABLE_JSON: &str = include_str!("schema/params.json");
@@ -415,6 +416,7 @@ const CONFDESC_ONLY: &[&str] =
 fn cross_field(endpoint: &Endpoint, form: &Form) -> std::result::Result<(), (String, String)> {
     if endpoint.name.ends_with("/qemu") || endpoint.name.ends_with("/qemu/{vmid}/config") {
         drive_contents(form)?;
+        drives::import_from(form, endpoint.name.ends_with("/qemu"))?;
     }
     if !endpoint.name.ends_with("/qemu/{vmid}/config") {
         return Ok(());
