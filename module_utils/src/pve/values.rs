@@ -190,6 +190,33 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
 }
 
 pub mod command;
+
+/// What `update_vm_api` refuses of a drive the request sets, against the VM's applied config
+/// (`current`), as `<key>: <PVE's words>` (§63): Qemu.pm `prohibit_tpm_version_change`, a
+/// `tpmstate0` on the same volume with another `version` (`v1.2` when unset); `create_disks`, a
+/// new `efidisk0` (not an import) on a VM whose `amd-sev` is of type `snp`
+/// (CPUConfig.pm `get_cvm_type`).
+pub fn drives(current: &BTreeMap<String, String>, set: &Form) -> Option<String> {
+    let opt = |v: &str, k: &str| v.split(',').find_map(|p| p.strip_prefix(k)?.strip_prefix('=')).map(str::to_string);
+    let file = |v: &str| v.split(',').next().map(|f| f.strip_prefix("file=").unwrap_or(f).to_string());
+    if let (Some(old), Some(new)) = (current.get("tpmstate0"), value(set, "tpmstate0")) {
+        let version = |v: &str| opt(v, "version").unwrap_or_else(|| "v1.2".into());
+        if file(old) == file(new) && version(old) != version(new) {
+            return Some("tpmstate0: cannot change TPM state version after creation".into());
+        }
+    }
+    let snp = current.get("amd-sev").is_some_and(|s| {
+        opt(s, "type").or_else(|| s.split(',').next().filter(|t| !t.contains('=')).map(str::to_string)).as_deref()
+            == Some("snp")
+    });
+    let efi = value(set, "efidisk0").filter(|v| opt(v, "import-from").is_none());
+    if snp && efi.and_then(file).is_some_and(|f| crate::pve::devices::parse_new_disk(&f).is_some()) {
+        return Some(
+            "efidisk0: SEV-SNP uses consolidated read-only firmware and does not require an EFI disk".into(),
+        );
+    }
+    None
+}
 /// pve-guest-common `GuestHelpers.pm` `check_hookscript`, which `update_vm_api` (not `create_vm`)
 /// runs on `hookscript`, a parameter error on the key: the volume's content type must be
 /// `snippets`. Decided here for a VM image or an ISO on a storage of `storages`, whose names PVE's

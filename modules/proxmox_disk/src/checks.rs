@@ -157,6 +157,12 @@ pub fn guard(
         },
         _ => Ok(()),
     }?;
+    if let Action::SetDrive(value) = &plan.action {
+        // update_vm_api's drive rules against the applied config: a TPM's version, SEV-SNP's EFI disk (§63)
+        if let Some(words) = values::drives(&config.current, &form([(disk, value.as_str())])) {
+            return Err(Error::failed(format!("{}: {words}", apply::context(vm.vmid, disk, &plan.action))));
+        }
+    }
     media_change(vm, config, disk, &plan.action)
 }
 

@@ -435,8 +435,8 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
         Some(c) if pending => c.clone(),
         _ => VmConfig::from_current(before.map(|c| c.current.clone()).unwrap_or_default()),
     };
-    if let Some(words) = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body))
-    {
+    let words = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body));
+    if let Some(words) = words.or_else(|| values::drives(&stored.current, body)) {
         return Err(Error::failed(words).context(&context));
     }
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));

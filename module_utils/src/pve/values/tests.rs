@@ -158,3 +158,18 @@ fn a_hookscript_must_be_a_snippet() {
     assert_eq!(words("other:vm-100-disk-0"), None);
     assert_eq!(words("local:iso/hook.pl"), None);
 }
+
+#[test]
+fn a_tpm_keeps_its_version_and_an_snp_guest_takes_no_new_efi_disk() {
+    let current = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let set = |k: &str, v: &str| -> Form { vec![(k.to_string(), v.to_string())] };
+    let tpm = current(&[("tpmstate0", "local-lvm:vm-100-disk-1,size=4M")]);
+    let words = "tpmstate0: cannot change TPM state version after creation";
+    assert_eq!(drives(&tpm, &set("tpmstate0", "local-lvm:vm-100-disk-1,version=v2.0")).as_deref(), Some(words));
+    assert_eq!(drives(&tpm, &set("tpmstate0", "local-lvm:vm-100-disk-1,version=v1.2")), None, "v1.2 is the default");
+    assert_eq!(drives(&tpm, &set("tpmstate0", "local-lvm:1,version=v2.0")), None, "a new volume");
+    let snp = current(&[("amd-sev", "type=snp")]);
+    assert!(drives(&snp, &set("efidisk0", "local-lvm:1,efitype=4m")).unwrap().starts_with("efidisk0: SEV-SNP"));
+    assert_eq!(drives(&snp, &set("efidisk0", "local-lvm:0,import-from=local:import/e.raw")), None, "an import");
+    assert_eq!(drives(&current(&[("amd-sev", "type=std")]), &set("efidisk0", "local-lvm:1")), None);
+}
