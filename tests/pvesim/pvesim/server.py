@@ -17,6 +17,7 @@ from .cluster import ClusterMixin
 from .config_state import ConfigStateMixin
 from .config_update import ConfigUpdateMixin
 from .disk_calls import DiskCallsMixin
+from .drive_rules import DriveRulesMixin
 from .empty_values import EmptyValuesMixin
 from .handler_perms import HandlerPermsMixin
 from .hotplug import HotplugMixin
@@ -42,7 +43,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, DriveRulesMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
