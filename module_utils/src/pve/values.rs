@@ -191,6 +191,9 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
 
 pub mod command;
 
+/// Qemu.pm `prohibit_tpm_version_change`.
+pub const TPM_VERSION: &str = "cannot change TPM state version after creation";
+
 /// What `update_vm_api` refuses of a drive the request sets, against the VM's applied config
 /// (`current`), as `<key>: <PVE's words>` (§63): Qemu.pm `prohibit_tpm_version_change`, a
 /// `tpmstate0` on the same volume with another `version` (`v1.2` when unset); `create_disks`, a
@@ -202,7 +205,7 @@ pub fn drives(current: &BTreeMap<String, String>, set: &Form) -> Option<String> 
     if let (Some(old), Some(new)) = (current.get("tpmstate0"), value(set, "tpmstate0")) {
         let version = |v: &str| opt(v, "version").unwrap_or_else(|| "v1.2".into());
         if file(old) == file(new) && version(old) != version(new) {
-            return Some("tpmstate0: cannot change TPM state version after creation".into());
+            return Some(format!("tpmstate0: {TPM_VERSION}"));
         }
     }
     let snp = current.get("amd-sev").is_some_and(|s| {

@@ -265,7 +265,8 @@ pub fn drive_value(key: &str, current: Option<&str>, want: &str) -> DriveOutcome
         && cur.get("version") != wanted.get("version")
     {
         return DriveOutcome::Refuse(format!(
-            "tpmstate0 has version {}, the task asks for {}: Proxmox VE cannot change the version of an existing TPM state",
+            "tpmstate0: {} (it has version {}, the task asks for {})",
+            module_utils::pve::values::TPM_VERSION,
             cur.get("version").unwrap_or("?"),
             wanted.get("version").unwrap_or("?")
         ));

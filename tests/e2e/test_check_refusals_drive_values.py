@@ -1,0 +1,61 @@
+"""Check versus real, issue 32: drive values the create and config handlers refuse beyond the schema (docs/pve-semantics.md §63).
+
+Census rows (docs/refusals.md) R-config-180 to R-config-182, split out of R-config-90. Each row runs the same play
+with `--check --diff` and for real, from the same pvesim state, and the two must agree task by task
+(test_check_vs_real.py's `run_batch` and `compare_row`); every row is a refusal, so nothing may be written. The
+module decides each before any write from the task's values and the VM's applied config. pvesim follows PVE in each
+(tests/pvesim/tests/test_drive_rules.py): qemu-server Qemu.pm `$check_drive_param` (an `import-from` drive's syntax
+and required options), `$check_storage_access` (a source of content `images` or `import`), `create_disks` with
+`$import_from_volid` (no cloud-init source; no new EFI disk on an SEV-SNP guest), `prohibit_tpm_version_change`.
+"""
+
+from test_check_vs_real import _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
+
+BASE = 'vmdata:9000/base-9000-disk-0.qcow2'
+CLOUDINIT = 'vmdata:9000/vm-9000-cloudinit.qcow2'
+ISO = 'isos:iso/debian-13-netinst.iso'
+
+VMS = [
+    _vm(740, 'row-740'),
+    _vm(741, 'row-741', tpmstate0='local-lvm:vm-741-disk-1,size=4M,version=v2.0'),
+    _vm(742, 'row-742', **{'amd-sev': 'type=snp', 'bios': 'ovmf'}),
+    _vm(743, 'row-743', tpmstate0='local-lvm:vm-743-disk-1,size=4M'),
+]
+
+ROWS = [
+    one('import-from without the new-disk syntax', kvm(node='pve1', vmid=740, update=True,
+                                                      scsi={'scsi1': 'local-lvm:8,import-from=' + BASE}),
+        real_failure="scsi1: 'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"),
+    one('import-from an ISO', disk(vmid=740, disk='scsi2', storage='local-lvm', import_from=ISO),
+        real_failure="scsi2: %s has wrong type 'iso' - needs to be 'images' or 'import'" % ISO),
+    one('import-from a cloud-init disk', disk(vmid=740, disk='scsi3', storage='local-lvm', import_from=CLOUDINIT),
+        real_failure="cannot import from '%s' - cannot import from cloudinit disk" % CLOUDINIT),
+    one('EFI disk imported without efitype', disk(vmid=740, disk='efidisk0', storage='local-lvm', import_from=BASE),
+        real_failure="efidisk0: need to specify 'efitype' when using 'import-from'"),
+    one('TPM state version changed', kvm(node='pve1', vmid=741, update=True,
+                                         tpmstate0={'storage': 'local-lvm', 'version': '1.2'}),
+        real_failure='tpmstate0: cannot change TPM state version after creation'),
+    one('TPM state version set where none was', kvm(node='pve1', vmid=743, update=True,
+                                                    tpmstate0={'storage': 'local-lvm', 'version': '2.0'}),
+        real_failure='tpmstate0: cannot change TPM state version after creation'),
+    one('EFI disk on an SEV-SNP guest', kvm(node='pve1', vmid=742, update=True, bios='ovmf',
+                                            efidisk0={'storage': 'local-lvm', 'efitype': '4m'}),
+        real_failure='SEV-SNP uses consolidated read-only firmware and does not require an EFI disk'),
+]
+
+# Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
+CENSUS = {
+    'import-from without the new-disk syntax': ('R-config-180',),
+    'EFI disk imported without efitype': ('R-config-180',),
+    'import-from an ISO': ('R-config-181',),
+    'import-from a cloud-init disk': ('R-config-181',),
+    'TPM state version changed': ('R-config-182',),
+    'TPM state version set where none was': ('R-config-182',),
+    'EFI disk on an SEV-SNP guest': ('R-config-182',),
+}
+
+
+def test_check_run_predicts_refusals_of_drive_values(ansible, sim, tmp_path, summary):
+    seed = write_seed(tmp_path, 'drive-values', VMS)
+    problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, drive values)', ROWS, problems)
