@@ -567,6 +567,7 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
 }
 
 mod features;
+mod imports;
 mod mirror;
 pub use mirror::mirror_refusal;
 #[cfg(test)]

@@ -133,7 +133,10 @@ pub fn guard(
             preflight.new_volume(storage, params.format.as_deref(), 1, option, "")?;
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
-                Some(source) => preflight.volume(node, source, "import_from"),
+                Some(source) => {
+                    preflight.import_source(disk, source)?; // an OVA's disk is extracted first (§63.3)
+                    preflight.volume(node, source, "import_from")
+                }
                 None => Ok(()),
             }
         }

@@ -106,7 +106,7 @@ impl<'a> Checks<'a> {
             let option = option_of(key);
             if let Some((storage, _)) = parse_new_disk(file) {
                 if let Some(sid) = storage.or(default_storage) {
-                    self.preflight.storage(node, sid, Content::Images, &option)?;
+                    self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3)
                 }
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;

@@ -3,7 +3,7 @@ options and source, a TPM state's version change, an EFI disk on an SEV-SNP gues
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm `$check_drive_param` (the new-disk syntax with size 0, `efitype` and
 `pre-enrolled-keys` of an `efidisk0`, `version` of a `tpmstate0`), `$check_storage_access` (a source of content
-`images` or `import`), `create_disks` with `$import_from_volid` (no cloud-init disk as a source, inside the eval that
+`images` or `import`; an OVA's disk extracted onto a storage that takes images and is file based), `create_disks` with `$import_from_volid` (no cloud-init disk as a source, inside the eval that
 prefixes `cannot import from '<source>' - `; an SEV-SNP guest's new `efidisk0`), `prohibit_tpm_version_change` (from
 `update_vm_api`, against the applied drive); src/PVE/QemuServer/Drive.pm `drive_is_cloudinit`, `NEW_DISK_RE`;
 src/PVE/QemuServer/CPUConfig.pm `get_cvm_type`.
@@ -20,6 +20,9 @@ CLOUDINIT = re.compile(r'[:/](?:vm-\d+-)?cloudinit(?:\.(?:raw|qcow2|vmdk))?$')
 IMPORT_REQUIRES = {'efidisk0': ('efitype', 'pre-enrolled-keys'), 'tpmstate0': ('version',)}
 # pve-storage Plugin.pm parse_volname: the content types a volume name says
 NAMED_TYPES = ('iso', 'vztmpl', 'import', 'snippets', 'backup')
+OVA_DISK = re.compile(r'^import/[^/]+\.ova/.+$')
+# the storage types with a `path` (pve-storage's DirPlugin, NFSPlugin, CIFSPlugin, CephFSPlugin, BTRFSPlugin)
+FILE_TYPES = ('dir', 'nfs', 'cifs', 'cephfs', 'btrfs', 'glusterfs')
 
 
 def volume_type(volid):
@@ -43,7 +46,20 @@ class DriveRulesMixin:
             if ':' in source and not source.startswith('/') and volume_type(source) not in ('images', 'import'):
                 raise param_error(**{key: "{0} has wrong type '{1}' - needs to be 'images' or 'import'".format(
                     source, volume_type(source))})
+            self._check_extraction(key, source)
         return super()._qm_check_drive(user, vmid, pool, key, value, default)
+
+    def _check_extraction(self, key, source):
+        """$check_storage_access: a disk inside an OVA (QemuServer/Helpers.pm `needs_extraction`: content `import`,
+        format `ova+<fmt>`) is extracted onto `import-working-storage`, else the source's storage, which must take
+        images and have a path (be file based)."""
+        sid, _, name = source.partition(':')
+        if not OVA_DISK.match(name) or sid not in self.storages:
+            return
+        store = self.storages[sid]
+        if 'images' not in str(store.get('content')).split(',') or store.get('type') not in FILE_TYPES:
+            raise param_error(**{key: "import working storage '{0}' does not support 'images' content type or is "
+                                      "not file based.".format(sid)})
 
     def _qm_new_drive(self, vmid, key, value, default):
         volume, props = d.parse_drive(value)

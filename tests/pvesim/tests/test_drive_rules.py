@@ -21,6 +21,9 @@ def test_an_import_needs_the_new_disk_syntax_its_options_and_an_image_or_import_
          "tpmstate0: need to specify 'version' when using 'import-from'"),
         ({'scsi1': 'local-lvm:0,import-from=isos:iso/debian-13-netinst.iso'},
          "scsi1: isos:iso/debian-13-netinst.iso has wrong type 'iso' - needs to be 'images' or 'import'"),
+        # an OVA's disk is extracted first, onto the source's storage: `local` takes no images
+        ({'scsi1': 'local-lvm:0,import-from=local:import/appliance.ova/disk1.vmdk'},
+         "scsi1: import working storage 'local' does not support 'images' content type or is not file based."),
     ]
     for params, words in cases:
         key, text = words.split(': ', 1)

@@ -1,0 +1,54 @@
+//! What a new drive's `import-from` source needs of storage.cfg before the create or config handler copies it: an OVA's disk is extracted onto a storage that takes images and is file based (Qemu.pm `$check_storage_access`, docs/pve-semantics.md §63.3).
+
+use super::{refuse, Content, Preflight};
+use crate::error::Result;
+use crate::pve::devices::Disk;
+use crate::pve::storage::is_file_storage;
+use crate::pve::volume::Volume;
+
+/// Whether a source is a disk inside an OVA archive of an import storage (`import/<name>.ova/<disk>`),
+/// which QemuServer/Helpers.pm `needs_extraction` extracts before the copy (pve-storage Plugin.pm
+/// `parse_volname`: content `import`, format `ova+<fmt>`).
+pub fn in_ova(volname: &str) -> bool {
+    volname.strip_prefix("import/").and_then(|r| r.split_once(".ova/")).is_some_and(|(a, d)| !a.is_empty() && !d.is_empty())
+}
+
+impl Preflight<'_> {
+    /// A new drive `disk` on storage `sid` (`STORAGE:N`, or the default storage): the storage
+    /// (`Preflight::storage`), then its `import-from` source (`import_source`).
+    pub fn new_drive(&self, node: &str, sid: &str, disk: &Disk, option: &str) -> Result<()> {
+        self.storage(node, sid, Content::Images, option)?;
+        match disk.other.get("import-from") {
+            Some(source) => self.import_source(&disk.key, source),
+            None => Ok(()),
+        }
+    }
+
+    /// Qemu.pm `$check_storage_access` on a drive `key` importing `source`: a disk inside an OVA
+    /// is extracted first, onto `import-working-storage` (the modules never send it) or else the
+    /// source's own storage, which must take images and be file based, else a parameter error
+    /// on the drive's key. A storage this user cannot see is left to PVE.
+    pub fn import_source(&self, key: &str, source: &str) -> Result<()> {
+        let Some(volume) = Volume::parse(source).filter(|v| in_ova(v.volname)) else { return Ok(()) };
+        let storages = self.storages()?;
+        let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
+        if scfg.content.contains("images") && is_file_storage(&scfg.plugintype) {
+            return Ok(());
+        }
+        let words = "does not support 'images' content type or is not file based.";
+        Err(refuse(key, format!("import working storage '{}' {words}", scfg.storage)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_disk_inside_an_ova_is_extracted() {
+        assert!(in_ova("import/appliance.ova/disk1.vmdk"));
+        assert!(!in_ova("import/disk1.qcow2"));
+        assert!(!in_ova("import/.ova/disk1.vmdk"));
+        assert!(!in_ova("iso/appliance.ova/disk1.vmdk"));
+    }
+}
