@@ -50,6 +50,7 @@ ROWS = [
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
+CENSUS_ROWS = ROWS
 CENSUS = {
     'import-from without the new-disk syntax': ('R-config-180',),
     'EFI disk imported without efitype': ('R-config-180',),
