@@ -1,12 +1,13 @@
 """Check versus real, issue 32: drive values the create and config handlers refuse beyond the schema (docs/pve-semantics.md §63).
 
-Census rows (docs/refusals.md) R-config-180 to R-config-182, split out of R-config-90. Each row runs the same play
+Census rows (docs/refusals.md) R-config-180 to R-config-182 and R-config-184, split out of R-config-90. Each row runs the same play
 with `--check --diff` and for real, from the same pvesim state, and the two must agree task by task
 (test_check_vs_real.py's `run_batch` and `compare_row`); every row is a refusal, so nothing may be written. The
 module decides each before any write from the task's values and the VM's applied config. pvesim follows PVE in each
 (tests/pvesim/tests/test_drive_rules.py): qemu-server Qemu.pm `$check_drive_param` (an `import-from` drive's syntax
 and required options), `$check_storage_access` (a source of content `images` or `import`), `create_disks` with
-`$import_from_volid` (no cloud-init source; no new EFI disk on an SEV-SNP guest), `prohibit_tpm_version_change`.
+`$import_from_volid` (no cloud-init source; no new EFI disk on an SEV-SNP guest; an existing volume's own format),
+`prohibit_tpm_version_change`.
 """
 
 from test_check_vs_real import _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
@@ -20,6 +21,7 @@ VMS = [
     _vm(741, 'row-741', tpmstate0='local-lvm:vm-741-disk-1,size=4M,version=v2.0'),
     _vm(742, 'row-742', **{'amd-sev': 'type=snp', 'bios': 'ovmf'}),
     _vm(743, 'row-743', tpmstate0='local-lvm:vm-743-disk-1,size=4M'),
+    _vm(744, 'row-744', unused0='local-lvm:vm-744-disk-1'),
 ]
 
 ROWS = [
@@ -47,6 +49,10 @@ ROWS = [
     one('EFI disk on an SEV-SNP guest', kvm(node='pve1', vmid=742, update=True, bios='ovmf',
                                             efidisk0={'storage': 'local-lvm', 'efitype': '4m'}),
         real_failure='SEV-SNP uses consolidated read-only firmware and does not require an EFI disk'),
+    one('format= other than the volume\'s', kvm(node='pve1', vmid=744, update=True,
+                                               scsi={'scsi1': 'local-lvm:vm-744-disk-1,format=qcow2'}),
+        real_failure="drive 'scsi1' - volume 'local-lvm:vm-744-disk-1' - 'format=qcow2' option different from storage "
+                     "format 'raw'"),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -61,6 +67,7 @@ CENSUS = {
     'TPM state version changed': ('R-config-182',),
     'TPM state version set where none was': ('R-config-182',),
     'EFI disk on an SEV-SNP guest': ('R-config-182',),
+    "format= other than the volume's": ('R-config-184',),
 }
 
 

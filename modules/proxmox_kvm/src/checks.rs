@@ -111,7 +111,7 @@ impl<'a> Checks<'a> {
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {
-                self.preflight.volname(file, &option)?; // check_volume_access parses names first (§57.1)
+                self.preflight.existing_drive(key, value, &option)?; // its name (§57.1), its format= (§63.4)
                 if Volume::parse(file).is_some_and(|v| !matches!(v.kind, VolumeKind::Image | VolumeKind::CloudInit))
                     && matches!(content_and_owner(file).0, "iso" | "images")
                 {

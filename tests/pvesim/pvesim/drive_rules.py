@@ -5,7 +5,7 @@ Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm `$check_drive_param` (the new-di
 `pre-enrolled-keys` of an `efidisk0`, `version` of a `tpmstate0`), `$check_storage_access` (a source of content
 `images` or `import`; an OVA's disk extracted onto a storage that takes images and is file based), `create_disks` with `$import_from_volid` (no cloud-init disk as a source, inside the eval that
 prefixes `cannot import from '<source>' - `; an SEV-SNP guest's new `efidisk0`), `prohibit_tpm_version_change` (from
-`update_vm_api`, against the applied drive); src/PVE/QemuServer/Drive.pm `drive_is_cloudinit`, `NEW_DISK_RE`;
+`update_vm_api`, against the applied drive), an existing volume's `format=` (`create_disks`); src/PVE/QemuServer/Drive.pm `drive_is_cloudinit`, `NEW_DISK_RE`;
 src/PVE/QemuServer/CPUConfig.pm `get_cvm_type`.
 """
 
@@ -73,6 +73,15 @@ class DriveRulesMixin:
             old = d.parse_drive(conf['tpmstate0'])
             if old[0] == volume and (old[1].get('version') or 'v1.2') != (props.get('version') or 'v1.2'):
                 raise die('cannot change TPM state version after creation')
+        fmt = props.get('format')
+        if fmt and volume and ':' in volume and not volume.startswith('/') and not NEW_DISK.match(volume) \
+                and not CLOUDINIT.search(volume) and volume.partition(':')[0] in self.storages:
+            # create_disks, an existing volume: `format=` must be checked_parse_volname's format
+            sid, _, name = volume.partition(':')
+            vtype, _owner, own = self._parse_volname(self.storages[sid], name)
+            if vtype == 'images' and own != fmt:
+                raise die("drive '{0}' - volume '{1}' - 'format={2}' option different from storage format '{3}'"
+                          .format(key, volume, fmt, own))
         sev = str(conf.get('amd-sev') or '')
         sev_type = dict(p.split('=', 1) if '=' in p else ('type', p) for p in sev.split(',') if p).get('type')
         if key == 'efidisk0' and sev_type == 'snp' and NEW_DISK.match(volume or '') and not source:

@@ -52,3 +52,12 @@ def test_a_tpm_state_keeps_its_version_and_an_snp_guest_takes_no_new_efi_disk(si
     status = run(sim, 'POST', Q + '/331/config', {'efidisk0': 'local-lvm:1,efitype=4m'})
     assert 'SEV-SNP uses consolidated read-only firmware and does not require an EFI disk' in task_error(status)
     assert 'efidisk0' not in config(sim, 331)
+
+
+def test_an_existing_volume_takes_no_format_but_its_own(sim, tmp_path):
+    # create_disks: `format=` on a drive naming an existing volume must be checked_parse_volname's format
+    seed(sim, tmp_path, [_vm(332, unused0='local-lvm:vm-332-disk-1')])
+    status = run(sim, 'POST', Q + '/332/config', {'scsi1': 'local-lvm:vm-332-disk-1,format=qcow2'})
+    words = "drive 'scsi1' - volume 'local-lvm:vm-332-disk-1' - 'format=qcow2' option different from storage format 'raw'"
+    assert words in task_error(status)
+    assert 'scsi1' not in config(sim, 332)

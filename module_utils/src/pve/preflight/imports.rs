@@ -1,10 +1,10 @@
-//! What a new drive's `import-from` source needs of storage.cfg before the create or config handler copies it: an OVA's disk is extracted onto a storage that takes images and is file based (Qemu.pm `$check_storage_access`, docs/pve-semantics.md §63.3).
+//! What storage.cfg decides of a drive before the create or config handler takes it: an `import-from` OVA disk is extracted onto a storage that takes images and is file based; an existing volume's `format=` is its own (Qemu.pm `$check_storage_access`, `create_disks`; docs/pve-semantics.md §63.3, §63.4).
 
 use super::{refuse, Content, Preflight};
 use crate::error::Result;
 use crate::pve::devices::Disk;
 use crate::pve::storage::is_file_storage;
-use crate::pve::volume::Volume;
+use crate::pve::volume::{Volume, VolumeKind};
 
 /// Whether a source is a disk inside an OVA archive of an import storage (`import/<name>.ova/<disk>`),
 /// which QemuServer/Helpers.pm `needs_extraction` extracts before the copy (pve-storage Plugin.pm
@@ -37,6 +37,36 @@ impl Preflight<'_> {
         }
         let words = "does not support 'images' content type or is not file based.";
         Err(refuse(key, format!("import working storage '{}' {words}", scfg.storage)))
+    }
+}
+
+impl Preflight<'_> {
+    /// A drive `key` = `value` naming an existing volume: its name parses (`Preflight::volname`,
+    /// §57.1), then Qemu.pm `create_disks` (and Blockdev.pm `generate_format_blockdev` at each
+    /// start) wants a `format=` to be the volume's own format (`checked_parse_volname`: a file
+    /// storage's extension, an LVM volume chain's `.qcow2`, raw on the other block storages), else
+    /// `drive '<key>' - volume '<volid>' - 'format=<f>' option different from storage format
+    /// '<g>'`. A storage whose type is not known here is left to PVE.
+    pub fn existing_drive(&self, key: &str, value: &str, option: &str) -> Result<()> {
+        let Some(file) = Disk::parse(key, value).and_then(|d| d.volume) else { return Ok(()) };
+        self.volname(&file, option)?;
+        let explicit = value.split(',').find_map(|p| p.strip_prefix("format="));
+        let Some((explicit, volume)) = explicit.zip(Volume::parse(&file)) else { return Ok(()) };
+        if volume.kind != VolumeKind::Image {
+            return Ok(());
+        }
+        let storages = self.storages()?;
+        let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
+        let format = match scfg.plugintype.as_str() {
+            t if is_file_storage(t) || t == "lvm" => volume.format(),
+            "lvmthin" | "zfspool" | "rbd" => "raw",
+            _ => return Ok(()),
+        };
+        if explicit == format {
+            return Ok(());
+        }
+        let words = format!("'format={explicit}' option different from storage format '{format}'");
+        Err(refuse(option, format!("drive '{key}' - volume '{file}' - {words}")))
     }
 }
 
