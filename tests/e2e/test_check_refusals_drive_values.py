@@ -1,13 +1,13 @@
 """Check versus real, issue 32: drive values the create and config handlers refuse beyond the schema (docs/pve-semantics.md §63).
 
-Census rows (docs/refusals.md) R-config-180 to R-config-182 and R-config-184, split out of R-config-90. Each row runs the same play
+Census rows (docs/refusals.md) R-config-180 to R-config-182, R-config-184 and R-config-185, split out of R-config-90. Each row runs the same play
 with `--check --diff` and for real, from the same pvesim state, and the two must agree task by task
 (test_check_vs_real.py's `run_batch` and `compare_row`); every row is a refusal, so nothing may be written. The
 module decides each before any write from the task's values and the VM's applied config. pvesim follows PVE in each
 (tests/pvesim/tests/test_drive_rules.py): qemu-server Qemu.pm `$check_drive_param` (an `import-from` drive's syntax
 and required options), `$check_storage_access` (a source of content `images` or `import`), `create_disks` with
 `$import_from_volid` (no cloud-init source; no new EFI disk on an SEV-SNP guest; an existing volume's own format),
-`prohibit_tpm_version_change`.
+`prohibit_tpm_version_change`; AbstractConfig.pm `add_unused_volume` (at most 256 unused volumes).
 """
 
 from test_check_vs_real import _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
@@ -22,6 +22,9 @@ VMS = [
     _vm(742, 'row-742', **{'amd-sev': 'type=snp', 'bios': 'ovmf'}),
     _vm(743, 'row-743', tpmstate0='local-lvm:vm-743-disk-1,size=4M'),
     _vm(744, 'row-744', unused0='local-lvm:vm-744-disk-1'),
+    # every unusedN taken (AbstractConfig.pm: 256 at most)
+    _vm(745, 'row-745', scsi1='local-lvm:vm-745-disk-1,size=1G',
+        **dict(('unused%d' % n, 'local-lvm:vm-745-disk-%d' % (n + 2)) for n in range(256))),
 ]
 
 ROWS = [
@@ -53,6 +56,8 @@ ROWS = [
                                                scsi={'scsi1': 'local-lvm:vm-744-disk-1,format=qcow2'}),
         real_failure="drive 'scsi1' - volume 'local-lvm:vm-744-disk-1' - 'format=qcow2' option different from storage "
                      "format 'raw'"),
+    one('detached with every unused slot taken', disk(vmid=745, disk='scsi1', state='detached'),
+        real_failure='Too many unused volumes - please delete them first.'),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -68,6 +73,7 @@ CENSUS = {
     'TPM state version set where none was': ('R-config-182',),
     'EFI disk on an SEV-SNP guest': ('R-config-182',),
     "format= other than the volume's": ('R-config-184',),
+    'detached with every unused slot taken': ('R-config-185',),
 }
 
 

@@ -281,7 +281,7 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
             if let (Some(old), Some(new_file)) = (applied.as_ref(), desired.get("file")) {
                 if old.get("file") != Some(new_file) {
                     if let Some(vol) = becomes_unused(old, vmid) {
-                        unused = add_unused(&mut after, &vol);
+                        unused = add_unused(&mut after, &vol)?;
                     }
                 }
             }
@@ -374,7 +374,7 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
     if !pending {
         if let Some(old) = &applied {
             if let Some(vol) = becomes_unused(old, vmid) {
-                unused = add_unused(&mut after, &vol);
+                unused = add_unused(&mut after, &vol)?;
             }
         }
     }
@@ -423,7 +423,7 @@ fn plan_remove(params: &Params, facts: &Facts, current: Option<PropertyString>, 
             .transpose()?
             .and_then(|d| becomes_unused(&d, vmid))
         {
-            unused = add_unused(&mut after, &vol);
+            unused = add_unused(&mut after, &vol)?;
         }
     }
     Ok(Plan {

@@ -61,3 +61,13 @@ def test_an_existing_volume_takes_no_format_but_its_own(sim, tmp_path):
     words = "drive 'scsi1' - volume 'local-lvm:vm-332-disk-1' - 'format=qcow2' option different from storage format 'raw'"
     assert words in task_error(status)
     assert 'scsi1' not in config(sim, 332)
+
+
+def test_a_drive_is_not_detached_when_every_unused_slot_is_taken(sim, tmp_path):
+    # pve-guest-common AbstractConfig.pm add_unused_volume: unused0 to unused255, then it dies
+    unused = dict(('unused%d' % n, 'local-lvm:vm-333-disk-%d' % (n + 2)) for n in range(256))
+    seed(sim, tmp_path, [_vm(333, scsi1='local-lvm:vm-333-disk-1,size=1G', **unused)])
+    err = error_of(sim.api, 'PUT', Q + '/333/config', {'delete': 'scsi1'})
+    assert 'Too many unused volumes - please delete them first.' in str(err.message) + str(err.errors)
+    # vmconfig_apply_pending: the error is the option's; the drive stays, its delete pending
+    assert config(sim, 333, current=True)['scsi1'].startswith('local-lvm:vm-333-disk-1')

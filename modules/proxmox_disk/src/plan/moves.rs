@@ -62,7 +62,7 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
     }
     let value = moved.to_string();
     let mut after = facts.config.with_change(disk, Some(&value), facts.config.is_pending(disk));
-    let unused = if params.delete_moved { None } else { add_unused(&mut after, &volume) };
+    let unused = if params.delete_moved { None } else { add_unused(&mut after, &volume)? };
     Ok(Plan {
         action: Action::Move(form),
         msg: format!("Disk {disk} moved from VM {vmid} storage {source_storage}"),

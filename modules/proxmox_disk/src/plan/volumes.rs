@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use module_utils::check::unknown::KNOWN_AFTER_APPLY;
+use module_utils::error::{Error, Result};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::parse_new_disk;
 use module_utils::pve::propstring::PropertyString;
@@ -87,13 +88,13 @@ pub fn on_template(config: &VmConfig, storages: &[StorageConfig], volume: String
     volume.replacen(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"), 1)
 }
 
-/// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`).
-pub(super) fn next_unused(config: &VmConfig) -> String {
+/// The lowest free `unusedN` of a config (AbstractConfig.pm `add_unused_volume`): `None` when
+/// all 256 are taken.
+pub(super) fn next_unused(config: &VmConfig) -> Option<String> {
     let effective = config.effective();
-    let n = (0..256)
+    (0..256)
         .find(|n| !effective.contains_key(&format!("unused{n}")) && !config.current.contains_key(&format!("unused{n}")))
-        .unwrap_or(255);
-    format!("unused{n}")
+        .map(|n| format!("unused{n}"))
 }
 
 /// Whether PVE registers this drive's volume as `unusedN` when it leaves the drive: only a
@@ -108,14 +109,16 @@ pub(super) fn becomes_unused(drive: &PropertyString, vmid: u64) -> Option<String
     (parsed.owner == Some(vmid) && parsed.kind != VolumeKind::CloudInit).then(|| volume.to_string())
 }
 
-/// Add `volume` as an unused entry of `config` (if not listed already); returns the key.
-pub(super) fn add_unused(config: &mut VmConfig, volume: &str) -> Option<String> {
+/// Add `volume` as an unused entry of `config` (if not listed already); returns the key. With
+/// every `unusedN` taken PVE refuses the write that would leave the volume unused
+/// (AbstractConfig.pm `add_unused_volume`, docs/pve-semantics.md §63.5).
+pub(super) fn add_unused(config: &mut VmConfig, volume: &str) -> Result<Option<String>> {
     if config.effective().iter().any(|(k, v)| k.starts_with("unused") && v == volume) {
-        return None;
+        return Ok(None);
     }
-    let key = next_unused(config);
+    let key = next_unused(config).ok_or_else(|| Error::failed("Too many unused volumes - please delete them first."))?;
     config.current.insert(key.clone(), volume.to_string());
-    Some(key)
+    Ok(Some(key))
 }
 
 /// The size text PVE allocates from `STORAGE:N` (N GiB, fractions allowed).
