@@ -10,7 +10,11 @@ and required options), `$check_storage_access` (a source of content `images` or 
 `prohibit_tpm_version_change`; AbstractConfig.pm `add_unused_volume` (at most 256 unused volumes).
 """
 
-from test_check_vs_real import _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
+import copy
+import json
+import os
+
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 BASE = 'vmdata:9000/base-9000-disk-0.qcow2'
 CLOUDINIT = 'vmdata:9000/vm-9000-cloudinit.qcow2'
@@ -25,7 +29,9 @@ VMS = [
     # every unusedN taken (AbstractConfig.pm: 256 at most)
     _vm(745, 'row-745', scsi1='local-lvm:vm-745-disk-1,size=1G',
         **dict(('unused%d' % n, 'local-lvm:vm-745-disk-%d' % (n + 2)) for n in range(256))),
+    dict(_vm(750, 'row-750', scsi0='shared:750/vm-750-disk-0.qcow2,size=4G'), node='pve2'),
 ]
+OWNED = 'shared:750/vm-750-disk-0.qcow2'
 
 ROWS = [
     one('import-from without the new-disk syntax', kvm(node='pve1', vmid=740, update=True,
@@ -56,6 +62,9 @@ ROWS = [
                                                scsi={'scsi1': 'local-lvm:vm-744-disk-1,format=qcow2'}),
         real_failure="drive 'scsi1' - volume 'local-lvm:vm-744-disk-1' - 'format=qcow2' option different from storage "
                      "format 'raw'"),
+    one("import-from a disk whose VM is on another node", disk(vmid=740, disk='scsi5', storage='local-lvm',
+                                                              import_from=OWNED),
+        real_failure="cannot import from '%s' - owner VM 750 not on local node" % OWNED),
     one('detached with every unused slot taken', disk(vmid=745, disk='scsi1', state='detached'),
         real_failure='Too many unused volumes - please delete them first.'),
 ]
@@ -69,6 +78,7 @@ CENSUS = {
     'import-from a cloud-init disk': ('R-config-181',),
     "an OVA's disk extracted onto a storage without images": ('R-config-181',),
     "an OVA's disk in a drive value": ('R-config-181',),
+    'import-from a disk whose VM is on another node': ('R-config-181',),
     'TPM state version changed': ('R-config-182',),
     'TPM state version set where none was': ('R-config-182',),
     'EFI disk on an SEV-SNP guest': ('R-config-182',),
@@ -77,7 +87,14 @@ CENSUS = {
 }
 
 
+def _storages():
+    with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
+        storages = copy.deepcopy(json.load(f)['storages'])
+    storages['shared'] = {'type': 'nfs', 'path': '/mnt/pve/shared', 'content': 'images', 'shared': 1}
+    return storages
+
+
 def test_check_run_predicts_refusals_of_drive_values(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'drive-values', VMS)
+    seed = write_seed(tmp_path, 'drive-values', VMS, storages=_storages())
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
     assert_rows_agree(summary, 'check-versus-real (issue 32, drive values)', ROWS, problems)

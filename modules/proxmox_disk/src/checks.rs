@@ -134,7 +134,7 @@ pub fn guard(
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => {
-                    preflight.import_source(disk, source)?; // an OVA's disk is extracted first (§63.3)
+                    preflight.import_source(node, disk, source)?; // an OVA's disk, the source's owner (§63.3)
                     preflight.volume(node, source, "import_from")
                 }
                 None => Ok(()),

@@ -3,7 +3,8 @@ options and source, a TPM state's version change, an EFI disk on an SEV-SNP gues
 
 Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm `$check_drive_param` (the new-disk syntax with size 0, `efitype` and
 `pre-enrolled-keys` of an `efidisk0`, `version` of a `tpmstate0`), `$check_storage_access` (a source of content
-`images` or `import`; an OVA's disk extracted onto a storage that takes images and is file based), `create_disks` with `$import_from_volid` (no cloud-init disk as a source, inside the eval that
+`images` or `import`; an OVA's disk extracted onto a storage that takes images and is file based), `create_disks` with `$import_from_volid` (no cloud-init disk as a source, no image whose owner VM is on another
+node, inside the eval that
 prefixes `cannot import from '<source>' - `; an SEV-SNP guest's new `efidisk0`), `prohibit_tpm_version_change` (from
 `update_vm_api`, against the applied drive), an existing volume's `format=` (`create_disks`); src/PVE/QemuServer/Drive.pm `drive_is_cloudinit`, `NEW_DISK_RE`;
 src/PVE/QemuServer/CPUConfig.pm `get_cvm_type`.
@@ -69,6 +70,10 @@ class DriveRulesMixin:
         if source and NEW_DISK.match(volume or '') and CLOUDINIT.search(source) and self._qm_volume(source):
             # volume_size_info first: a missing source is that error (volumes.py)
             raise die("cannot import from '{0}' - cannot import from cloudinit disk".format(source))
+        owner = d.volume_owner(source) if source and NEW_DISK.match(volume or '') else None
+        if owner is not None and self.vm(owner) is not None and vm is not None and self.vm(owner).node != vm.node:
+            # $import_from_volid: the source's owner VM must have its config on this node
+            raise die("cannot import from '{0}' - owner VM {1} not on local node".format(source, owner))
         if key == 'tpmstate0' and conf.get('lock') != 'create' and conf.get('tpmstate0'):
             old = d.parse_drive(conf['tpmstate0'])
             if old[0] == volume and (old[1].get('version') or 'v1.2') != (props.get('version') or 'v1.2'):

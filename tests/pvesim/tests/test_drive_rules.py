@@ -71,3 +71,13 @@ def test_a_drive_is_not_detached_when_every_unused_slot_is_taken(sim, tmp_path):
     assert 'Too many unused volumes - please delete them first.' in str(err.message) + str(err.errors)
     # vmconfig_apply_pending: the error is the option's; the drive stays, its delete pending
     assert config(sim, 333, current=True)['scsi1'].startswith('local-lvm:vm-333-disk-1')
+
+
+def test_an_image_is_imported_only_on_the_node_of_its_owner_vm(sim, tmp_path):
+    # $import_from_volid: `assert_config_exists_on_node($src_vmid)` fails: "owner VM <n> not on local node",
+    # inside create_disks' eval ("cannot import from '<source>' - ")
+    seed(sim, tmp_path, [dict(_vm(334, scsi0='isos:334/vm-334-disk-0.qcow2,size=1G'), node='pve2')])
+    source = 'isos:334/vm-334-disk-0.qcow2'
+    status = run(sim, 'POST', Q + '/100/config', {'scsi1': 'local-lvm:0,import-from=' + source})
+    assert "cannot import from '{0}' - owner VM 334 not on local node".format(source) in task_error(status)
+    assert 'scsi1' not in config(sim, 100)

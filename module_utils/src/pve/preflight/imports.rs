@@ -3,8 +3,9 @@
 use super::{refuse, Content, Preflight};
 use crate::error::Result;
 use crate::pve::devices::Disk;
+use crate::pve::resources::cluster_vms;
 use crate::pve::storage::is_file_storage;
-use crate::pve::volume::{Volume, VolumeKind};
+use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// Whether a source is a disk inside an OVA archive of an import storage (`import/<name>.ova/<disk>`),
 /// which QemuServer/Helpers.pm `needs_extraction` extracts before the copy (pve-storage Plugin.pm
@@ -19,16 +20,24 @@ impl Preflight<'_> {
     pub fn new_drive(&self, node: &str, sid: &str, disk: &Disk, option: &str) -> Result<()> {
         self.storage(node, sid, Content::Images, option)?;
         match disk.other.get("import-from") {
-            Some(source) => self.import_source(&disk.key, source),
+            Some(source) => self.import_source(node, &disk.key, source),
             None => Ok(()),
         }
     }
 
-    /// Qemu.pm `$check_storage_access` on a drive `key` importing `source`: a disk inside an OVA
-    /// is extracted first, onto `import-working-storage` (the modules never send it) or else the
-    /// source's own storage, which must take images and be file based, else a parameter error
-    /// on the drive's key. A storage this user cannot see is left to PVE.
-    pub fn import_source(&self, key: &str, source: &str) -> Result<()> {
+    /// Qemu.pm `$check_storage_access` on a drive `key` importing `source` on `node`: a disk inside
+    /// an OVA is extracted first, onto `import-working-storage` (the modules never send it) or else
+    /// the source's own storage, which must take images and be file based, else a parameter error
+    /// on the drive's key (a storage this user cannot see is left to PVE). Then `create_disks`'
+    /// `$import_from_volid`: an image whose owner VM is in the cluster (`/cluster/resources`, read
+    /// only then) must be on `node`, else `owner VM <n> not on local node` (§63.3).
+    pub fn import_source(&self, node: &str, key: &str, source: &str) -> Result<()> {
+        if let Some(owner) = Volume::parse(source).and(content_and_owner(source).1) {
+            if cluster_vms(self.api)?.iter().any(|vm| vm.vmid == owner && vm.node != node) {
+                let words = format!("cannot import from '{source}' - owner VM {owner} not on local node");
+                return Err(refuse(key, words));
+            }
+        }
         let Some(volume) = Volume::parse(source).filter(|v| in_ova(v.volname)) else { return Ok(()) };
         let storages = self.storages()?;
         let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
