@@ -30,7 +30,7 @@ impl Preflight<'_> {
     /// the source's own storage, which must take images and be file based, else a parameter error
     /// on the drive's key (a storage this user cannot see is left to PVE). Then `create_disks`'
     /// `$import_from_volid`: an image whose owner VM is in the cluster (`/cluster/resources`, read
-    /// only then) must be on `node`, else `owner VM <n> not on local node` (§63.3).
+    /// only then) must be on `node`, else `owner VM <n> not on local node` (§63.6).
     pub fn import_source(&self, node: &str, key: &str, source: &str) -> Result<()> {
         if let Some(owner) = Volume::parse(source).and(content_and_owner(source).1) {
             if cluster_vms(self.api)?.iter().any(|vm| vm.vmid == owner && vm.node != node) {
