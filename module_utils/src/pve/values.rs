@@ -214,9 +214,7 @@ pub fn drives(current: &BTreeMap<String, String>, set: &Form) -> Option<String> 
     });
     let efi = value(set, "efidisk0").filter(|v| opt(v, "import-from").is_none());
     if snp && efi.and_then(file).is_some_and(|f| crate::pve::devices::parse_new_disk(&f).is_some()) {
-        return Some(
-            "efidisk0: SEV-SNP uses consolidated read-only firmware and does not require an EFI disk".into(),
-        );
+        return Some("efidisk0: SEV-SNP uses consolidated read-only firmware and does not require an EFI disk".into());
     }
     None
 }

@@ -11,7 +11,10 @@ use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 /// which QemuServer/Helpers.pm `needs_extraction` extracts before the copy (pve-storage Plugin.pm
 /// `parse_volname`: content `import`, format `ova+<fmt>`).
 pub fn in_ova(volname: &str) -> bool {
-    volname.strip_prefix("import/").and_then(|r| r.split_once(".ova/")).is_some_and(|(a, d)| !a.is_empty() && !d.is_empty())
+    volname
+        .strip_prefix("import/")
+        .and_then(|r| r.split_once(".ova/"))
+        .is_some_and(|(a, d)| !a.is_empty() && !d.is_empty())
 }
 
 impl Preflight<'_> {

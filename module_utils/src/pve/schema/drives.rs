@@ -130,12 +130,16 @@ mod tests {
         assert!(!is_cloudinit_volume("local:100/vm-100-mycloudinit.qcow2"));
         assert_eq!(refusal(&[("scsi1", "local-lvm:0,import-from=/mnt/a.qcow2")]), None);
         // the syntax of every drive first, then the sources (PVE's two loops)
-        let both = refusal(&[("scsi1", "local-lvm:0,import-from=local:iso/a.iso"), ("scsi2", "x:1,import-from=y:import/b.raw")]);
+        let both = refusal(&[
+            ("scsi1", "local-lvm:0,import-from=local:iso/a.iso"),
+            ("scsi2", "x:1,import-from=y:import/b.raw"),
+        ]);
         assert_eq!(both.unwrap().0, "scsi2");
-        let form: Form = [("scsi1", "local-lvm:0,import-from=local:iso/a.iso"), ("scsi2", "x:1,import-from=y:import/b.raw")]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let form: Form =
+            [("scsi1", "local-lvm:0,import-from=local:iso/a.iso"), ("scsi2", "x:1,import-from=y:import/b.raw")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         assert_eq!(import_from(&form, true).unwrap_err().0, "scsi1", "a create checks the sources first");
     }
 }

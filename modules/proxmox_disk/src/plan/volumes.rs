@@ -116,7 +116,8 @@ pub(super) fn add_unused(config: &mut VmConfig, volume: &str) -> Result<Option<S
     if config.effective().iter().any(|(k, v)| k.starts_with("unused") && v == volume) {
         return Ok(None);
     }
-    let key = next_unused(config).ok_or_else(|| Error::failed("Too many unused volumes - please delete them first."))?;
+    let key =
+        next_unused(config).ok_or_else(|| Error::failed("Too many unused volumes - please delete them first."))?;
     config.current.insert(key.clone(), volume.to_string());
     Ok(Some(key))
 }
