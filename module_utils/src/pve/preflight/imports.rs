@@ -85,6 +85,29 @@ impl Preflight<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pve::client::testing::ScriptedApi;
+    use crate::pve::request::Method;
+    use serde_json::json;
+
+    fn cluster() -> ScriptedApi {
+        let api = ScriptedApi::default();
+        for _ in 0..3 {
+            // one read per import of an owned image
+            api.answer(Method::Get, "/cluster/resources", Ok(json!([{"vmid": 750, "node": "pve2", "type": "qemu"}])));
+        }
+        api.answer(
+            Method::Get,
+            "/storage",
+            Ok(json!([
+                {"storage": "local", "type": "dir", "content": "iso,import"},
+                {"storage": "work", "type": "dir", "content": "images,import"},
+                {"storage": "local-lvm", "type": "lvmthin", "content": "images"},
+                {"storage": "vmdata", "type": "dir", "content": "images"},
+                {"storage": "shared", "type": "nfs", "content": "images"},
+            ])),
+        );
+        api
+    }
 
     #[test]
     fn a_disk_inside_an_ova_is_extracted() {
@@ -92,5 +115,34 @@ mod tests {
         assert!(!in_ova("import/disk1.qcow2"));
         assert!(!in_ova("import/.ova/disk1.vmdk"));
         assert!(!in_ova("iso/appliance.ova/disk1.vmdk"));
+    }
+
+    #[test]
+    fn an_import_source_needs_a_working_storage_and_its_owner_on_this_node() {
+        let api = cluster();
+        let pf = Preflight::new(&api);
+        let err = pf.import_source("pve1", "scsi1", "local:import/a.ova/d.vmdk").unwrap_err().to_string();
+        let words = "import working storage 'local' does not support 'images' content type or is not file based.";
+        assert_eq!(err, format!("scsi1: {words}"));
+        assert!(pf.import_source("pve1", "scsi1", "work:import/a.ova/d.vmdk").is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "local:import/d.qcow2").is_ok(), "no extraction");
+        let owned = "shared:750/vm-750-disk-0.qcow2";
+        let err = pf.import_source("pve1", "scsi1", owned).unwrap_err().to_string();
+        assert_eq!(err, format!("scsi1: cannot import from '{owned}' - owner VM 750 not on local node"));
+        assert!(pf.import_source("pve2", "scsi1", owned).is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "shared:751/vm-751-disk-0.qcow2").is_ok(), "no such VM");
+    }
+
+    #[test]
+    fn an_existing_volume_takes_its_own_format_only() {
+        let api = cluster();
+        let pf = Preflight::new(&api);
+        let err = pf.existing_drive("scsi1", "local-lvm:vm-100-disk-1,format=qcow2", "scsi.scsi1").unwrap_err();
+        let words = "'format=qcow2' option different from storage format 'raw'";
+        assert_eq!(err.to_string(), format!("scsi.scsi1: drive 'scsi1' - volume 'local-lvm:vm-100-disk-1' - {words}"));
+        assert!(pf.existing_drive("scsi1", "local-lvm:vm-100-disk-1,format=raw", "o").is_ok());
+        assert!(pf.existing_drive("scsi1", "vmdata:100/vm-100-disk-1.qcow2,format=qcow2", "o").is_ok());
+        assert!(pf.existing_drive("scsi1", "vmdata:100/vm-100-disk-1.qcow2,format=raw", "o").is_err());
+        assert!(pf.existing_drive("scsi1", "vmdata:100/vm-100-disk-1.qcow2", "o").is_ok(), "no format=");
     }
 }
