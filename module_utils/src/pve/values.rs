@@ -176,6 +176,22 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
         .then(|| format!("Both VMs need to be on the same node ({} != {})", source.node, target.node))
 }
 
+/// What a start's CPU check cannot tell when the node's CPU count is hidden (`node_cpus` `None`:
+/// no `Sys.Audit` on `/nodes/<node>`): a VM of more than one vCPU (`sockets` × `cores` of the
+/// config it starts with, pending values applied) may be refused, in PVE's words with the count
+/// known after apply; a one-vCPU VM never is (every node has a CPU).
+pub fn start_unknown(vm: &VmResource, config: &VmConfig, node_cpus: Option<u64>) -> Option<String> {
+    let effective = config.effective();
+    let number = |k: &str| effective.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
+    let vcpus = number("sockets").or_else(|| number("smp")).unwrap_or(1) * number("cores").unwrap_or(1);
+    (node_cpus.is_none() && vcpus > 1).then(|| {
+        format!(
+            "whether VM {} starts is not known: it starts with {vcpus} vCPUs and the CPU count of node {} is shown only with Sys.Audit on /nodes/{}; PVE may refuse it: MAX (known after apply) vcpus allowed per VM on this node",
+            vm.vmid, vm.node, vm.node
+        )
+    })
+}
+
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
 /// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
 /// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s

@@ -191,11 +191,14 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // a start's node CPU count (`None` when not shown), read only for a start
+            // a start's node CPU count, read only for a start; hidden, a warning
             let cpus = match op {
                 Op::Start => self.preflight.nodes()?.iter().find(|n| n.node == vm.node).and_then(|n| n.maxcpu),
                 _ => None,
             };
+            if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, cpus)).flatten() {
+                self.privileges.not_known(what);
+            }
             let values = || values::refusal(op, vm, config, p.purge, cpus);
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
@@ -418,13 +421,10 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
 }
 
 /// What PVE's handler refuses while it writes a config, after its privilege checks: a balloon
-/// above the memory of the config with the write (`pve::values::balloon`, after the lock as in
-/// PVE; a request that sets both is the schema's), a VNC clipboard on a display that cannot take
-/// it (§43), a boot order naming a device the VM will not have (`before`: the config the write
-/// was planned from; docs/pve-semantics.md §34.3). A clone's configuring write is checked before the clone,
-/// against the devices the clone will have: the source's applied config, which `clone_vm`
-/// copies (not its pending part), and what the write sets (§37.2); PVE would refuse it only once
-/// the clone exists.
+/// above the config's memory with the write (`pve::values::balloon`), a VNC clipboard on a display
+/// that cannot take it (§43), a boot order naming a device the VM will not have (`before`, §34.3).
+/// A clone's configuring write is checked before the clone, against the source's applied config,
+/// which `clone_vm` copies, and what the write sets (§37.2).
 pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
     let (body, context, pending) = match write {
         Write::Config { body, context, .. } => (body, context.clone(), true),
