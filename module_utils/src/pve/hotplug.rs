@@ -177,15 +177,15 @@ pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool
             let old = before.unwrap_or("");
             return (old != "0" && after == "0") || (old == "0" && after != "0");
         }
+        // `vmconfig_update_agent`: pending without an agent value or with a false one
+        // (`!$conf->{agent}`), or when an option but `fstrim_cloned_disks` differs, set or unset.
         "agent" => {
-            let strip = |t: &str| {
-                PropertyString::parse_lenient(&AGENT, t).ok().map(|mut p| {
-                    p.remove("fstrim_cloned_disks");
-                    p
-                })
-            };
-            return match (strip(before.unwrap_or("0")), strip(after)) {
-                (Some(a), Some(b)) => !a.semantically_equal(&b),
+            let old = before.unwrap_or("");
+            let parse = |t: &str| PropertyString::parse_lenient(&AGENT, t).ok();
+            return match (parse(old).filter(|_| !matches!(old, "" | "0")), parse(after)) {
+                (Some(a), Some(b)) => {
+                    a.keys().chain(b.keys()).any(|k| k != "fstrim_cloned_disks" && a.differs_as_set(&b, k))
+                }
                 _ => true,
             };
         }
@@ -263,6 +263,10 @@ mod tests {
             (None, "balloon", Some("1024"), "0", true),
             (None, "agent", Some("1"), "1,fstrim_cloned_disks=1", false),
             (None, "agent", Some("0"), "1", true),
+            (None, "agent", Some("0"), "0,fstrim_cloned_disks=1", true),
+            (None, "agent", Some("1"), "enabled=on,fstrim_cloned_disks=1", false),
+            (None, "agent", Some("1"), "1,type=virtio", true),
+            (None, "agent", Some("enabled=0"), "0,fstrim_cloned_disks=1", false),
             (None, "hotplug", None, "network,disk", false),
             (None, "hotplug", None, "network,cpu", true),
             (None, "tablet", Some("1"), "0", false),
