@@ -235,7 +235,7 @@ impl<'a> Checks<'a> {
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, a new VM's pool,
-    /// storages, volumes, bridges, targets, a create's VNC clipboard.
+    /// storages, volumes, bridges, targets, a create's VNC clipboard and vIOMMU (§61).
     fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
         match write {
             Write::Create { node, form, .. } => {
@@ -244,7 +244,8 @@ impl<'a> Checks<'a> {
                     require_guest_pool(self.api, pool)?;
                 }
                 self.config_values(node, form, p.storage.as_deref())?;
-                values::request_clipboard(form).map_or(Ok(()), |words| Err(Error::failed(words)))
+                let words = values::request_clipboard(form).or_else(|| values::command_cpu::request_machine(form));
+                words.map_or(Ok(()), |words| Err(Error::failed(words)))
             }
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
@@ -435,8 +436,8 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
         Some(c) if pending => c.clone(),
         _ => VmConfig::from_current(before.map(|c| c.current.clone()).unwrap_or_default()),
     };
-    if let Some(words) = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body))
-    {
+    let words = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body));
+    if let Some(words) = words.or_else(|| values::command_cpu::request_machine(body)) {
         return Err(Error::failed(words).context(&context));
     }
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
