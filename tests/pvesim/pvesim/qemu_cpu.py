@@ -1,0 +1,107 @@
+"""What QEMU's command line build refuses of a VM's CPU, machine, firmware and memory settings alone: OVMF on a 32-bit
+CPU type, an EFI disk path without a format, CPU hot-plug on aarch64, the vIOMMU machine options (also at create and
+config write), a NUMA node's reversed range, hot-plugged memory's DIMM alignment (docs/pve-semantics.md §61).
+
+Sources: qemu-server 9.2.6 src/PVE/QemuServer.pm `config_to_command` (the order: OVMF, USB, the CPU count,
+`print_cpu_device`, Memory.pm `config`, the clipboard, the NICs, `assert_valid_machine_property`, Virtiofs.pm);
+src/PVE/QemuServer/CPUConfig.pm `get_cpu_bitness` (`$cputypes_32bit`), `print_cpu_device`; src/PVE/QemuServer/OVMF.pm
+`print_ovmf_commandline`, `generate_ovmf_blockdev`; src/PVE/QemuServer/Machine.pm `assert_valid_machine_property`;
+src/PVE/QemuServer/Memory.pm `parse_numa`, `foreach_dimm`, `config`; src/PVE/QemuServer/Helpers.pm
+`parse_number_sets`. pvesim's nodes are x86_64, have no custom CPU models and no hugepages: where PVE would look at
+them, it stops.
+"""
+
+import re
+
+from . import options as o
+from . import qemu_command as qc  # its helpers, used at call time (qemu_command.py imports this module)
+
+CPU_32BIT = ('486', 'pentium', 'pentium2', 'pentium3', 'coreduo', 'athlon', 'kvm32', 'qemu32')
+
+
+def _machine_version(conf):
+    """The pinned machine's version (`pc-i440fx-8.1+pve1`: (8, 1)); None for an unpinned one (the node's QEMU)."""
+    machine = qc._props(conf.get('machine') or '')
+    found = re.search(r'-(\d+)\.(\d+)', machine.get('type', machine.get('', '')))
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def firmware_error(conf):
+    """config_to_command with `bios: ovmf`: CPUConfig.pm get_cpu_bitness (a `cpu` type of $cputypes_32bit on x86_64;
+    the default qemu64 and the built-in x86-64-v* are 64-bit) dies "OVMF (UEFI) BIOS is not supported on 32-bit CPU
+    types"; then OVMF.pm print_ovmf_commandline, unless SEV-SNP or TDX boot with -bios: an efidisk0 that is no volume
+    (parse_volume_id with noerr) and has no `format` dies "efidisk format must be specified"."""
+    if conf.get('bios') != 'ovmf':
+        return None
+    cpu = qc._props(conf.get('cpu') or '')
+    cputype = cpu.get('cputype', cpu.get('')) or 'qemu64'
+    if conf.get('arch', 'x86_64') == 'x86_64' and cputype in CPU_32BIT:
+        return 'OVMF (UEFI) BIOS is not supported on 32-bit CPU types'
+    sev, tdx = qc._props(conf.get('amd-sev') or ''), qc._props(conf.get('intel-tdx') or '')
+    if sev.get('type', sev.get('')) == 'snp' or tdx.get('type', tdx.get('')) == 'tdx':
+        return None
+    efidisk = qc._props(conf.get('efidisk0') or '')
+    path = efidisk.get('file', efidisk.get(''))
+    if path and not re.match(r'^[a-z][a-z0-9\-_.]*[a-z0-9]:.+$', path, re.I) and 'format' not in efidisk:
+        return 'efidisk format must be specified'
+    return None
+
+
+def cpu_hotplug_error(conf):
+    """config_to_command after the CPU count: with `cpu` hot-plug and a machine version from 2.7, print_cpu_device for
+    each vCPU from the second (`vcpus`, else sockets x cores) dies on any arch but x86_64 (without a newline: PVE
+    appends the file and line, which pvesim leaves out)."""
+    maxcpus = int(conf.get('sockets') or conf.get('smp') or 1) * int(conf.get('cores') or 1)
+    vcpus = int(conf.get('vcpus') or maxcpus)
+    version = _machine_version(conf)
+    if (conf.get('arch', 'x86_64') != 'x86_64' and 'cpu' in o.hotplug_features(conf.get('hotplug')) and vcpus >= 2
+            and (version is None or version >= (2, 7))):
+        return 'Hotplug of non x86_64 CPU not yet supported'
+    return None
+
+
+def machine_error(value):
+    """Machine.pm assert_valid_machine_property: Intel's vIOMMU needs a q35 type and an aw-bits of 39 or 48; aw-bits
+    needs a vIOMMU."""
+    props = qc._props(value or '')
+    viommu, aw = props.get('viommu'), props.get('aw-bits')
+    if viommu == 'intel':
+        if 'q35' not in (props.get('type') or props.get('') or ''):
+            return 'to use Intel vIOMMU please set the machine type to q35'
+        if aw and float(aw) not in (39, 48):
+            return 'Intel vIOMMU supports only 39 or 48 bits as address width'
+    if aw and not viommu:
+        return 'cannot set aw-bits if no vIOMMU is configured'
+    return None
+
+
+def numa_range_error(node):
+    """Memory.pm parse_numa, Helpers.pm parse_number_sets on `cpus`, then `hostnodes`: die "invalid range: $part ($2 <
+    $1)" for a range whose end is below its start."""
+    props = qc._props(node)
+    for key in ('cpus', 'hostnodes'):
+        for part in (props.get(key) or '').split(';'):
+            found = re.fullmatch(r'\s*(\d+)-(\d+)\s*', part)
+            if found and int(found.group(2)) < int(found.group(1)):
+                return 'invalid range: {0} ({1} < {2})'.format(part, found.group(2), found.group(1))
+    return None
+
+
+def dimm_error(conf):
+    """Memory.pm config with memory hot-plug, last: foreach_dimm adds DIMMs to the static 1024 MiB (32 of 512 MiB,
+    then 32 of each double size) until the memory is reached; the one that goes past it dies "memory size ($memory)
+    must be aligned to $dimm_size for hotplugging". pvesim has no hugepages; its nodes' address bits allow more
+    memory than any seed gives."""
+    if 'memory' not in o.hotplug_features(conf.get('hotplug')) or qc._set(conf.get('hugepages')):
+        return None
+    memory = o.current_memory(conf.get('memory'))
+    current, size = 1024, 512
+    for _ in range(8):
+        for _ in range(32):
+            if current >= memory:
+                return None
+            current += size
+            if current > memory:
+                return 'memory size ({0}) must be aligned to {1} for hotplugging'.format(memory, size)
+        size *= 2
+    return None

@@ -1,0 +1,65 @@
+"""Start refusals of a VM's CPU, machine, firmware and memory settings decided by the config alone (docs/pve-semantics.md
+§61), as pvesim/qemu_cpu.py follows them: qemu-server 9.2.6 src/PVE/QemuServer.pm `config_to_command` (in its
+order), src/PVE/QemuServer/CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit type) and `print_cpu_device` (CPU hot-plug
+off x86_64), src/PVE/QemuServer/OVMF.pm `print_ovmf_commandline` (an EFI disk path without a format),
+src/PVE/QemuServer/Machine.pm `assert_valid_machine_property` (vIOMMU; also src/PVE/API2/Qemu.pm `create_vm` in its
+task and `update_vm_api` when its loop reaches `machine`), src/PVE/QemuServer/Memory.pm `parse_numa` with
+src/PVE/QemuServer/Helpers.pm `parse_number_sets` (a reversed range) and `foreach_dimm` (DIMM alignment)."""
+
+from test_values import _vm, seed, task_error
+
+from conftest import Q, config, error_of, run
+
+Q35 = 'to use Intel vIOMMU please set the machine type to q35'
+
+
+def test_a_start_is_refused_for_cpu_machine_firmware_and_memory_settings(sim, tmp_path):
+    seed(sim, tmp_path, [
+        _vm(360, bios='ovmf', cpu='kvm32'),
+        # OVMF comes before USB and the CPU count
+        _vm(361, bios='ovmf', cpu='cputype=qemu32', ostype='other', usb5='spice', sockets=64),
+        _vm(362, bios='ovmf', cpu='x86-64-v2-AES'),
+        _vm(363, bios='ovmf', efidisk0='/dev/disk/by-id/efi,efitype=4m'),
+        _vm(364, bios='ovmf', efidisk0='/dev/disk/by-id/efi,format=raw'),
+        _vm(365, arch='aarch64', hotplug='cpu,disk', cores=2),
+        _vm(366, arch='aarch64', hotplug='cpu,disk', cores=2, vcpus=1),
+        _vm(367, machine='pc,viommu=intel'),
+        _vm(368, machine='q35,viommu=intel,aw-bits=40'),
+        _vm(369, machine='q35,aw-bits=40'),
+        _vm(370, machine='q35,viommu=intel,aw-bits=48'),
+        _vm(371, numa=1, numa0='cpus=1-0,memory=1024'),
+        _vm(372, hotplug='memory', numa=1, memory='1500'),
+        _vm(373, hotplug='memory', numa=1, memory='17920'),
+        _vm(374, hotplug='memory', numa=1, memory='17408'),
+        # the vIOMMU comes after the clipboard
+        _vm(375, machine='pc,viommu=intel', vga='serial0,clipboard=vnc'),
+    ])
+    refused = {
+        360: 'OVMF (UEFI) BIOS is not supported on 32-bit CPU types',
+        361: 'OVMF (UEFI) BIOS is not supported on 32-bit CPU types',
+        363: 'efidisk format must be specified',
+        365: 'Hotplug of non x86_64 CPU not yet supported',
+        367: Q35,
+        368: 'Intel vIOMMU supports only 39 or 48 bits as address width',
+        369: 'cannot set aw-bits if no vIOMMU is configured',
+        371: 'invalid range: 1-0 (0 < 1)',
+        372: 'memory size (1500) must be aligned to 512 for hotplugging',
+        373: 'memory size (17920) must be aligned to 1024 for hotplugging',
+        375: 'vga type serial0 is not compatible with VNC clipboard',
+    }
+    for vmid, words in refused.items():
+        assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
+    for vmid in (362, 364, 366, 370, 374):
+        assert run(sim, 'POST', Q + '/%d/status/start' % vmid)['exitstatus'] == 'OK', vmid
+
+
+def test_the_viommu_options_are_checked_on_create_and_config_write(sim):
+    # create_vm: in the task (check_and_pin_machine_string, after the clipboard), the disks freed again
+    status = run(sim, 'POST', Q, {'vmid': 376, 'machine': 'pc,viommu=intel', 'scsi0': 'local-lvm:1'})
+    assert task_error(status) == 'unable to create VM 376 - ' + Q35
+    assert not any('vm-376-' in v['volid'] for v in sim.api('GET', '/nodes/pve1/storage/local-lvm/content'))
+    # update_vm_api: a 500 when its loop reaches `machine`; valid options are written
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'machine': 'q35,aw-bits=40'})
+    assert 'cannot set aw-bits if no vIOMMU is configured' in err.message
+    sim.api('PUT', Q + '/100/config', {'machine': 'q35,viommu=intel,aw-bits=39'})
+    assert 'viommu=intel' in config(sim, 100).get('machine', '')
