@@ -81,6 +81,16 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 /// CPU hot-plug, DIMM alignment and the vIOMMU options (`command_cpu`, §61) in their places.
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
+    start_with(config, node_cpus, None)
+}
+
+/// `start` with the CPU models the node lists for the VM's architecture, when read
+/// (`Preflight::start_facts`): a `cpu` type they lack is refused after CPU hot-plug (§61).
+pub fn start_with(
+    config: &BTreeMap<String, String>,
+    node_cpus: Option<u64>,
+    models: Option<&[String]>,
+) -> Option<String> {
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
@@ -90,7 +100,8 @@ pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Optio
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
         return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
     }
-    if let Some(words) = command_cpu::cpu_hotplug(config, sockets * cores).or_else(|| memory(config, sockets)) {
+    let cpu = || command_cpu::cpu_hotplug(config, sockets * cores).or_else(|| command_cpu::cpu_model(config, models));
+    if let Some(words) = cpu().or_else(|| memory(config, sockets)) {
         return Some(words);
     }
     let hotplug = hotplug_memory(config.get("hotplug").map(String::as_str));
@@ -178,11 +189,18 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
 
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
 /// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
-/// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s
+/// its node's CPU count and `models` its QEMU's CPU models when known), a removal without `purge`, a hibernation (`config`'s
 /// applied values).
-pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpus: Option<u64>) -> Option<String> {
+pub fn refusal(
+    op: Op,
+    vm: &VmResource,
+    config: &VmConfig,
+    purge: bool,
+    node_cpus: Option<u64>,
+    models: Option<&[String]>,
+) -> Option<String> {
     match op {
-        Op::Start => start(&config.effective(), node_cpus),
+        Op::Start => start_with(&config.effective(), node_cpus, models),
         Op::Destroy => destroy(vm, purge),
         Op::Suspend { to_disk: true } => hibernate(vm, &config.current),
         _ => None,

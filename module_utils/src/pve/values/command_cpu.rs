@@ -74,6 +74,30 @@ pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<St
         .then(|| "Hotplug of non x86_64 CPU not yet supported".into())
 }
 
+/// The VM's architecture and the `cpu` type CPUConfig.pm `get_cpu_options` looks up, when only
+/// the node's model list tells whether its QEMU has it: not without a `cpu`, not a custom model
+/// (its reported model is in cpu-models.conf), not x86_64's built-in `x86-64-v*` and generic
+/// types. `Icelake-Client` stands for `Icelake-Server` (`$depreacated_cpu_map`).
+pub fn model_to_check(config: &BTreeMap<String, String>) -> Option<(&str, &str)> {
+    let cputype = match set(config, "cpu").and_then(|c| prop(c, "cputype", Some("cputype")))? {
+        "Icelake-Client" => "Icelake-Server",
+        "Icelake-Client-noTSX" => "Icelake-Server-noTSX",
+        t => t,
+    };
+    let generic = cputype.starts_with("x86-64-v") || ["kvm64", "qemu64", "host", "max"].contains(&cputype);
+    let arch = arch(config);
+    (!cputype.starts_with("custom-") && !(arch == "x86_64" && generic)).then_some((arch, cputype))
+}
+
+/// `get_cpu_options` (after CPU hot-plug, before the memory): the type must be one of the
+/// models the node lists for the VM's architecture (`models`, `None` when not read).
+pub fn cpu_model(config: &BTreeMap<String, String>, models: Option<&[String]>) -> Option<String> {
+    let (arch, cputype) = model_to_check(config)?;
+    let models = models.filter(|m| !m.is_empty())?;
+    (!models.iter().any(|m| m == cputype))
+        .then(|| format!("CPU model '{cputype}' does not exist for configured vCPU architecture '{arch}'"))
+}
+
 /// Machine.pm `assert_valid_machine_property` on a `machine` value: Intel's vIOMMU needs a q35
 /// type and an `aw-bits` of 39 or 48; `aw-bits` needs a vIOMMU. Checked by `create_vm` (in its
 /// task, after the VNC clipboard), by `update_vm_api` when it reaches `machine`, and by

@@ -1,7 +1,7 @@
 //! The CPU, machine, firmware and memory rules of a start as tables: the config PVE refuses or takes, and PVE's words (docs/pve-semantics.md §61).
 
 use super::*;
-use crate::pve::values::start;
+use crate::pve::values::{start, start_with};
 
 fn conf(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -105,4 +105,31 @@ fn a_start_meets_them_in_config_to_command_s_order() {
     assert_eq!(start(&c, None).as_deref(), Some("invalid range: 1-0 (0 < 1)"));
     let c = conf(&[("hotplug", "memory"), ("numa", "1"), ("memory", "2000")]);
     assert_eq!(start(&c, None).as_deref(), Some("memory size (2000) must be aligned to 512 for hotplugging"));
+}
+
+#[test]
+fn a_cpu_model_is_looked_up_in_the_list_of_the_vm_s_architecture() {
+    let x86: Vec<String> =
+        ["kvm64", "qemu64", "host", "Skylake-Server", "Icelake-Server", "x86-64-v2-AES"].map(String::from).to_vec();
+    let arm: Vec<String> = ["cortex-a57", "max"].map(String::from).to_vec();
+    // the generic and built-in x86_64 types, custom models and no `cpu` need no list
+    for c in [conf(&[("cpu", "host")]), conf(&[("cpu", "x86-64-v3")]), conf(&[("cpu", "custom-mine")]), conf(&[])] {
+        assert_eq!(model_to_check(&c), None, "{c:?}");
+    }
+    let words =
+        |m: &str, a: &str| Some(format!("CPU model '{m}' does not exist for configured vCPU architecture '{a}'"));
+    assert_eq!(cpu_model(&conf(&[("cpu", "cortex-a57")]), Some(&x86)), words("cortex-a57", "x86_64"));
+    assert_eq!(cpu_model(&conf(&[("cpu", "cputype=Skylake-Server,flags=+aes")]), Some(&x86)), None);
+    // the deprecated client type stands for the server one
+    assert_eq!(cpu_model(&conf(&[("cpu", "Icelake-Client")]), Some(&x86)), None);
+    let arm_vm = |cpu: &str| conf(&[("arch", "aarch64"), ("cpu", cpu)]);
+    assert_eq!(cpu_model(&arm_vm("x86-64-v2-AES"), Some(&arm)), words("x86-64-v2-AES", "aarch64"));
+    assert_eq!(cpu_model(&arm_vm("host"), Some(&arm)), words("host", "aarch64"));
+    assert_eq!(cpu_model(&arm_vm("cortex-a57"), Some(&arm)), None);
+    // not read, or nothing listed: not decided
+    assert_eq!(cpu_model(&conf(&[("cpu", "cortex-a57")]), None), None);
+    assert_eq!(cpu_model(&conf(&[("cpu", "cortex-a57")]), Some(&[])), None);
+    // after CPU hot-plug, before the memory
+    let c = conf(&[("cpu", "cortex-a57"), ("hotplug", "memory"), ("memory", "1500")]);
+    assert_eq!(start_with(&c, None, Some(&x86)), words("cortex-a57", "x86_64"));
 }
