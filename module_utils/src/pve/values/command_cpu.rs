@@ -84,9 +84,10 @@ pub fn model_to_check(config: &BTreeMap<String, String>) -> Option<(&str, &str)>
         "Icelake-Client-noTSX" => "Icelake-Server-noTSX",
         t => t,
     };
-    let generic = cputype.starts_with("x86-64-v") || ["kvm64", "qemu64", "host", "max"].contains(&cputype);
     let arch = arch(config);
-    (!cputype.starts_with("custom-") && !(arch == "x86_64" && generic)).then_some((arch, cputype))
+    let known =
+        arch == "x86_64" && (cputype.starts_with("x86-64-v") || ["kvm64", "qemu64", "host", "max"].contains(&cputype));
+    (!known && !cputype.starts_with("custom-")).then_some((arch, cputype))
 }
 
 /// `get_cpu_options` (after CPU hot-plug, before the memory): the type must be one of the
