@@ -1,11 +1,12 @@
 """Check versus real, issue 32 (CPU, machine, firmware, memory): refusals PVE meets when it builds QEMU's command line,
 and the vIOMMU options also when it creates a VM or writes its config, that the config tells before any write.
 
-Census rows (docs/refusals.md) R-power-140 to R-power-145, split out of R-power-90. Each row runs the same play with
-`--check --diff` and for real, from the same pvesim state, and the two must agree task by task (test_check_vs_real.py's
-`run_batch`); every row is a refusal, so the real run writes nothing. pvesim refuses each as PVE does
+Census rows (docs/refusals.md) R-power-140 to R-power-145 and R-power-148, split out of R-power-90. Each row runs the
+same play with `--check --diff` and for real, from the same pvesim state, and the two must agree task by task
+(test_check_vs_real.py's `run_batch`); every row is a refusal, so the real run writes nothing. pvesim refuses each as PVE does
 (tests/pvesim/tests/test_qemu_cpu.py; docs/pve-semantics.md §61): qemu-server QemuServer.pm `config_to_command` with
-CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit CPU type) and `print_cpu_device` (CPU hot-plug off x86_64), OVMF.pm
+CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit CPU type), `print_cpu_device` (CPU hot-plug off x86_64) and
+`get_cpu_options` (a model of another architecture, from API2/Qemu/CPU.pm `index`'s list), OVMF.pm
 `print_ovmf_commandline` (an EFI disk path without a format), Memory.pm `parse_numa` (Helpers.pm `parse_number_sets`)
 and `foreach_dimm`, Machine.pm `assert_valid_machine_property` (also from Qemu.pm `create_vm` and `update_vm_api`);
 the module predicts them in `pve::values::start` and `values::command_cpu::request_machine`.
@@ -15,7 +16,7 @@ from test_check_vs_real import _vm, assert_rows_agree, kvm, one, run_batch, writ
 
 Q35 = 'to use Intel vIOMMU please set the machine type to q35'
 
-# Rows' VMs: 790-797 (stopped, their disks on local-lvm); 794 is created by its row.
+# Rows' VMs: 790-799 (stopped, their disks on local-lvm); 794 is created by its row.
 VMS = [
     _vm(790, 'row-790', bios='ovmf', cpu='kvm32'),
     _vm(791, 'row-791', bios='ovmf', efidisk0='/dev/disk/by-id/efi-791,efitype=4m'),
@@ -24,6 +25,8 @@ VMS = [
     _vm(795, 'row-795', machine='q35'),
     _vm(796, 'row-796', numa=1, numa0='cpus=1-0,memory=1024'),
     _vm(797, 'row-797', hotplug='memory,disk', numa=1, memory='1500'),
+    _vm(798, 'row-798', cpu='cortex-a57'),
+    _vm(799, 'row-799', arch='aarch64', cpu='x86-64-v2-AES'),
 ]
 
 ROWS = [
@@ -42,6 +45,10 @@ ROWS = [
         real_failure='invalid range: 1-0 (0 < 1)'),
     one('hotplug memory not dimm-aligned: start', kvm(node='pve1', vmid=797, state='started'),
         real_failure='memory size (1500) must be aligned to 512 for hotplugging'),
+    one('aarch64 cpu model on x86_64: start', kvm(node='pve1', vmid=798, state='started'),
+        real_failure="CPU model 'cortex-a57' does not exist for configured vCPU architecture 'x86_64'"),
+    one('x86_64 cpu model on aarch64: start', kvm(node='pve1', vmid=799, state='started'),
+        real_failure="CPU model 'x86-64-v2-AES' does not exist for configured vCPU architecture 'aarch64'"),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -55,6 +62,8 @@ CENSUS = {
     'efi disk path without a format: start': ('R-power-143',),
     'numa range reversed: start': ('R-power-144',),
     'cpu hotplug on aarch64: start': ('R-power-145',),
+    'aarch64 cpu model on x86_64: start': ('R-power-148',),
+    'x86_64 cpu model on aarch64: start': ('R-power-148',),
 }
 
 

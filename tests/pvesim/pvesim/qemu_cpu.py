@@ -14,9 +14,17 @@ them, it stops.
 import re
 
 from . import options as o
+from .pve_formats import CPU_MODELS
 from . import qemu_command as qc  # its helpers, used at call time (qemu_command.py imports this module)
 
 CPU_32BIT = ('486', 'pentium', 'pentium2', 'pentium3', 'coreduo', 'athlon', 'kvm32', 'qemu32')
+# CPUConfig.pm initialize_cpu_models' list without QEMU's model files (pve_formats.CPU_MODELS): aarch64's models, `max`
+# in both, `host` only for the host's architecture (pvesim's nodes are x86_64); $builtin_models_by_arch for x86_64.
+ARM = re.compile(r'(cortex-|neoverse-|a64fx)')
+BUILTIN = sorted(m for m in CPU_MODELS if m.startswith('x86-64-v'))
+MODELS = {'aarch64': sorted(m for m in CPU_MODELS if ARM.match(m) or m == 'max'),
+          'x86_64': sorted(m for m in CPU_MODELS if not ARM.match(m) and m not in BUILTIN and m != 'host')}
+VENDOR_AMD = re.compile(r'(athlon|phenom|Opteron|EPYC)')
 
 
 def _machine_version(conf):
@@ -105,3 +113,44 @@ def dimm_error(conf):
                 return 'memory size ({0}) must be aligned to {1} for hotplugging'.format(memory, size)
         size *= 2
     return None
+
+
+def _vendor(model):
+    """initialize_cpu_models' vendors: the generic types `default`, aarch64's `ARM`, AMD's and Intel's."""
+    if model in ('kvm32', 'kvm64', 'qemu32', 'qemu64', 'max', 'host'):
+        return 'default'
+    return 'ARM' if ARM.match(model) else 'AuthenticAMD' if VENDOR_AMD.match(model) else 'GenuineIntel'
+
+
+def cpu_model_error(conf):
+    """CPUConfig.pm get_cpu_options (config_to_command after the CPU count, before Memory.pm config): the `cpu` type
+    (without one get_default_cpu_type: kvm64 or qemu64, on aarch64 host or max, by `kvm`, on by default only for the
+    host's architecture), a built-in one as its reported model (qemu64), `Icelake-Client` as `Icelake-Server`
+    ($depreacated_cpu_map), must be a model of the VM's architecture."""
+    arch = conf.get('arch', 'x86_64')
+    kvm = conf.get('kvm', '1' if arch == 'x86_64' else None) not in (None, '0', 0)
+    cpu = qc._props(conf.get('cpu') or '')
+    cputype = cpu.get('cputype', cpu.get('')) or (('kvm64' if kvm else 'qemu64') if arch == 'x86_64' else
+                                                   ('host' if kvm else 'max'))
+    if arch == 'x86_64' and cputype in BUILTIN:
+        cputype = 'qemu64'
+    cputype = {'Icelake-Client': 'Icelake-Server', 'Icelake-Client-noTSX': 'Icelake-Server-noTSX'}.get(cputype, cputype)
+    if not cputype.startswith('custom-') and cputype not in MODELS[arch] + (['host'] if arch == 'x86_64' else []):
+        return "CPU model '{0}' does not exist for configured vCPU architecture '{1}'".format(cputype, arch)
+    return None
+
+
+class CpuModelsMixin:
+    """GET /nodes/{node}/capabilities/qemu/cpu: qemu-server src/PVE/API2/Qemu/CPU.pm `index` (`user => 'all'`),
+    CPUConfig.pm get_cpu_models for the `arch` asked (the host's, x86_64, without one): the architecture's models,
+    `host` for the host's, the built-in ones marked `abstract`; pvesim has no custom models."""
+
+    def _routes_cpu_models(self):
+        return [('GET', '/nodes/{node}/capabilities/qemu/cpu', self._cpu_models_index)]
+
+    async def _cpu_models_index(self, v, user):
+        arch = v.get('arch') or 'x86_64'
+        out = [{'name': m, 'custom': 0, 'vendor': _vendor(m)} for m in MODELS[arch] + (['host'] if arch == 'x86_64' else [])]
+        if arch == 'x86_64':
+            out += [{'name': m, 'custom': 0, 'abstract': 1, 'vendor': 'default'} for m in BUILTIN]
+        return out

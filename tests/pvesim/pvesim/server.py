@@ -25,6 +25,7 @@ from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
+from .qemu_cpu import CpuModelsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
 from .replication import ReplicationMixin
 from .run_state import RunStateMixin
@@ -45,7 +46,7 @@ register_formats()  # fakepve's check reads the formats it lacks from pve_format
 class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
-             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
+             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, CpuModelsMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

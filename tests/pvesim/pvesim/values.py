@@ -197,8 +197,9 @@ class ValuesMixin:
         allowed = self._node_cpus(vm.node)
         if allowed < sockets * cores:
             return 'MAX {0} vcpus allowed per VM on this node'.format(allowed)
-        if qcpu.cpu_hotplug_error(conf):
-            return qcpu.cpu_hotplug_error(conf)  # qemu_cpu.py: print_cpu_device (§61)
+        if qcpu.cpu_hotplug_error(conf) or qcpu.cpu_model_error(conf):
+            # qemu_cpu.py: print_cpu_device, then get_cpu_options (§61)
+            return qcpu.cpu_hotplug_error(conf) or qcpu.cpu_model_error(conf)
         if 'memory' in o.hotplug_features(conf.get('hotplug')):
             # Memory.pm config with memory hot-plug ($STATICMEM 1024, per socket with 1 GiB hugepages)
             if not truthy(conf.get('numa')):

@@ -63,3 +63,24 @@ def test_the_viommu_options_are_checked_on_create_and_config_write(sim):
     assert 'cannot set aw-bits if no vIOMMU is configured' in err.message
     sim.api('PUT', Q + '/100/config', {'machine': 'q35,viommu=intel,aw-bits=39'})
     assert 'viommu=intel' in config(sim, 100).get('machine', '')
+
+
+def test_a_cpu_model_must_be_one_of_the_vm_s_architecture(sim, tmp_path):
+    # CPUConfig.pm get_cpu_options: the write's format takes a model of either architecture; the start does not
+    seed(sim, tmp_path, [
+        _vm(377, cpu='cortex-a57'),
+        _vm(378, arch='aarch64', cpu='x86-64-v2-AES'),
+        _vm(379, cpu='cputype=Icelake-Client,flags=+aes'),
+        _vm(380, arch='aarch64', cpu='cortex-a72'),
+    ])
+    refused = {377: "CPU model 'cortex-a57' does not exist for configured vCPU architecture 'x86_64'",
+               378: "CPU model 'x86-64-v2-AES' does not exist for configured vCPU architecture 'aarch64'"}
+    for vmid, words in refused.items():
+        assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
+    for vmid in (379, 380):
+        assert run(sim, 'POST', Q + '/%d/status/start' % vmid)['exitstatus'] == 'OK', vmid
+    # API2/Qemu/CPU.pm index: the models of the architecture asked, the built-in ones as abstract
+    x86 = dict((m['name'], m) for m in sim.api('GET', '/nodes/pve1/capabilities/qemu/cpu'))
+    assert x86['host']['custom'] == 0 and x86['x86-64-v2-AES'].get('abstract') == 1 and 'cortex-a57' not in x86
+    arm = [m['name'] for m in sim.api('GET', '/nodes/pve1/capabilities/qemu/cpu', {'arch': 'aarch64'})]
+    assert 'cortex-a57' in arm and 'max' in arm and 'host' not in arm and 'x86-64-v2-AES' not in arm
