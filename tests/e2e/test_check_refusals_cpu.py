@@ -3,10 +3,10 @@ and the vIOMMU options also when it creates a VM or writes its config, that the 
 
 Census rows (docs/refusals.md) R-power-140 to R-power-145 and R-power-148, split out of R-power-90. Each row runs the
 same play with `--check --diff` and for real, from the same pvesim state, and the two must agree task by task
-(test_check_vs_real.py's `run_batch`); every row is a refusal, so the real run writes nothing. pvesim refuses each as PVE does
-(tests/pvesim/tests/test_qemu_cpu.py; docs/pve-semantics.md §61): qemu-server QemuServer.pm `config_to_command` with
-CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit CPU type), `print_cpu_device` (CPU hot-plug off x86_64) and
-`get_cpu_options` (a model of another architecture, from API2/Qemu/CPU.pm `index`'s list), OVMF.pm
+(test_check_vs_real.py's `run_batch`); every row is a refusal, so the real run writes nothing. pvesim refuses each as
+PVE does (tests/pvesim/tests/test_qemu_cpu.py; docs/pve-semantics.md §61): qemu-server QemuServer.pm
+`config_to_command` with CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit CPU type), `print_cpu_device` (CPU hot-plug
+off x86_64) and `get_cpu_options` (a model of another architecture, from API2/Qemu/CPU.pm `index`'s list), OVMF.pm
 `print_ovmf_commandline` (an EFI disk path without a format), Memory.pm `parse_numa` (Helpers.pm `parse_number_sets`)
 and `foreach_dimm`, Machine.pm `assert_valid_machine_property` (also from Qemu.pm `create_vm` and `update_vm_api`);
 the module predicts them in `pve::values::start` and `values::command_cpu::request_machine`.

@@ -150,7 +150,8 @@ class CpuModelsMixin:
 
     async def _cpu_models_index(self, v, user):
         arch = v.get('arch') or 'x86_64'
-        out = [{'name': m, 'custom': 0, 'vendor': _vendor(m)} for m in MODELS[arch] + (['host'] if arch == 'x86_64' else [])]
+        names = MODELS[arch] + (['host'] if arch == 'x86_64' else [])
+        out = [{'name': m, 'custom': 0, 'vendor': _vendor(m)} for m in names]
         if arch == 'x86_64':
             out += [{'name': m, 'custom': 0, 'abstract': 1, 'vendor': 'default'} for m in BUILTIN]
         return out

@@ -1,10 +1,12 @@
-"""Start refusals of a VM's CPU, machine, firmware and memory settings decided by the config alone (docs/pve-semantics.md
-§61), as pvesim/qemu_cpu.py follows them: qemu-server 9.2.6 src/PVE/QemuServer.pm `config_to_command` (in its
-order), src/PVE/QemuServer/CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit type) and `print_cpu_device` (CPU hot-plug
-off x86_64), src/PVE/QemuServer/OVMF.pm `print_ovmf_commandline` (an EFI disk path without a format),
-src/PVE/QemuServer/Machine.pm `assert_valid_machine_property` (vIOMMU; also src/PVE/API2/Qemu.pm `create_vm` in its
-task and `update_vm_api` when its loop reaches `machine`), src/PVE/QemuServer/Memory.pm `parse_numa` with
-src/PVE/QemuServer/Helpers.pm `parse_number_sets` (a reversed range) and `foreach_dimm` (DIMM alignment)."""
+"""Start refusals of a VM's CPU, machine, firmware and memory settings decided by the config alone
+(docs/pve-semantics.md §61), as pvesim/qemu_cpu.py follows them: qemu-server 9.2.6 src/PVE/QemuServer.pm
+`config_to_command` (in its order), src/PVE/QemuServer/CPUConfig.pm `get_cpu_bitness` (OVMF on a 32-bit type) and
+`print_cpu_device` (CPU hot-plug off x86_64), `get_cpu_options` (a model of another architecture;
+src/PVE/API2/Qemu/CPU.pm `index` lists them), src/PVE/QemuServer/OVMF.pm `print_ovmf_commandline` (an EFI disk path
+without a format), src/PVE/QemuServer/Machine.pm `assert_valid_machine_property` (vIOMMU; also src/PVE/API2/Qemu.pm
+`create_vm` in its task and `update_vm_api` when its loop reaches `machine`), src/PVE/QemuServer/Memory.pm
+`parse_numa` with src/PVE/QemuServer/Helpers.pm `parse_number_sets` (a reversed range) and `foreach_dimm` (DIMM
+alignment)."""
 
 from test_values import _vm, seed, task_error
 
