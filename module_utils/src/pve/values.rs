@@ -16,6 +16,7 @@ use crate::pve::schema::current_memory;
 use crate::pve::state::Op;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::{Volume, VolumeKind};
+use command_cpu::StartFacts;
 
 /// qemu-server API2/Qemu.pm `update_vm_api` (`$load_and_check_config`).
 pub const BALLOON_TOO_LARGE: &str = "balloon value too large (must be smaller than assigned memory)";
@@ -81,16 +82,16 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 /// CPU hot-plug, DIMM alignment and the vIOMMU options (`command_cpu`, §61) in their places.
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
-    start_with(config, node_cpus, None)
+    start_with(config, &StartFacts { cpus: node_cpus, ..StartFacts::default() })
 }
 
-/// `start` with the CPU models the node lists for the VM's architecture, when read
-/// (`Preflight::start_facts`): a `cpu` type they lack is refused after CPU hot-plug (§61).
-pub fn start_with(
-    config: &BTreeMap<String, String>,
-    node_cpus: Option<u64>,
-    models: Option<&[String]>,
-) -> Option<String> {
+/// `start` with what `Preflight::start_facts` read: a custom `cpu` stands for the model it
+/// reports, and a `cpu` type the node's models for the VM's architecture lack is refused after
+/// CPU hot-plug (§61).
+pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Option<String> {
+    let resolved = command_cpu::resolve_custom(config, facts.reported.as_deref());
+    let config = resolved.as_ref().unwrap_or(config);
+    let (node_cpus, models) = (facts.cpus, facts.models.as_deref());
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
@@ -188,19 +189,12 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
 }
 
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
-/// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
-/// its node's CPU count and `models` its QEMU's CPU models when known), a removal without `purge`, a hibernation (`config`'s
+/// as PVE's handlers check them after those: a start (`config`'s effective values, with what
+/// `facts` knows of its node and CPU model), a removal without `purge`, a hibernation (`config`'s
 /// applied values).
-pub fn refusal(
-    op: Op,
-    vm: &VmResource,
-    config: &VmConfig,
-    purge: bool,
-    node_cpus: Option<u64>,
-    models: Option<&[String]>,
-) -> Option<String> {
+pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, facts: &StartFacts) -> Option<String> {
     match op {
-        Op::Start => start_with(&config.effective(), node_cpus, models),
+        Op::Start => start_with(&config.effective(), facts),
         Op::Destroy => destroy(vm, purge),
         Op::Suspend { to_disk: true } => hibernate(vm, &config.current),
         _ => None,

@@ -191,10 +191,10 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // a start's node CPU count and CPU models (`None` when not known), read only for a start
-            let (cpus, models) =
-                if op == Op::Start { self.preflight.start_facts(&vm.node, &config.effective())? } else { (None, None) };
-            let values = || values::refusal(op, vm, config, p.purge, cpus, models.as_deref());
+            // what a start reads of its node and CPU model (§61), read only for a start
+            let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
+            let node = if op == Op::Start { start(config)? } else { Default::default() };
+            let values = || values::refusal(op, vm, config, p.purge, &node);
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }

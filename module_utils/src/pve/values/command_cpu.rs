@@ -1,9 +1,9 @@
 //! What QEMU's command line build refuses of a VM's CPU, machine, firmware and memory settings alone: OVMF on a 32-bit CPU type, an EFI disk path without a format, CPU hot-plug on aarch64, the vIOMMU machine options, a NUMA node's reversed range, hot-plugged memory's DIMM alignment (docs/pve-semantics.md §61).
 //!
 //! Like `command`, each rule follows qemu-server's `config_to_command` (QemuServer.pm) and stops
-//! where PVE looks at the host first: a custom CPU model's definition (cpu-models.conf, which the
-//! API lists by name only), hugepages, the host's physical address bits (docs/refusals.md
-//! R-power-91). The nodes are x86_64 (PVE's one architecture; `arch` in the config says otherwise).
+//! where PVE looks at the host first: hugepages, the host's physical address bits (docs/refusals.md
+//! R-power-91). A custom CPU model stands for the model its definition reports, where this user may
+//! read it (`resolve_custom`). The nodes are x86_64 (PVE's one architecture; `arch` in the config says otherwise).
 
 use std::collections::BTreeMap;
 
@@ -40,7 +40,7 @@ pub(super) fn hotplug_has(hotplug: Option<&str>, feature: &str) -> bool {
 
 /// `config_to_command` with `bios: ovmf`, first of what the config tells: CPUConfig.pm
 /// `get_cpu_bitness` (the `cpu`'s type, or `qemu64`; a built-in `x86-64-v*` reports `qemu64`; a
-/// custom model's reported model is the host's to tell) refuses a 32-bit type on x86_64; then
+/// custom model the model it reports, `resolve_custom`) refuses a 32-bit type on x86_64; then
 /// OVMF.pm `print_ovmf_commandline`, unless SEV-SNP or TDX boot with `-bios`: an `efidisk0` that
 /// is a path, not a volume, needs a `format` (after `get_ovmf_files`, whose images every node has
 /// with qemu-server's firmware dependency).
@@ -74,9 +74,30 @@ pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<St
         .then(|| "Hotplug of non x86_64 CPU not yet supported".into())
 }
 
+/// What a start reads beyond the config for these rules (`Preflight::start_facts`), each `None`
+/// when not known: the node's CPU count, the CPU models its QEMU has for the VM's architecture,
+/// and the model a custom `cpu` reports (its definition, `GET /cluster/qemu/custom-cpu-models`).
+#[derive(Debug, Default)]
+pub struct StartFacts {
+    pub cpus: Option<u64>,
+    pub models: Option<Vec<String>>,
+    pub reported: Option<String>,
+}
+
+/// The config with a custom `cpu` standing for the model it reports, as CPUConfig.pm
+/// `get_cpu_bitness` and `get_cpu_options` take it (`get_custom_model`); `None` when the `cpu`
+/// is not a custom model or its reported model is not known.
+pub fn resolve_custom(config: &BTreeMap<String, String>, reported: Option<&str>) -> Option<BTreeMap<String, String>> {
+    let cputype = set(config, "cpu").and_then(|c| prop(c, "cputype", Some("cputype")))?;
+    let reported = reported.filter(|_| cputype.starts_with("custom-"))?;
+    let mut resolved = config.clone();
+    resolved.insert("cpu".into(), reported.into());
+    Some(resolved)
+}
+
 /// The VM's architecture and the `cpu` type CPUConfig.pm `get_cpu_options` looks up, when only
 /// the node's model list tells whether its QEMU has it: not without a `cpu`, not a custom model
-/// (its reported model is in cpu-models.conf), not x86_64's built-in `x86-64-v*` and generic
+/// (unless `resolve_custom` put the model it reports in its place), not x86_64's built-in `x86-64-v*` and generic
 /// types. `Icelake-Client` stands for `Icelake-Server` (`$depreacated_cpu_map`).
 pub fn model_to_check(config: &BTreeMap<String, String>) -> Option<(&str, &str)> {
     let cputype = match set(config, "cpu").and_then(|c| prop(c, "cputype", Some("cputype")))? {

@@ -131,5 +131,26 @@ fn a_cpu_model_is_looked_up_in_the_list_of_the_vm_s_architecture() {
     assert_eq!(cpu_model(&conf(&[("cpu", "cortex-a57")]), Some(&[])), None);
     // after CPU hot-plug, before the memory
     let c = conf(&[("cpu", "cortex-a57"), ("hotplug", "memory"), ("memory", "1500")]);
-    assert_eq!(start_with(&c, None, Some(&x86)), words("cortex-a57", "x86_64"));
+    let facts = StartFacts { models: Some(x86.clone()), ..StartFacts::default() };
+    assert_eq!(start_with(&c, &facts), words("cortex-a57", "x86_64"));
+}
+
+#[test]
+fn a_custom_model_stands_for_the_model_it_reports() {
+    let ovmf = conf(&[("bios", "ovmf"), ("cpu", "custom-old,flags=+aes")]);
+    let reported = |m: &str| StartFacts { reported: Some(m.into()), ..StartFacts::default() };
+    assert_eq!(
+        start_with(&ovmf, &reported("qemu32")).as_deref(),
+        Some("OVMF (UEFI) BIOS is not supported on 32-bit CPU types")
+    );
+    assert_eq!(start_with(&ovmf, &reported("Skylake-Server")), None);
+    // not known (a definition this user may not read): not decided
+    assert_eq!(start_with(&ovmf, &StartFacts::default()), None);
+    // a built-in type is never resolved
+    assert_eq!(resolve_custom(&conf(&[("cpu", "kvm32")]), Some("qemu64")), None);
+    let arm = StartFacts { reported: Some("cortex-a53".into()), models: Some(vec!["kvm64".into()]), cpus: None };
+    assert_eq!(
+        start_with(&conf(&[("cpu", "custom-arm")]), &arm).as_deref(),
+        Some("CPU model 'cortex-a53' does not exist for configured vCPU architecture 'x86_64'")
+    );
 }
