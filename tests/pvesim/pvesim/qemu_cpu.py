@@ -11,12 +11,15 @@ src/PVE/QemuServer/Memory.pm `parse_numa`, `foreach_dimm`, `config`; src/PVE/Qem
 them, it stops.
 """
 
+import json
 import re
 
 from . import options as o
+from . import pve_formats
 from .pve_formats import CPU_MODELS
 from . import qemu_command as qc  # its helpers, used at call time (qemu_command.py imports this module)
 
+ROOT = 'root@pam'
 CPU_32BIT = ('486', 'pentium', 'pentium2', 'pentium3', 'coreduo', 'athlon', 'kvm32', 'qemu32')
 # CPUConfig.pm initialize_cpu_models' list without QEMU's model files (pve_formats.CPU_MODELS): aarch64's models, `max`
 # in both, `host` only for the host's architecture (pvesim's nodes are x86_64); $builtin_models_by_arch for x86_64.
@@ -34,6 +37,15 @@ def _machine_version(conf):
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
+def resolve_custom(conf):
+    """CPUConfig.pm get_custom_model: a custom `cpu` stands for the model its definition reports (`reported-model`,
+    which write_config stores, kvm64 when none was named), in get_cpu_bitness and get_cpu_options."""
+    cpu = qc._props(conf.get('cpu') or '')
+    name = (cpu.get('cputype', cpu.get('')) or '')
+    model = pve_formats.CUSTOM_CPU_MODELS.get(name[len('custom-'):]) if name.startswith('custom-') else None
+    return dict(conf, cpu=model.get('reported-model', 'kvm64')) if model is not None else conf
+
+
 def firmware_error(conf):
     """config_to_command with `bios: ovmf`: CPUConfig.pm get_cpu_bitness (a `cpu` type of $cputypes_32bit on x86_64;
     the default qemu64 and the built-in x86-64-v* are 64-bit) dies "OVMF (UEFI) BIOS is not supported on 32-bit CPU
@@ -41,7 +53,7 @@ def firmware_error(conf):
     (parse_volume_id with noerr) and has no `format` dies "efidisk format must be specified"."""
     if conf.get('bios') != 'ovmf':
         return None
-    cpu = qc._props(conf.get('cpu') or '')
+    cpu = qc._props(resolve_custom(conf).get('cpu') or '')
     cputype = cpu.get('cputype', cpu.get('')) or 'qemu64'
     if conf.get('arch', 'x86_64') == 'x86_64' and cputype in CPU_32BIT:
         return 'OVMF (UEFI) BIOS is not supported on 32-bit CPU types'
@@ -129,7 +141,7 @@ def cpu_model_error(conf):
     ($depreacated_cpu_map), must be a model of the VM's architecture."""
     arch = conf.get('arch', 'x86_64')
     kvm = conf.get('kvm', '1' if arch == 'x86_64' else None) not in (None, '0', 0)
-    cpu = qc._props(conf.get('cpu') or '')
+    cpu = qc._props(resolve_custom(conf).get('cpu') or '')
     cputype = cpu.get('cputype', cpu.get('')) or (('kvm64' if kvm else 'qemu64') if arch == 'x86_64' else
                                                    ('host' if kvm else 'max'))
     if arch == 'x86_64' and cputype in BUILTIN:
@@ -141,12 +153,33 @@ def cpu_model_error(conf):
 
 
 class CpuModelsMixin:
-    """GET /nodes/{node}/capabilities/qemu/cpu: qemu-server src/PVE/API2/Qemu/CPU.pm `index` (`user => 'all'`),
-    CPUConfig.pm get_cpu_models for the `arch` asked (the host's, x86_64, without one): the architecture's models,
-    `host` for the host's, the built-in ones marked `abstract`; pvesim has no custom models."""
+    """The custom CPU models of the seed's `custom_cpu_models` (cpu-models.conf) and the two reads of CPU models:
+    GET /nodes/{node}/capabilities/qemu/cpu (qemu-server src/PVE/API2/Qemu/CPU.pm `index`) and GET
+    /cluster/qemu/custom-cpu-models (pve-manager PVE/API2/Cluster/Qemu/CustomCPUModels.pm `config`)."""
+
+    def load_seed(self, path=None):
+        path = super().load_seed(path)
+        with open(path, encoding='utf-8') as fh:
+            models = json.load(fh).get('custom_cpu_models', {})
+        pve_formats.CUSTOM_CPU_MODELS.clear()
+        pve_formats.CUSTOM_CPU_MODELS.update((k, dict(v)) for k, v in models.items())
+        return path
 
     def _routes_cpu_models(self):
-        return [('GET', '/nodes/{node}/capabilities/qemu/cpu', self._cpu_models_index)]
+        return [('GET', '/nodes/{node}/capabilities/qemu/cpu', self._cpu_models_index),
+                ('GET', '/cluster/qemu/custom-cpu-models', self._custom_cpu_models)]
+
+    def _sees_custom(self, user, name):
+        """CustomCPUModels.pm: any of Mapping.Modify, Mapping.Use, Mapping.Audit on /mapping/cpu/<name>."""
+        return (user or ROOT) == ROOT or any(self.allowed(user, '/mapping/cpu/' + name, p)
+                                              for p in ('Mapping.Modify', 'Mapping.Use', 'Mapping.Audit'))
+
+    async def _custom_cpu_models(self, v, user):
+        """CustomCPUModels.pm config (`user => 'all'`): the definitions this user may see, sorted by name, with
+        `cputype` custom-<name> (parse_section_header) and the file's digest."""
+        return [dict(m, cputype='custom-' + name, **{'reported-model': m.get('reported-model', 'kvm64')},
+                     digest='0' * 40)
+                for name, m in sorted(pve_formats.CUSTOM_CPU_MODELS.items()) if self._sees_custom(user, name)]
 
     async def _cpu_models_index(self, v, user):
         arch = v.get('arch') or 'x86_64'
@@ -154,4 +187,11 @@ class CpuModelsMixin:
         out = [{'name': m, 'custom': 0, 'vendor': _vendor(m)} for m in names]
         if arch == 'x86_64':
             out += [{'name': m, 'custom': 0, 'abstract': 1, 'vendor': 'default'} for m in BUILTIN]
+        # custom models whose reported model the architecture has, to a user with Sys.Audit on /nodes or one who
+        # sees the definition
+        for name, m in sorted(pve_formats.CUSTOM_CPU_MODELS.items()):
+            reported = m.get('reported-model', 'kvm64')
+            seen = self.allowed(user or ROOT, '/nodes', 'Sys.Audit') or self._sees_custom(user, name)
+            if reported in names and seen:
+                out.append({'name': 'custom-' + name, 'custom': 1, 'vendor': _vendor(reported)})
         return out

@@ -43,10 +43,10 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, ReplicationMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
-             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, CpuModelsMixin, FakePve):
+             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

@@ -8,11 +8,16 @@ without a format), src/PVE/QemuServer/Machine.pm `assert_valid_machine_property`
 `parse_numa` with src/PVE/QemuServer/Helpers.pm `parse_number_sets` (a reversed range) and `foreach_dimm` (DIMM
 alignment)."""
 
-from test_values import _vm, seed, task_error
+import json
+import os
+
+from test_values import SEED_DIR, _vm, seed, task_error
 
 from conftest import Q, config, error_of, run
 
 Q35 = 'to use Intel vIOMMU please set the machine type to q35'
+CPUS_SECRET = '3b9d7f21-cpus-models'
+USERS = json.load(open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8'))['users']
 
 
 def test_a_start_is_refused_for_cpu_machine_firmware_and_memory_settings(sim, tmp_path):
@@ -86,3 +91,31 @@ def test_a_cpu_model_must_be_one_of_the_vm_s_architecture(sim, tmp_path):
     assert x86['host']['custom'] == 0 and x86['x86-64-v2-AES'].get('abstract') == 1 and 'cortex-a57' not in x86
     arm = [m['name'] for m in sim.api('GET', '/nodes/pve1/capabilities/qemu/cpu', {'arch': 'aarch64'})]
     assert 'cortex-a57' in arm and 'max' in arm and 'host' not in arm and 'x86-64-v2-AES' not in arm
+
+
+def test_a_custom_cpu_model_stands_for_the_model_it_reports(sim, tmp_path):
+    # CPUConfig.pm get_custom_model in get_cpu_bitness and get_cpu_options; the definitions as
+    # pve-manager API2/Cluster/Qemu/CustomCPUModels.pm `config` lists them
+    seed(sim, tmp_path, [_vm(381, bios='ovmf', cpu='custom-old32'), _vm(382, cpu='custom-armish,flags=+aes'),
+                         _vm(383, bios='ovmf', cpu='custom-plain')],
+         custom_cpu_models={'old32': {'reported-model': 'qemu32'}, 'armish': {'reported-model': 'cortex-a53'},
+                            'plain': {}},
+         users={'ansible@pve': USERS['ansible@pve'],
+                'cpus@pve': {'tokens': {'t1': CPUS_SECRET}, 'acl': {'/mapping/cpu/old32': ['Mapping.Audit']}}})
+    assert task_error(run(sim, 'POST', Q + '/381/status/start')) == 'OVMF (UEFI) BIOS is not supported on 32-bit CPU types'
+    assert task_error(run(sim, 'POST', Q + '/382/status/start')) == (
+        "CPU model 'cortex-a53' does not exist for configured vCPU architecture 'x86_64'")
+    assert run(sim, 'POST', Q + '/383/status/start')['exitstatus'] == 'OK'  # reports kvm64
+    # the definitions a user sees: Mapping.Audit, .Use or .Modify on /mapping/cpu/<name>
+    assert sim.api('GET', '/cluster/qemu/custom-cpu-models') == []
+    listed = sim.api('GET', '/cluster/qemu/custom-cpu-models', token='cpus@pve!t1=' + CPUS_SECRET)
+    assert [(m['cputype'], m['reported-model']) for m in listed] == [('custom-old32', 'qemu32')]
+    # CPU.pm index lists a custom model for the architecture its reported model belongs to
+    names = [m['name'] for m in sim.api('GET', '/nodes/pve1/capabilities/qemu/cpu') if m['custom']]
+    assert names == ['custom-old32', 'custom-plain']
+    # validate_vm_cpu_conf refuses an unknown custom model; a defined one passes it, to meet the mapping's
+    # privilege (Qemu.pm check_cpu_model_access, handler_perms.py)
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'cpu': 'custom-nope'})
+    assert "Custom cputype 'nope' not found" in str(err.message) + str(err.errors)
+    err = error_of(sim.api, 'PUT', Q + '/100/config', {'cpu': 'custom-old32'})
+    assert 'Permission check failed (/mapping/cpu/old32, Mapping.Use)' in err.message
