@@ -12,7 +12,10 @@ and `foreach_dimm`, Machine.pm `assert_valid_machine_property` (also from Qemu.p
 the module predicts them in `pve::values::start` and `values::command_cpu::request_machine`.
 """
 
-from test_check_vs_real import _vm, assert_rows_agree, kvm, one, run_batch, write_seed
+import json
+import os
+
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, kvm, one, run_batch, write_seed
 
 Q35 = 'to use Intel vIOMMU please set the machine type to q35'
 
@@ -51,8 +54,23 @@ ROWS = [
         real_failure="CPU model 'x86-64-v2-AES' does not exist for configured vCPU architecture 'aarch64'"),
 ]
 
+# Custom CPU models (cpu-models.conf) and a token that may read their definitions (Mapping.Audit on /mapping/cpu,
+# pve-manager API2/Cluster/Qemu/CustomCPUModels.pm `config`), with the default token's privileges besides.
+CUSTOM = {'old32': {'reported-model': 'qemu32'}, 'armish': {'reported-model': 'cortex-a53'}}
+with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as _f:
+    _ACL = json.load(_f)['users']['ansible@pve']['acl']['/']
+USERS = {'cpus@pve': {'tokens': {'rows': '6d2f8a4c-cpus-rows'}, 'acl': {'/': _ACL, '/mapping/cpu': ['Mapping.Audit']}}}
+CPUS = {'PROXMOX_USER': 'cpus@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '6d2f8a4c-cpus-rows'}
+CUSTOM_VMS = [_vm(800, 'row-800', bios='ovmf', cpu='custom-old32'), _vm(801, 'row-801', cpu='custom-armish')]
+CUSTOM_ROWS = [
+    one('ovmf on a custom model reporting a 32-bit cpu: start', kvm(node='pve1', vmid=800, state='started'),
+        real_failure='OVMF (UEFI) BIOS is not supported on 32-bit CPU types'),
+    one('custom model reporting an aarch64 cpu on x86_64: start', kvm(node='pve1', vmid=801, state='started'),
+        real_failure="CPU model 'cortex-a53' does not exist for configured vCPU architecture 'x86_64'"),
+]
+
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
-CENSUS_ROWS = ROWS
+CENSUS_ROWS = ROWS + CUSTOM_ROWS
 CENSUS = {
     'ovmf on a 32-bit cpu: start': ('R-power-140',),
     'intel viommu without q35: start': ('R-power-141',),
@@ -64,6 +82,8 @@ CENSUS = {
     'cpu hotplug on aarch64: start': ('R-power-145',),
     'aarch64 cpu model on x86_64: start': ('R-power-148',),
     'x86_64 cpu model on aarch64: start': ('R-power-148',),
+    'ovmf on a custom model reporting a 32-bit cpu: start': ('R-power-140',),
+    'custom model reporting an aarch64 cpu on x86_64: start': ('R-power-148',),
 }
 
 
@@ -71,3 +91,9 @@ def test_check_run_predicts_refusals_of_cpu_machine_firmware_and_memory_settings
     seed = write_seed(tmp_path, 'cpu', VMS)
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
     assert_rows_agree(summary, 'check-versus-real (issue 32, cpu, machine, firmware, memory)', ROWS, problems)
+
+
+def test_check_run_predicts_them_for_a_custom_cpu_model_whose_definition_it_reads(ansible, sim, tmp_path, summary):
+    seed = write_seed(tmp_path, 'cpu-custom', CUSTOM_VMS, users=USERS, custom_cpu_models=CUSTOM)
+    problems = run_batch(ansible, sim, seed, CUSTOM_ROWS, env=CPUS, writes_nothing=True)
+    assert_rows_agree(summary, 'check-versus-real (issue 32, custom cpu models)', CUSTOM_ROWS, problems)
