@@ -106,8 +106,9 @@ pub fn model_to_check(config: &BTreeMap<String, String>) -> Option<(&str, &str)>
         t => t,
     };
     let arch = arch(config);
-    let known =
-        arch == "x86_64" && (cputype.starts_with("x86-64-v") || ["kvm64", "qemu64", "host", "max"].contains(&cputype));
+    let known = arch == "x86_64"
+        && (cputype.starts_with("x86-64-v")
+            || ["kvm64", "qemu64", "kvm32", "qemu32", "host", "max"].contains(&cputype));
     (!known && !cputype.starts_with("custom-")).then_some((arch, cputype))
 }
 
