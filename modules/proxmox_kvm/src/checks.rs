@@ -191,15 +191,13 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // a start's node CPU count, read only for a start; hidden, a warning
-            let cpus = match op {
-                Op::Start => self.preflight.nodes()?.iter().find(|n| n.node == vm.node).and_then(|n| n.maxcpu),
-                _ => None,
-            };
-            if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, cpus)).flatten() {
+            // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
+            let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
+            let node = if op == Op::Start { start(config)? } else { Default::default() };
+            if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
                 self.privileges.not_known(what);
             }
-            let values = || values::refusal(op, vm, config, p.purge, cpus);
+            let values = || values::refusal(op, vm, config, p.purge, &node);
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
@@ -238,7 +236,7 @@ impl<'a> Checks<'a> {
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, a new VM's pool,
-    /// storages, volumes, bridges, targets, a create's VNC clipboard.
+    /// storages, volumes, bridges, targets, a create's VNC clipboard and vIOMMU (§61).
     fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
         match write {
             Write::Create { node, form, .. } => {
@@ -247,7 +245,8 @@ impl<'a> Checks<'a> {
                     require_guest_pool(self.api, pool)?;
                 }
                 self.config_values(node, form, p.storage.as_deref())?;
-                values::request_clipboard(form).map_or(Ok(()), |words| Err(Error::failed(words)))
+                let words = values::request_clipboard(form).or_else(|| values::command_cpu::request_machine(form));
+                words.map_or(Ok(()), |words| Err(Error::failed(words)))
             }
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
@@ -435,8 +434,8 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
         Some(c) if pending => c.clone(),
         _ => VmConfig::from_current(before.map(|c| c.current.clone()).unwrap_or_default()),
     };
-    if let Some(words) = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body))
-    {
+    let words = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body));
+    if let Some(words) = words.or_else(|| values::command_cpu::request_machine(body)) {
         return Err(Error::failed(words).context(&context));
     }
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
