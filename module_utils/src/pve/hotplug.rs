@@ -92,8 +92,7 @@ pub fn nic_change_waits(hotplug: &Hotplug, before: Option<&PropertyString>, afte
         (None, None) => false,
         (None, Some(_)) | (Some(_), None) => true,
         (Some(b), Some(a)) => {
-            b.get("bridge").is_some() != a.get("bridge").is_some()
-                || b.differences(a).iter().any(|k| NET_REPLUG.contains(&k.as_str()))
+            b.get("bridge").is_some() != a.get("bridge").is_some() || NET_REPLUG.iter().any(|k| b.differs_as_set(a, k))
         }
     };
     replug && !hotplug.allows("network")
@@ -123,7 +122,7 @@ pub fn drive_update_waits(
     if applied.get("file") != desired.get("file") {
         return !hotplug.allows("disk");
     }
-    applied.differences(desired).iter().any(|k| DISK_COLD.contains(&k.as_str()))
+    DISK_COLD.iter().any(|k| applied.differs_as_set(desired, k))
 }
 
 /// What PVE refuses of changing an existing drive from `applied` to `desired` on a running VM
@@ -178,15 +177,15 @@ pub fn stays_pending(key: &str, before: Option<&str>, after: &str, running: bool
             let old = before.unwrap_or("");
             return (old != "0" && after == "0") || (old == "0" && after != "0");
         }
+        // `vmconfig_update_agent`: pending without an agent value or with a false one
+        // (`!$conf->{agent}`), or when an option but `fstrim_cloned_disks` differs, set or unset.
         "agent" => {
-            let strip = |t: &str| {
-                PropertyString::parse_lenient(&AGENT, t).ok().map(|mut p| {
-                    p.remove("fstrim_cloned_disks");
-                    p
-                })
-            };
-            return match (strip(before.unwrap_or("0")), strip(after)) {
-                (Some(a), Some(b)) => !a.semantically_equal(&b),
+            let old = before.unwrap_or("");
+            let parse = |t: &str| PropertyString::parse_lenient(&AGENT, t).ok();
+            return match (parse(old).filter(|_| !matches!(old, "" | "0")), parse(after)) {
+                (Some(a), Some(b)) => {
+                    a.keys().chain(b.keys()).any(|k| k != "fstrim_cloned_disks" && a.differs_as_set(&b, k))
+                }
                 _ => true,
             };
         }
@@ -264,6 +263,10 @@ mod tests {
             (None, "balloon", Some("1024"), "0", true),
             (None, "agent", Some("1"), "1,fstrim_cloned_disks=1", false),
             (None, "agent", Some("0"), "1", true),
+            (None, "agent", Some("0"), "0,fstrim_cloned_disks=1", true),
+            (None, "agent", Some("1"), "enabled=on,fstrim_cloned_disks=1", false),
+            (None, "agent", Some("1"), "1,type=virtio", true),
+            (None, "agent", Some("enabled=0"), "0,fstrim_cloned_disks=1", false),
             (None, "hotplug", None, "network,disk", false),
             (None, "hotplug", None, "network,cpu", true),
             (None, "tablet", Some("1"), "0", false),
@@ -282,6 +285,47 @@ mod tests {
                 "{hotplug:?} {key}: {before:?} -> {after}"
             );
             assert!(!stays_pending(key, *before, after, false, &c), "stopped VM: {key} applies at once");
+        }
+    }
+
+    /// PVE compares a drive's cold options and a NIC's replug options as set or not set
+    /// (GuestHelpers.pm `safe_string_ne`, `safe_num_ne` in QemuServer.pm `vmconfig_update_disk`,
+    /// `vmconfig_update_net`): every such key written with its default value where it was not set
+    /// waits (or replugs), and the same value in another spelling does not.
+    #[test]
+    fn a_key_set_to_its_default_differs_from_an_unset_one() {
+        let all = Hotplug::parse(None);
+        let none = Hotplug::parse(Some("0"));
+        let parse = |key: &str, v: &str| PropertyString::parse_lenient(format_for_key(key).unwrap(), v).unwrap();
+        let disk = parse("scsi0", "local-lvm:vm-100-disk-0,size=8G");
+        let defaults = [
+            ("aio", "io_uring"),
+            ("discard", "ignore"),
+            ("iothread", "0"),
+            ("queues", "1"),
+            ("product", "QEMU"),
+            ("cache", "none"),
+            ("ssd", "0"),
+            ("vendor", "QEMU"),
+            ("ro", "0"),
+        ];
+        assert_eq!(defaults.len(), DISK_COLD.len());
+        for (key, value) in defaults {
+            assert!(DISK_COLD.contains(&key));
+            let set = parse("scsi0", &format!("local-lvm:vm-100-disk-0,size=8G,{key}={value}"));
+            assert!(drive_update_waits(&all, "scsi0", &disk, &set), "{key}={value} where unset");
+            assert!(drive_update_waits(&all, "scsi0", &set, &disk), "{key} unset where {value}");
+            assert!(!drive_update_waits(&all, "scsi0", &set, &set.clone()), "{key} unchanged");
+        }
+        let spelled = parse("scsi0", "local-lvm:vm-100-disk-0,size=8G,iothread=on");
+        let one = parse("scsi0", "local-lvm:vm-100-disk-0,size=8G,iothread=1");
+        assert!(!drive_update_waits(&all, "scsi0", &one, &spelled), "iothread=on is iothread=1");
+        let nic = parse("net0", "virtio=BC:24:11:00:00:01,bridge=vmbr0");
+        for (key, value) in [("queues", "1"), ("mtu", "1500")] {
+            assert!(NET_REPLUG.contains(&key));
+            let set = parse("net0", &format!("virtio=BC:24:11:00:00:01,bridge=vmbr0,{key}={value}"));
+            assert!(nic_change_waits(&none, Some(&nic), Some(&set)), "{key}={value} where unset");
+            assert!(!nic_change_waits(&all, Some(&nic), Some(&set)), "network hotplug replugs it");
         }
     }
 

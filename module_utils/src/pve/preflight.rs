@@ -566,6 +566,7 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
         .collect()
 }
 
+mod cpu_models;
 mod features;
 mod imports;
 mod mirror;

@@ -392,6 +392,21 @@ impl PropertyString {
         self.differences(other).iter().all(|k| ignore.iter().any(|i| self.format.canonical_key(i) == k))
     }
 
+    /// Whether `key` differs the way qemu-server's hot-plug code compares an old and a new value
+    /// (pve-guest-common GuestHelpers.pm `safe_string_ne`, `safe_num_ne`): a key set on one side
+    /// only differs even when it holds the default (`iothread=0` against no `iothread`); values set
+    /// on both compare as parsed (boolean spellings, number spellings alike).
+    pub fn differs_as_set(&self, other: &PropertyString, key: &str) -> bool {
+        match (self.get(key), other.get(key)) {
+            (None, None) => false,
+            (Some(a), Some(b)) => {
+                let kind = self.format.kind_of(key);
+                semantic_value(kind, a) != semantic_value(kind, b)
+            }
+            _ => true,
+        }
+    }
+
     /// The keys whose semantic values differ, sorted.
     pub fn differences(&self, other: &PropertyString) -> Vec<String> {
         let mut keys: Vec<&str> = self.keys().chain(other.keys()).collect();

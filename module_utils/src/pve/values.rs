@@ -16,6 +16,7 @@ use crate::pve::schema::current_memory;
 use crate::pve::state::Op;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::{Volume, VolumeKind};
+use command_cpu::StartFacts;
 
 /// qemu-server API2/Qemu.pm `update_vm_api` (`$load_and_check_config`).
 pub const BALLOON_TOO_LARGE: &str = "balloon value too large (must be smaller than assigned memory)";
@@ -73,29 +74,43 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 }
 
 /// QemuServer.pm `config_to_command`, when `vm_start` builds QEMU's command line from the config
-/// (pending values applied first): `usb5` and above without qemu-xhci (`command::usb`), more
+/// (pending values applied first): OVMF's checks (`command_cpu`, §61), `usb5` and above without qemu-xhci (`command::usb`), more
 /// CPUs (`sockets` × `cores`, not `vcpus`) than the node has (`MAX <n> vcpus allowed per VM on this node`, `n` the node's CPU count, `/nodes`' `maxcpu`;
 /// unknown without `Sys.Audit` on the node, then not checked), then memory hot-plug (`memory`:
 /// Memory.pm `config`, `NUMA needs to be enabled for memory hotplug` ...), then hugepages and a
-/// custom NUMA topology, the VNC clipboard, a NIC's MTU and virtio-fs ACLs (`command`, §59).
+/// custom NUMA topology, the VNC clipboard, a NIC's MTU and virtio-fs ACLs (`command`, §59), with
+/// CPU hot-plug, DIMM alignment and the vIOMMU options (`command_cpu`, §61) in their places.
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
+    start_with(config, &StartFacts { cpus: node_cpus, ..StartFacts::default() })
+}
+
+/// `start` with what `Preflight::start_facts` read: a custom `cpu` stands for the model it
+/// reports, and a `cpu` type the node's models for the VM's architecture lack is refused after
+/// CPU hot-plug (§61).
+pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Option<String> {
+    let resolved = command_cpu::resolve_custom(config, facts.reported.as_deref());
+    let config = resolved.as_ref().unwrap_or(config);
+    let (node_cpus, models) = (facts.cpus, facts.models.as_deref());
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
-    if let Some(words) = command::usb(config) {
+    if let Some(words) = command_cpu::firmware(config).or_else(|| command::usb(config)) {
         return Some(words);
     }
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
         return Some(format!("MAX {cpus} vcpus allowed per VM on this node"));
     }
-    if let Some(words) = memory(config, sockets) {
+    let cpu = || command_cpu::cpu_hotplug(config, sockets * cores).or_else(|| command_cpu::cpu_model(config, models));
+    if let Some(words) = cpu().or_else(|| memory(config, sockets)) {
         return Some(words);
     }
     let hotplug = hotplug_memory(config.get("hotplug").map(String::as_str));
     command::numa(config, hotplug)
+        .or_else(|| command_cpu::dimm(config))
         .or_else(|| config.get("vga").and_then(|v| vga_clipboard(v)))
         .or_else(|| command::mtu(config))
+        .or_else(|| config.get("machine").and_then(|m| command_cpu::machine(m)))
         .or_else(|| command::virtiofs(config))
 }
 
@@ -124,10 +139,7 @@ fn memory(config: &BTreeMap<String, String>, sockets: u64) -> Option<String> {
 /// QemuServer.pm `parse_hotplug_features`: `0` is none, `1` (the default) is
 /// `network,disk,usb`; else the listed features.
 fn hotplug_memory(hotplug: Option<&str>) -> bool {
-    match hotplug.unwrap_or("1") {
-        "0" | "1" => false,
-        list => list.split(|c: char| c == ',' || c == ';' || c.is_whitespace()).any(|f| f == "memory"),
-    }
+    command_cpu::hotplug_has(hotplug, "memory")
 }
 
 /// Whether HA manages the VM: `/cluster/resources` gives a VM entry a `hastate` when it is an HA
@@ -176,13 +188,29 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
         .then(|| format!("Both VMs need to be on the same node ({} != {})", source.node, target.node))
 }
 
+/// What a start's CPU check cannot tell when the node's CPU count is hidden (`node_cpus` `None`:
+/// no `Sys.Audit` on `/nodes/<node>`): a VM of more than one vCPU (`sockets` × `cores` of the
+/// config it starts with, pending values applied) may be refused, in PVE's words with the count
+/// known after apply; a one-vCPU VM never is (every node has a CPU).
+pub fn start_unknown(vm: &VmResource, config: &VmConfig, node_cpus: Option<u64>) -> Option<String> {
+    let effective = config.effective();
+    let number = |k: &str| effective.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
+    let vcpus = number("sockets").or_else(|| number("smp")).unwrap_or(1) * number("cores").unwrap_or(1);
+    (node_cpus.is_none() && vcpus > 1).then(|| {
+        format!(
+            "whether VM {} starts is not known: it starts with {vcpus} vCPUs and the CPU count of node {} is shown only with Sys.Audit on /nodes/{}; PVE may refuse it: MAX (known after apply) vcpus allowed per VM on this node",
+            vm.vmid, vm.node, vm.node
+        )
+    })
+}
+
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
-/// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
-/// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s
+/// as PVE's handlers check them after those: a start (`config`'s effective values, with what
+/// `facts` knows of its node and CPU model), a removal without `purge`, a hibernation (`config`'s
 /// applied values).
-pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpus: Option<u64>) -> Option<String> {
+pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, facts: &StartFacts) -> Option<String> {
     match op {
-        Op::Start => start(&config.effective(), node_cpus),
+        Op::Start => start_with(&config.effective(), facts),
         Op::Destroy => destroy(vm, purge),
         Op::Suspend { to_disk: true } => hibernate(vm, &config.current),
         _ => None,
@@ -190,6 +218,7 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
 }
 
 pub mod command;
+pub mod command_cpu;
 
 /// Qemu.pm `prohibit_tpm_version_change`.
 pub const TPM_VERSION: &str = "cannot change TPM state version after creation";
@@ -218,6 +247,7 @@ pub fn drives(current: &BTreeMap<String, String>, set: &Form) -> Option<String> 
     }
     None
 }
+
 /// pve-guest-common `GuestHelpers.pm` `check_hookscript`, which `update_vm_api` (not `create_vm`)
 /// runs on `hookscript`, a parameter error on the key: the volume's content type must be
 /// `snippets`. Decided here for a VM image or an ISO on a storage of `storages`, whose names PVE's

@@ -191,12 +191,13 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // a start's node CPU count (`None` when not shown), read only for a start
-            let cpus = match op {
-                Op::Start => self.preflight.nodes()?.iter().find(|n| n.node == vm.node).and_then(|n| n.maxcpu),
-                _ => None,
-            };
-            let values = || values::refusal(op, vm, config, p.purge, cpus);
+            // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
+            let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
+            let node = if op == Op::Start { start(config)? } else { Default::default() };
+            if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
+                self.privileges.not_known(what);
+            }
+            let values = || values::refusal(op, vm, config, p.purge, &node);
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
@@ -235,7 +236,7 @@ impl<'a> Checks<'a> {
     }
 
     /// What PVE would refuse of `write` other than for privileges: nodes, a new VM's pool,
-    /// storages, volumes, bridges, targets, a create's VNC clipboard.
+    /// storages, volumes, bridges, targets, a create's VNC clipboard and vIOMMU (§61).
     fn preflight(&self, write: &Write, before: Option<&VmConfig>, p: &Params) -> Result<()> {
         match write {
             Write::Create { node, form, .. } => {
@@ -244,7 +245,8 @@ impl<'a> Checks<'a> {
                     require_guest_pool(self.api, pool)?;
                 }
                 self.config_values(node, form, p.storage.as_deref())?;
-                values::request_clipboard(form).map_or(Ok(()), |words| Err(Error::failed(words)))
+                let words = values::request_clipboard(form).or_else(|| values::command_cpu::request_machine(form));
+                words.map_or(Ok(()), |words| Err(Error::failed(words)))
             }
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
@@ -418,13 +420,10 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
 }
 
 /// What PVE's handler refuses while it writes a config, after its privilege checks: a balloon
-/// above the memory of the config with the write (`pve::values::balloon`, after the lock as in
-/// PVE; a request that sets both is the schema's), a VNC clipboard on a display that cannot take
-/// it (§43), a boot order naming a device the VM will not have (`before`: the config the write
-/// was planned from; docs/pve-semantics.md §34.3). A clone's configuring write is checked before the clone,
-/// against the devices the clone will have: the source's applied config, which `clone_vm`
-/// copies (not its pending part), and what the write sets (§37.2); PVE would refuse it only once
-/// the clone exists.
+/// above the config's memory with the write (`pve::values::balloon`), a VNC clipboard on a display
+/// that cannot take it (§43), a boot order naming a device the VM will not have (`before`, §34.3).
+/// A clone's configuring write is checked before the clone, against the source's applied config,
+/// which `clone_vm` copies, and what the write sets (§37.2).
 pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<()> {
     let (body, context, pending) = match write {
         Write::Config { body, context, .. } => (body, context.clone(), true),
@@ -436,6 +435,7 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
         _ => VmConfig::from_current(before.map(|c| c.current.clone()).unwrap_or_default()),
     };
     let words = values::balloon(&stored, body).map(str::to_string).or_else(|| values::request_clipboard(body));
+    let words = words.or_else(|| values::command_cpu::request_machine(body));
     if let Some(words) = words.or_else(|| values::drives(&stored.current, body)) {
         return Err(Error::failed(words).context(&context));
     }

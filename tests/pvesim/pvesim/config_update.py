@@ -226,8 +226,8 @@ class ConfigUpdateMixin:
                     if conf.get('bootdisk') is not None:
                         pend['bootdisk'] = None
                 else:
-                    if opt == 'vga':
-                        self._check_clipboard(value)  # assert_clipboard_config (values.py, §43)
+                    if opt in ('vga', 'machine'):
+                        self._check_clipboard(value, opt)  # assert_clipboard_config (values.py, §43), vIOMMU (§61)
                     pend[opt] = value
                 # remove_from_pending_delete: the new value replaces any pending delete
                 forced.discard(opt)

@@ -10,10 +10,35 @@ from fakepve.model import PveError
 from fakepve.routing import die
 
 from . import drives as d, nets, options as o
+from .validation import parse_boolean
 
 
 class HotplugMixin:
     """The hotplug decision for each pending key of a running VM."""
+
+    @staticmethod
+    def _agent_live(old, new):
+        """QemuServer.pm vmconfig_update_agent: skipped (pending) when the VM has no agent value or a false
+        one (`!$conf->{agent}`), or when an option other than fstrim_cloned_disks differs as set or unset
+        (GuestHelpers.pm safe_string_ne on parse_guest_agent's result: default key `enabled`, booleans
+        parsed)."""
+        if old is None or str(old) in ('', '0'):
+            return False
+
+        def parse(text):
+            out = {}
+            for part in str(text).split(','):
+                key, eq, val = part.partition('=')
+                key, val = (key, val) if eq else ('enabled', key)
+                key = {'freeze-fs': 'freeze-fs-on-backup', 'guest-fsfreeze': 'freeze-fs-on-backup'}.get(key, key)
+                if key in ('enabled', 'freeze-fs-on-backup', 'freeze-fs', 'fstrim_cloned_disks'):
+                    val = parse_boolean(val) or val
+                if part:
+                    out[key] = val
+            out.pop('fstrim_cloned_disks', None)
+            return out
+
+        return parse(old) == parse(new)
 
     def _usb_hotplug_ok(self, vm, feats):
         ostype = str(vm.config.get('ostype', 'other'))
@@ -86,9 +111,7 @@ class HotplugMixin:
         if opt in ('cpuunits', 'cpulimit'):
             return True
         if opt == 'agent':
-            strip = lambda text: dict((k, x) for k, x in (part.partition('=')[::2] for part in str(text or '').split(','))
-                                      if k != 'fstrim_cloned_disks')
-            return strip(conf.get('agent')) == strip(value)
+            return self._agent_live(conf.get('agent'), value)
         if nets.NET_KEY.match(opt):
             old = conf.get(opt)
             after = nets.parse_net(value)

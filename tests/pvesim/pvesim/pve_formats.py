@@ -204,6 +204,7 @@ CPU_MODELS = set((
     'EPYC-Milan-v2 EPYC-Milan-v3 EPYC-Genoa EPYC-Genoa-v2 EPYC-Turin kvm32 kvm64 qemu32 qemu64 max host '
     'a64fx cortex-a35 cortex-a53 cortex-a55 cortex-a57 cortex-a710 cortex-a72 cortex-a76 neoverse-n1 '
     'neoverse-n2 neoverse-v1 x86-64-v2 x86-64-v2-AES x86-64-v3 x86-64-v4').split())
+CUSTOM_CPU_MODELS = {}  # cpu-models.conf: the running pvesim's seed's `custom_cpu_models` (qemu_cpu.py load_seed)
 VM_CPU_FLAGS = sorted(('nested-virt md-clear pcid spec-ctrl ssbd ibpb virt-ssbd amd-ssbd amd-no-ssb pdpe1gb '
                        'hv-tlbflush hv-evmcs aes').split())
 CPU_FLAG_ANY = r'[+-][a-zA-Z0-9\-_.]+'
@@ -215,9 +216,10 @@ def _validate_vm_cpu(res):
     if not cputype or cputype == '0':  # validate_cpu_conf `!$cpu->{cputype}`: Perl's false is '' or '0'
         raise FormatError('CPU is missing cputype\n')
     if cputype.startswith('custom-'):
-        # get_custom_model: pvesim's cluster defines no custom models.
-        raise FormatError("Custom cputype '{0}' not found\n".format(cputype[len('custom-'):]))
-    if cputype not in CPU_MODELS:
+        # get_custom_model: the seed's `custom_cpu_models` (qemu_cpu.py)
+        if cputype[len('custom-'):] not in CUSTOM_CPU_MODELS:
+            raise FormatError("Custom cputype '{0}' not found\n".format(cputype[len('custom-'):]))
+    elif cputype not in CPU_MODELS:
         raise FormatError("Built-in cputype '{0}' is not defined (missing 'custom-' prefix?)\n".format(cputype))
     flag = '[+-](?:' + '|'.join(re.escape(f) for f in VM_CPU_FLAGS) + ')'
     if res.get('flags') and not _match(flag + '(?:;' + flag + ')*', res['flags']):

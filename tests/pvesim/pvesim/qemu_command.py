@@ -10,6 +10,8 @@ or bridges to look at: where PVE would look at them next (hugepages with NUMA, a
 
 import re
 
+from . import qemu_cpu
+
 
 def _set(value):
     return value not in (None, '', '0', 0)
@@ -41,6 +43,8 @@ def numa_error(conf, hotplug_memory, static_memory):
         node = conf.get('numa{0}'.format(i))
         if not _set(node):
             continue
+        if qemu_cpu.numa_range_error(node):
+            return qemu_cpu.numa_range_error(node)  # Memory.pm parse_numa, before the node's memory (§61)
         props = _props(node)
         memory = int(props.get('memory') or 0)
         if not memory:

@@ -26,6 +26,7 @@ from fakepve.server import USER, ok
 
 from . import options as o
 from . import qemu_command as qc
+from . import qemu_cpu as qcpu
 
 # extract_node_stats with $exclude_stats: what a user without Sys.Audit on the node does not see
 NODE_STATS = ('uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk')
@@ -146,7 +147,8 @@ class ValuesMixin:
         """Qemu.pm create_vm's task, after create_disks: assert_clipboard_config on the new config (a failure frees
         the new volumes and fails the task as `unable to create VM <vmid> - <error>`, fakepve's create body does)."""
         if vm.lock == 'create':
-            words = clipboard_error(vm.config.get('vga'))
+            # then Machine.pm check_and_pin_machine_string (assert_valid_machine_property, qemu_cpu.py, §61)
+            words = clipboard_error(vm.config.get('vga')) or qcpu.machine_error(vm.config.get('machine'))
             if words:
                 raise TaskError(words)
         await super().ceph_io(vm, keys)
@@ -175,9 +177,10 @@ class ValuesMixin:
         if not volname.startswith('snippets/'):
             raise param_error(hookscript="'{0}' is not in the snippets directory".format(volid))
 
-    def _check_clipboard(self, value):
-        """Qemu.pm update_vm_api, when its loop reaches `vga` (the keys before it are written by then)."""
-        words = clipboard_error(value)
+    def _check_clipboard(self, value, key='vga'):
+        """Qemu.pm update_vm_api, when its loop reaches `vga` (assert_clipboard_config) or `machine` (Machine.pm
+        assert_valid_machine_property, qemu_cpu.py, §61); the keys before it are written by then."""
+        words = clipboard_error(value) if key == 'vga' else qcpu.machine_error(value)
         if words:
             raise die(words)
 
@@ -186,13 +189,17 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
-        if qc.usb_error(conf):
-            return qc.usb_error(conf)  # qemu_command.py: USB.pm, before the CPU count (§59)
+        if qcpu.firmware_error(conf) or qc.usb_error(conf):
+            # qemu_cpu.py: OVMF (§61); qemu_command.py: USB.pm, before the CPU count (§59)
+            return qcpu.firmware_error(conf) or qc.usb_error(conf)
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
         cores = int(conf.get('cores') or 1)
         allowed = self._node_cpus(vm.node)
         if allowed < sockets * cores:
             return 'MAX {0} vcpus allowed per VM on this node'.format(allowed)
+        if qcpu.cpu_hotplug_error(conf) or qcpu.cpu_model_error(conf):
+            # qemu_cpu.py: print_cpu_device, then get_cpu_options (§61)
+            return qcpu.cpu_hotplug_error(conf) or qcpu.cpu_model_error(conf)
         if 'memory' in o.hotplug_features(conf.get('hotplug')):
             # Memory.pm config with memory hot-plug ($STATICMEM 1024, per socket with 1 GiB hugepages)
             if not truthy(conf.get('numa')):
@@ -206,8 +213,10 @@ class ValuesMixin:
                 return 'Memory hotplug does not work in combination with virtio-fs.'
         # qemu_command.py: the rest of Memory.pm config, then the clipboard, the NICs and virtio-fs (§59)
         hotplug = 'memory' in o.hotplug_features(conf.get('hotplug'))
-        return (qc.numa_error(conf, hotplug, o.current_memory(conf.get('memory'))) or clipboard_error(conf.get('vga'))
-                or qc.mtu_error(conf) or qc.virtiofs_error(conf))
+        # qemu_cpu.py: the DIMMs last in Memory.pm config, the vIOMMU after the NICs (§61)
+        return (qc.numa_error(conf, hotplug, o.current_memory(conf.get('memory'))) or qcpu.dimm_error(conf)
+                or clipboard_error(conf.get('vga')) or qc.mtu_error(conf) or qcpu.machine_error(conf.get('machine'))
+                or qc.virtiofs_error(conf))
 
     async def _do_suspend(self, vm, user, p):
         """Qemu.pm vm_suspend with `todisk`: not running, then HA (`vm_is_ha_managed`), then a passed-through PCI

@@ -252,3 +252,17 @@ def test_config_keeps_wire_types_of_pve(sim):
     # docs/pve-semantics.md §3
     cfg = create(sim, 200, cores=2, onboot=1, memory=1024, cpulimit='0.5')
     assert strip_meta(cfg) == {'cores': 2, 'onboot': 1, 'memory': '1024', 'cpulimit': '0.5'}
+
+
+def test_running_vm_compares_cold_and_agent_options_as_set_or_unset(sim):
+    # QemuServer.pm vmconfig_update_disk, vmconfig_update_agent: pve-guest-common GuestHelpers.pm safe_string_ne
+    # (an option set on one side only differs, even at its default); vmconfig_update_agent skips (pending) when
+    # the VM's agent value is false (`!$conf->{agent}`); fstrim_cloned_disks alone changes live. §6
+    sim.api('PUT', Q + '/100/config', {'agent': '1'})
+    sim.api('PUT', Q + '/100/config', {'agent': 'enabled=on,fstrim_cloned_disks=1'})
+    assert 'agent' not in {k for k, i in pending(sim, 100).items() if 'pending' in i}
+    sim.api('PUT', Q + '/100/config', {'agent': '1,type=virtio'})
+    assert pending(sim, 100)['agent']['pending'] == '1,type=virtio'
+    sim.api('PUT', Q + '/100/config', {'scsi1': 'local-lvm:1'})
+    sim.api('PUT', Q + '/100/config', {'scsi1': 'local-lvm:vm-100-disk-1,iothread=0,size=1G'})
+    assert pending(sim, 100)['scsi1']['pending'] == 'local-lvm:vm-100-disk-1,iothread=0,size=1G'

@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use crate::pve::schema::current_memory;
 
 /// Perl's truth of a config value: set, not empty, not `0`.
-fn set<'c>(config: &'c BTreeMap<String, String>, key: &str) -> Option<&'c str> {
+pub(super) fn set<'c>(config: &'c BTreeMap<String, String>, key: &str) -> Option<&'c str> {
     config.get(key).map(String::as_str).filter(|v| !v.is_empty() && *v != "0")
 }
 
 /// The value of `key` in a property string (`k=v,...`; the first part without `=` is the
 /// default key's, which `default` names).
-fn prop<'v>(value: &'v str, key: &str, default: Option<&str>) -> Option<&'v str> {
+pub(super) fn prop<'v>(value: &'v str, key: &str, default: Option<&str>) -> Option<&'v str> {
     value.split(',').enumerate().find_map(|(i, part)| match part.split_once('=') {
         Some((k, v)) if k == key => Some(v),
         None if i == 0 && default == Some(key) => Some(part),
@@ -42,6 +42,9 @@ pub fn numa(config: &BTreeMap<String, String>, hotplug: bool) -> Option<String> 
     let mut total = 0u64;
     for i in 0..8 {
         let Some(node) = set(config, &format!("numa{i}")) else { continue };
+        if let Some(words) = super::command_cpu::numa_ranges(node) {
+            return Some(words); // parse_numa, before the node's memory (§61)
+        }
         let memory = prop(node, "memory", None).and_then(|m| m.parse::<u64>().ok()).filter(|m| *m > 0);
         let Some(memory) = memory else {
             return Some(format!("missing NUMA node{i} memory value"));
@@ -109,13 +112,7 @@ pub fn usb(config: &BTreeMap<String, String>) -> Option<String> {
     if config.keys().any(|k| k.strip_prefix("hostpci").is_some_and(|n| !n.is_empty())) {
         return None;
     }
-    let machine = config.get("machine").map(String::as_str).unwrap_or_default();
-    let machine = prop(machine, "type", Some("type")).unwrap_or_default();
-    let version = machine.rsplit('-').next().and_then(|v| {
-        let (major, rest) = v.split_once('.')?;
-        let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        Some((major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?))
-    });
+    let version = super::command_cpu::machine_version(config);
     let ostype = config.get("ostype").map(String::as_str);
     let xhci = version.is_none_or(|v| v >= (7, 1)) && ostype.is_some_and(|o| o == "l26" || windows_version(o) > 7);
     (0..14)

@@ -159,6 +159,22 @@ fn a_hookscript_must_be_a_snippet() {
     assert_eq!(words("local:iso/hook.pl"), None);
 }
 
+/// A start with the node's CPU count hidden: a warning with PVE's words when the VM has more than
+/// one vCPU once its pending values apply (a pending `cores` counts: `vm_start` applies it before
+/// `config_to_command`; found by the differential run, seed 11), none for a one-vCPU VM or a known count.
+#[test]
+fn a_start_whose_cpu_check_cannot_be_decided_is_a_warning() {
+    let mut config = VmConfig::from_pairs(&[("cores", "1")]);
+    assert_eq!(start_unknown(&vm(None), &config, None), None, "one vCPU fits on every node");
+    config.pending.insert("cores".into(), "8".into());
+    let words = start_unknown(&vm(None), &config, None).unwrap();
+    assert!(words.contains("starts with 8 vCPUs") && words.contains("Sys.Audit on /nodes/pve1"), "{words}");
+    assert!(words.ends_with("PVE may refuse it: MAX (known after apply) vcpus allowed per VM on this node"));
+    assert_eq!(start_unknown(&vm(None), &config, Some(4)), None, "known: `start` decides");
+    config.pending_delete.insert("cores".into(), false);
+    assert_eq!(start_unknown(&vm(None), &config, None), None, "a pending delete of cores leaves one");
+}
+
 #[test]
 fn a_tpm_keeps_its_version_and_an_snp_guest_takes_no_new_efi_disk() {
     let current = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
