@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A real run's note of the saved plan its first task verified whole (docs/saved-plans.md, "What
 a run keeps between its tasks"): what every later task of the run takes from it instead of reading
-and verifying the plan's files again, and the test (each file's inode, size and modification time)
+and verifying the plan's files again, and the test (each file's inode, size, modification and change times)
 that sends a task back to reading and verifying them when one of them changed.
 
 Each task runs in its own process (a fork of ansible-playbook), so the note is a file in
@@ -36,24 +36,27 @@ def note_path(plan_dir):
 
 
 def stamps(plan_dir):
-    """[inode, size, mtime in ns] of each stamped file (None for one that is missing)."""
+    """[device, inode, size, mtime and ctime in ns] of each stamped file (None for one that is
+    missing): a rename into place gives another inode, an edit in place another ctime, which no
+    user can set back (utime sets the mtime only)."""
     out = {}
     for name in STAMPED:
         try:
             st = os.stat(os.path.join(plan_dir, name))
-            out[name] = [st.st_ino, st.st_size, st.st_mtime_ns]
+            out[name] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         except OSError:
             out[name] = None
     return out
 
 
-def write(plan_dir, note):
-    """Write the note (under the plan's lock), with the stamps of the files as they are now."""
+def write(plan_dir, note, taken):
+    """Write the note (under the plan's lock) with `taken`, the stamps taken before the files
+    were read and verified: a file changed while they were is not the one the note stands for."""
     path = note_path(plan_dir)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     tmp = path + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
-        f.write(json.dumps(dict(note, stamps=stamps(plan_dir))))
+        f.write(json.dumps(dict(note, stamps=taken)))
     os.replace(tmp, path)
 
 

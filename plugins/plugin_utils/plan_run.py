@@ -53,6 +53,11 @@ RECORD_SHAPE = (('host', str), ('module', str), ('task', str), ('path', str), ('
 
 def load_file(path, what='plan file'):
     """The JSON object of a plan file, or a PlanError naming the file and what is wrong."""
+    return _load(path, what)[1]
+
+
+def _load(path, what):
+    """(the bytes of a plan file, their JSON object), read once."""
     try:
         with open(path, 'rb') as f:
             raw = f.read()
@@ -71,7 +76,7 @@ def load_file(path, what='plan file'):
     if not isinstance(data, dict):
         raise sp.PlanError('the saved plan\'s %s %s holds a JSON %s, not an object: it is not a ferro.proxmox '
                            'plan file' % (what, path, type(data).__name__.replace('dict', 'object')))
-    return data
+    return raw, data
 
 
 def check_record(path, record):
@@ -184,10 +189,9 @@ def write_signed(plan_dir, path, data, key, compact=False):
 
 def read_signed(plan_dir, path, key, what='plan file'):
     """A plan file, verified against its signature: PlanError on any change made after the
-    check run (by hand or otherwise) or a file the check run did not write."""
-    data = load_file(path, what)
-    with open(path, 'rb') as f:
-        raw = f.read()
+    check run (by hand or otherwise) or a file the check run did not write. The signature is
+    checked on the very bytes the object was parsed from (one read)."""
+    raw, data = _load(path, what)
     try:
         with open(path + MAC_SUFFIX, 'rb') as f:
             mac = f.read().decode('ascii', 'replace').strip()
@@ -371,7 +375,7 @@ def _verify_whole(plan_dir, root, material):
     """The whole plan verified: the header's format first, the key, every file's signature, the
     records listed, the run's shape, the plan not applied before, the covered files unchanged.
     Returns the key, warnings and the run's note of what it verified."""
-    run = sp.run_id()
+    run, taken = sp.run_id(), cache.stamps(plan_dir)
     if os.path.exists(os.path.join(plan_dir, 'plan.json')):
         sp.check_format(plan_dir, load_file(os.path.join(plan_dir, 'plan.json'), 'header'))
     salt = read_salt(plan_dir)
@@ -426,7 +430,7 @@ def _verify_whole(plan_dir, root, material):
     _cache_key(_run_key_path(plan_dir), key)
     note = {'plan': plan_dir, 'salt': salt.hex(), 'key_id': info.get('key_id'), 'key_from': info.get('key_from'),
             'files': sorted(index.get('files') or {}), 'records': records, 'hosts': hosts}
-    cache.write(plan_dir, note)
+    cache.write(plan_dir, note, taken)
     return key, warnings, note
 
 
