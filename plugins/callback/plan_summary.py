@@ -89,14 +89,15 @@ def summary(plan_dir):
 
 def not_applied(plan_dir, applied_dir):
     """The planned tasks this run did not apply: not run, refused before their module ran, or
-    failed (a task's marker is written before its checks, its outcome after its module)."""
+    failed (a task's marker is written before its checks, its outcome next to it after its module)."""
     outcome = {}
     for root, _dirs, files in os.walk(applied_dir):
         for name in files:
             try:
                 with open(os.path.join(root, name), encoding='utf-8') as f:
                     marker = json.load(f)
-                outcome[marker['record']] = marker.get('outcome') or 'refused before its module ran'
+                if marker.get('outcome') or marker['record'] not in outcome:
+                    outcome[marker['record']] = marker.get('outcome') or 'refused before its module ran'
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     missing = []

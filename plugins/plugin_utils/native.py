@@ -432,7 +432,7 @@ class NativeModuleAction(ActionBase):
                 occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
                 path = sp.record_path(tasks, key_info, occurrence)
                 marker = sp.record_path(sp.applied_dir(), key_info, occurrence)
-                sp.write_json(marker, {'record': path}, compact=True)
+                sp.write_marker(marker, {'record': path})
                 sp.point(plan_dir, 'apply')
             planned = plan_run.planned_record(plan_dir, path, secret, key_info, occurrence)
         except sp.PlanError as e:

@@ -177,14 +177,14 @@ def _mac(key, plan_dir, path, raw):
     return hmac.new(key, name + b'\0' + raw, hashlib.sha256).hexdigest()
 
 
-def write_signed(plan_dir, path, data, key, compact=False):
+def write_signed(plan_dir, path, data, key, hot=False):
     """Write a plan file and its signature (`<file>.mac`: HMAC-SHA256 under the plan's key of
-    its name in the directory and its bytes), each renamed into place."""
-    raw = sp.write_json(path, data, compact)
+    its name in the directory and its bytes), each renamed into place (`hot`: saved_plan.write_json)."""
+    raw = sp.write_json(path, data, hot)
     tmp = path + MAC_SUFFIX + '.tmp'
     with open(tmp, 'wb') as f:
         f.write(_mac(key, plan_dir, path, raw).encode('ascii'))
-    os.replace(tmp, path + MAC_SUFFIX)
+    sp.into_place(tmp, path + MAC_SUFFIX, hot)
 
 
 def read_signed(plan_dir, path, key, what='plan file'):
@@ -475,7 +475,7 @@ def mark_attempt(plan_dir, record_path, key_info, key, outcome=None):
     entries.append(dict(record=rel, host=key_info['host'], task=key_info['task'], path=key_info['path'],
                         outcome=outcome or 'started'))
     applied['attempted'] = entries
-    write_signed(plan_dir, path, applied, key, compact=True)
+    write_signed(plan_dir, path, applied, key, hot=True)
     return applied
 
 
@@ -518,7 +518,7 @@ def close_host(plan_dir, host):
             applied['incomplete'] = True
             applied['complete'] = False
         if key:
-            write_signed(plan_dir, path, applied, key, compact=True)
+            write_signed(plan_dir, path, applied, key, hot=True)
     return [words for _seq, words in sorted(missing)], applied
 
 
@@ -547,7 +547,7 @@ def finish_apply(saved, data):
     else:
         # A module reports `changed` on a failure when Proxmox VE accepted a write before it.
         outcome = '%s: %s' % ('failed' if data.get('changed') else 'refused', data.get('msg'))
-    sp.write_json(saved['marker'], {'record': saved['path'], 'outcome': outcome}, compact=True)
+    sp.write_marker(saved['marker'] + sp.OUTCOME_SUFFIX, {'record': saved['path'], 'outcome': outcome})
     with sp.locked(saved['dir']):
         applied = mark_attempt(saved['dir'], saved['path'], saved['key'], saved['secret'], outcome)
     if data.get('failed') and used(applied):

@@ -117,20 +117,52 @@ def locked(plan_dir):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def write_json(path, data, compact=False):
-    """Write `data` to `path` (renamed into place) and return the bytes written: indented for a
-    file a person reads (the header, the records), `compact` for one every task of a real run
-    rewrites (the apply file, the run's markers), which json's C encoder writes many times faster."""
+def write_json(path, data, hot=False):
+    """Write `data` to `path` (a temp file renamed into place) and return the bytes written:
+    indented for a file a person reads (the header, the records). `hot`: a file every task of a
+    real run rewrites under the plan's lock (the apply file), compact (json's C encoder writes it
+    many times faster) and put in place with `into_place(..., hot=True)`."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    if compact:
+    if hot:
         raw = json.dumps(data, sort_keys=True, separators=(',', ':')).encode('utf-8')
     else:
         raw = json.dumps(data, indent=1, sort_keys=True).encode('utf-8')
     fd, tmp = tempfile.mkstemp(prefix='.tmp-', dir=os.path.dirname(path))
     with os.fdopen(fd, 'wb') as f:
         f.write(raw)
-    os.replace(tmp, path)
+    into_place(tmp, path, hot)
     return raw
+
+
+def into_place(tmp, path, hot=False):
+    """Rename `tmp` to `path`. `hot` (a file rewritten under the plan's lock, which every reader
+    of it holds): the old file is removed first, as ext4 (its default auto_da_alloc) writes a
+    file renamed over another out to disk at once, a wait of milliseconds per task on a busy disk.
+    A run stopped between the removal and the rename leaves the file missing, which the next run
+    refuses ("is missing"; the apply file's signature still there), as it refuses a plan applied."""
+    if hot:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    os.replace(tmp, path)
+
+
+OUTCOME_SUFFIX = '.outcome'
+
+
+def write_marker(path, data):
+    """A marker of the run's local temp dir (`applied_dir`): a new file, created and written
+    (no temp file, no rename over an older one: a task's marker and, next to it, its outcome
+    `<marker>.outcome` are each written once). Its readers read it after the task."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        write_json(path, data)
+        return
+    with os.fdopen(fd, 'wb') as f:
+        f.write(json.dumps(data, sort_keys=True).encode('utf-8'))
 
 
 def read_json(path):
