@@ -100,7 +100,7 @@ def skipped_before(note, applied_dir, host_dir, seq):
     `seq` in the plan that this run did not hand to a module (no marker of the same name in
     `applied_dir`, the run's markers of that host), in words."""
     try:
-        ran = set(n for n in os.listdir(applied_dir) if n.endswith('.json') and not n.startswith('.'))
+        ran = set(n for n in os.listdir(applied_dir) if not n.startswith('.'))
     except FileNotFoundError:
         ran = set()
     missing = []

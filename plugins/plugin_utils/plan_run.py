@@ -45,6 +45,8 @@ RUN_FILE = 'run.json'        # the check run that made the plan: its shape, its 
 INDEX_FILE = 'index.json'    # every record of the plan, and every file the approval covers
 APPLY_FILE = 'apply.json'    # the real run that applied the plan, signed like the plan
 SALT_FILE = 'salt'
+# With the api_* options, what a record's arguments give plan_verify.connections (its CONNECTION).
+CONNECTION_MORE = ('validate_certs', 'ca_path')
 RECORD_SHAPE = (('host', str), ('module', str), ('task', str), ('path', str), ('occurrence', int), ('seq', int),
                 ('args', dict), ('result', dict), ('reads', list), ('writes', list), ('vms', list))
 
@@ -417,7 +419,8 @@ def _verify_whole(plan_dir, root, material):
         record = load_record(plan_dir, os.path.join(plan_dir, rel), key)
         records[rel] = [record['seq'], record['task'], record['path']]
         if record['args'].get('api_host') not in [h for h, _args in hosts]:
-            hosts.append([record['args'].get('api_host'), record['args']])
+            hosts.append([record['args'].get('api_host'), dict((k, v) for k, v in record['args'].items()
+                                                                if k.startswith('api_') or k in CONNECTION_MORE)])
     changed = files_moved(index.get('files') or {})
     if changed:
         raise sp.PlanError('the files the plan was approved with changed since the check run: %s. Nothing was '
@@ -547,7 +550,6 @@ def finish_apply(saved, data):
     else:
         # A module reports `changed` on a failure when Proxmox VE accepted a write before it.
         outcome = '%s: %s' % ('failed' if data.get('changed') else 'refused', data.get('msg'))
-    sp.write_marker(saved['marker'] + sp.OUTCOME_SUFFIX, {'record': saved['path'], 'outcome': outcome})
     with sp.locked(saved['dir']):
         applied = mark_attempt(saved['dir'], saved['path'], saved['key'], saved['secret'], outcome)
     if data.get('failed') and used(applied):

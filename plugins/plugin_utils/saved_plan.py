@@ -148,13 +148,10 @@ def into_place(tmp, path, hot=False):
     os.replace(tmp, path)
 
 
-OUTCOME_SUFFIX = '.outcome'
-
-
 def write_marker(path, data):
-    """A marker of the run's local temp dir (`applied_dir`): a new file, created and written
-    (no temp file, no rename over an older one: a task's marker and, next to it, its outcome
-    `<marker>.outcome` are each written once). Its readers read it after the task."""
+    """A task's marker in the run's local temp dir (`applied_dir`): a new file, created and
+    written once (no temp file, no rename over an older one); the task's outcome goes to the
+    plan's apply file."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -184,14 +181,17 @@ def hash_secrets(value, secrets, key):
     """`value` with every secret given as a whole value replaced by its keyed hash: a secret
     inside another string (`web` in `existing-web`) is not the secret, and hashing it there
     would show where the secret occurs (issue 33)."""
-    secrets = secrets if isinstance(secrets, frozenset) else frozenset(s for s in secrets if s)
-    if isinstance(value, dict):
-        return dict((k, hash_secrets(v, secrets, key)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [hash_secrets(v, secrets, key) for v in value]
+    return _hash(value, frozenset(s for s in secrets if s), key)
+
+
+def _hash(value, secrets, key):
     if isinstance(value, str):
         return _token(key, value) if value in secrets else value
-    if value is not None and not isinstance(value, bool) and str(value) in secrets:
+    if isinstance(value, dict):
+        return {k: _hash(v, secrets, key) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_hash(v, secrets, key) for v in value]
+    if value is not None and not isinstance(value, bool) and secrets and str(value) in secrets:
         return _token(key, str(value))
     return value
 
