@@ -15,6 +15,7 @@ import os
 
 from ansible import context
 
+
 def _sha256(path):
     try:
         with open(path, 'rb') as f:

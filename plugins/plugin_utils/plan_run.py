@@ -29,8 +29,8 @@ except ImportError:  # loaded by path, next to saved_plan.py (native.py's fallba
     import importlib.util as _util
 
     def _beside(name):
-        spec = _util.spec_from_file_location('ferro_' + name, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                          name + '.py'))
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = _util.spec_from_file_location('ferro_' + name, os.path.join(here, name + '.py'))
         module = _util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
@@ -419,8 +419,8 @@ def _verify_whole(plan_dir, root, material):
         record = load_record(plan_dir, os.path.join(plan_dir, rel), key)
         records[rel] = [record['seq'], record['task'], record['path']]
         if record['args'].get('api_host') not in [h for h, _args in hosts]:
-            hosts.append([record['args'].get('api_host'), dict((k, v) for k, v in record['args'].items()
-                                                                if k.startswith('api_') or k in CONNECTION_MORE)])
+            conn = dict((k, v) for k, v in record['args'].items() if k.startswith('api_') or k in CONNECTION_MORE)
+            hosts.append([record['args'].get('api_host'), conn])
     changed = files_moved(index.get('files') or {})
     if changed:
         raise sp.PlanError('the files the plan was approved with changed since the check run: %s. Nothing was '
