@@ -88,17 +88,25 @@ def summary(plan_dir):
 
 
 def not_applied(plan_dir, applied_dir):
-    """The planned tasks this run did not apply: not run, refused before their module ran, or
-    failed (a task's marker is written before its checks, its outcome after its module)."""
+    """The planned tasks this run did not apply: not run, refused before their module ran (a
+    task's marker is written before its checks), or failed (its outcome in the plan's apply file,
+    noted by this run after its module)."""
     outcome = {}
     for root, _dirs, files in os.walk(applied_dir):
         for name in files:
             try:
                 with open(os.path.join(root, name), encoding='utf-8') as f:
-                    marker = json.load(f)
-                outcome[marker['record']] = marker.get('outcome') or 'refused before its module ran'
+                    outcome[json.load(f)['record']] = 'refused before its module ran'
             except (OSError, ValueError, KeyError, TypeError):
                 continue
+    try:
+        with open(os.path.join(plan_dir, 'apply.json'), encoding='utf-8') as f:
+            applied = json.load(f)
+        if (applied.get('owner') or {}).get('run') == saved_plan.run_id():
+            for entry in applied.get('attempted') or []:
+                outcome[os.path.join(plan_dir, entry['record'])] = entry['outcome']
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
     missing = []
     for root, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
         for name in sorted(files):

@@ -425,21 +425,21 @@ class NativeModuleAction(ActionBase):
                     if not outside:
                         # The module returns its record with each secret already as its keyed hash.
                         args[sp.SAVED_KEY] = {'mode': 'save', 'tokens': sp.secret_tokens(no_log_values, secret)}
-                    sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'save'})
+                    sp.point(plan_dir, 'save')
                     return {'mode': 'save', 'dir': plan_dir, 'key': key_info, 'args': user_args, 'secret': secret,
                             'outside': outside}
-                secret, warnings = plan_run.begin_apply(plan_dir, COLLECTION_ROOT, material, self._task, self._loader)
+                secret, warnings, note = plan_run.begin_apply(plan_dir, COLLECTION_ROOT, material, self._task, self._loader)
                 occurrence = sp.next_occurrence(sp.applied_dir(), key_info)
                 path = sp.record_path(tasks, key_info, occurrence)
                 marker = sp.record_path(sp.applied_dir(), key_info, occurrence)
-                sp.write_json(marker, {'record': path})
-                sp.write_json(sp.pointer_path(), {'plan': plan_dir, 'mode': 'apply'})
+                sp.write_marker(marker, {'record': path})
+                sp.point(plan_dir, 'apply')
             planned = plan_run.planned_record(plan_dir, path, secret, key_info, occurrence)
         except sp.PlanError as e:
             return {'failed': str(e)}
         except OSError as e:
             return {'failed': 'the saved plan at %s cannot be used: %s' % (plan_dir, e)}
-        skipped = sp.skipped_before(tasks, sp.applied_dir(), key_info, planned.get('seq', 0))
+        skipped = plan_run.cache.skipped_before(note, os.path.dirname(marker), os.path.basename(os.path.dirname(path)), planned.get('seq', 0))
         if skipped:
             words = ('the saved plan no longer holds: planned tasks of host %s did not run before this one: %s'
                      % (key_info['host'], '; '.join(skipped)))
@@ -452,7 +452,7 @@ class NativeModuleAction(ActionBase):
             return {'failed': "the saved plan no longer holds: the task's arguments changed since the plan: %s. "
                               'Nothing was written; make and approve a new plan' % '; '.join(moved)}
         state = {'mode': 'apply', 'planned': planned, 'warnings': warnings, 'dir': plan_dir, 'path': path,
-                 'marker': marker, 'key': key_info, 'secret': secret}
+                 'marker': marker, 'key': key_info, 'secret': secret, 'hosts': note.get('hosts')}
         if self._task.check_mode:
             # `check_mode: true` in the real run: the task previews again and applies nothing.
             state['mode'] = 'preview'

@@ -23,13 +23,18 @@ from ansible import constants as C
 from ansible import context
 
 try:
-    from ansible_collections.ferro.proxmox.plugins.plugin_utils import saved_plan as sp
+    from ansible_collections.ferro.proxmox.plugins.plugin_utils import plan_cache as cache, plan_files as pf, \
+        saved_plan as sp
 except ImportError:  # loaded by path, next to saved_plan.py (native.py's fallback)
     import importlib.util as _util
-    _spec = _util.spec_from_file_location(
-        'ferro_saved_plan', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'saved_plan.py'))
-    sp = _util.module_from_spec(_spec)
-    _spec.loader.exec_module(sp)
+
+    def _beside(name):
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = _util.spec_from_file_location('ferro_' + name, os.path.join(here, name + '.py'))
+        module = _util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    sp, pf, cache = _beside('saved_plan'), _beside('plan_files'), _beside('plan_cache')
 
 KEY_VAR = 'ferro_proxmox_plan_key'
 KEY_ENV = 'FERRO_PROXMOX_PLAN_KEY'
@@ -40,6 +45,8 @@ RUN_FILE = 'run.json'        # the check run that made the plan: its shape, its 
 INDEX_FILE = 'index.json'    # every record of the plan, and every file the approval covers
 APPLY_FILE = 'apply.json'    # the real run that applied the plan, signed like the plan
 SALT_FILE = 'salt'
+# With the api_* options, what a record's arguments give plan_verify.connections (its CONNECTION).
+CONNECTION_MORE = ('validate_certs', 'ca_path')
 RECORD_SHAPE = (('host', str), ('module', str), ('task', str), ('path', str), ('occurrence', int), ('seq', int),
                 ('args', dict), ('result', dict), ('reads', list), ('writes', list), ('vms', list))
 
@@ -48,6 +55,11 @@ RECORD_SHAPE = (('host', str), ('module', str), ('task', str), ('path', str), ('
 
 def load_file(path, what='plan file'):
     """The JSON object of a plan file, or a PlanError naming the file and what is wrong."""
+    return _load(path, what)[1]
+
+
+def _load(path, what):
+    """(the bytes of a plan file, their JSON object), read once."""
     try:
         with open(path, 'rb') as f:
             raw = f.read()
@@ -66,7 +78,7 @@ def load_file(path, what='plan file'):
     if not isinstance(data, dict):
         raise sp.PlanError('the saved plan\'s %s %s holds a JSON %s, not an object: it is not a ferro.proxmox '
                            'plan file' % (what, path, type(data).__name__.replace('dict', 'object')))
-    return data
+    return raw, data
 
 
 def check_record(path, record):
@@ -104,11 +116,11 @@ def key_material(task_vars, templar, args):
                        'or give the connection an api_token_secret or api_password' % (KEY_VAR, KEY_ENV))
 
 
-def plan_key(plan_dir, material):
+def plan_key(plan_dir, material, salt=None):
     """The plan's HMAC key: PBKDF2 of the material with the plan's salt (public, in the plan
-    directory), cached for this run in ansible-core's per-run local temp dir (mode 0700, removed
-    when the run ends), as each task runs in its own process."""
-    salt = read_salt(plan_dir)
+    directory; `salt` when the caller read it), cached for this run in ansible-core's per-run
+    local temp dir (mode 0700, removed when the run ends), as each task runs in its own process."""
+    salt = read_salt(plan_dir) if salt is None else salt
     name = hashlib.sha256(salt + b'\0' + material.encode('utf-8')).hexdigest()[:32]
     cache = os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-keys', name)
     try:
@@ -148,8 +160,8 @@ def _cache_key(cache, key):
 
 def read_salt(plan_dir):
     try:
-        with open(os.path.join(plan_dir, SALT_FILE), encoding='ascii') as f:
-            return bytes.fromhex(f.read().strip())
+        with open(os.path.join(plan_dir, SALT_FILE), 'rb') as f:  # bytes: no text codec to look up per process
+            return bytes.fromhex(f.read().decode('ascii').strip())
     except FileNotFoundError:
         raise sp.PlanError('no saved plan at %s: make one first with ansible-playbook --check and the same %s'
                            % (plan_dir, sp.PLAN_VAR))
@@ -167,27 +179,24 @@ def _mac(key, plan_dir, path, raw):
     return hmac.new(key, name + b'\0' + raw, hashlib.sha256).hexdigest()
 
 
-def write_signed(plan_dir, path, data, key):
+def write_signed(plan_dir, path, data, key, hot=False):
     """Write a plan file and its signature (`<file>.mac`: HMAC-SHA256 under the plan's key of
-    its name in the directory and its bytes), each renamed into place."""
-    sp.write_json(path, data)
-    with open(path, 'rb') as f:
-        raw = f.read()
+    its name in the directory and its bytes), each renamed into place (`hot`: saved_plan.write_json)."""
+    raw = sp.write_json(path, data, hot)
     tmp = path + MAC_SUFFIX + '.tmp'
-    with open(tmp, 'w', encoding='ascii') as f:
-        f.write(_mac(key, plan_dir, path, raw))
-    os.replace(tmp, path + MAC_SUFFIX)
+    with open(tmp, 'wb') as f:
+        f.write(_mac(key, plan_dir, path, raw).encode('ascii'))
+    sp.into_place(tmp, path + MAC_SUFFIX, hot)
 
 
 def read_signed(plan_dir, path, key, what='plan file'):
     """A plan file, verified against its signature: PlanError on any change made after the
-    check run (by hand or otherwise) or a file the check run did not write."""
-    data = load_file(path, what)
-    with open(path, 'rb') as f:
-        raw = f.read()
+    check run (by hand or otherwise) or a file the check run did not write. The signature is
+    checked on the very bytes the object was parsed from (one read)."""
+    raw, data = _load(path, what)
     try:
-        with open(path + MAC_SUFFIX, encoding='ascii') as f:
-            mac = f.read().strip()
+        with open(path + MAC_SUFFIX, 'rb') as f:
+            mac = f.read().decode('ascii', 'replace').strip()
     except OSError:
         raise sp.PlanError('the saved plan\'s %s %s has no signature: it was not written by the check run; '
                            'nothing was written' % (what, path))
@@ -258,74 +267,9 @@ def read_applied(plan_dir, key):
     return None
 
 
-# --- the files the approval covers -------------------------------------------------------------
+# --- the files the approval covers: plan_files.py -----------------------------------------------
 
-def _sha256(path):
-    try:
-        with open(path, 'rb') as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
-
-
-def loaded_files(task, loader, plan_dir):
-    """Every file this task's play depends on, as the run has loaded it so far: the files
-    ansible-core parsed (playbooks, imported and included task files, inventory variables), the
-    play's vars_files, the task's own file and those of the includes around it, each role's whole
-    directory, and the playbook directory's templates/, files/ (where lookup('template') and
-    lookup('file') look), vars/, group_vars/ and host_vars/."""
-    paths = set()
-    for name in list(getattr(loader, '_FILE_CACHE', {}) or {}):
-        if isinstance(name, str):
-            paths.add(name)
-    for playbook in context.CLIARGS.get('args') or ():
-        paths.add(os.path.abspath(playbook))
-    dirs = set()
-    node = task
-    while node is not None:
-        path = getattr(node, 'get_path', lambda: '')() or ''
-        if path:
-            paths.add(path.rpartition(':')[0] or path)
-        role = getattr(node, '_role', None)
-        if role is not None and getattr(role, '_role_path', None):
-            dirs.add(role._role_path)
-        node = getattr(node, '_parent', None)
-    for role in task.get_dep_chain() or ():
-        if getattr(role, '_role_path', None):
-            dirs.add(role._role_path)
-    for playbook in context.CLIARGS.get('args') or ():
-        base = os.path.dirname(os.path.abspath(playbook))
-        dirs.update(os.path.join(base, d) for d in ('templates', 'files', 'vars', 'group_vars', 'host_vars'))
-    # A play's vars_files are read uncached (ansible-core's VariableManager): by their names.
-    play = getattr(task, 'play', None) or getattr(getattr(task, '_parent', None), '_play', None)
-    for entry in getattr(play, 'vars_files', None) or ():
-        for name in entry if isinstance(entry, list) else [entry]:
-            if isinstance(name, str) and '{{' not in name:
-                paths.add(loader.path_dwim(name))
-    for top in dirs:
-        for root, subdirs, files in os.walk(top):
-            subdirs[:] = [d for d in subdirs if not d.startswith('.')]
-            paths.update(os.path.join(root, f) for f in files if not f.startswith('.'))
-    plan_dir = os.path.realpath(plan_dir) + os.sep
-    out = {}
-    for path in paths:
-        real = os.path.realpath(path)
-        if os.path.isfile(real) and not real.startswith(plan_dir) and not real.endswith('.retry'):
-            out[real] = _sha256(real)
-    return out
-
-
-def files_moved(planned, now_paths=None):
-    """The covered files whose content differs from the plan's (re-read now), in words; with
-    `now_paths`, also the files this run loads that the plan did not cover."""
-    words = []
-    for path in sorted(planned):
-        now = _sha256(path)
-        if now != planned[path]:
-            words.append('%s %s' % (path, 'was removed' if now is None else 'changed'))
-    for path in sorted(set(now_paths or ()) - set(planned)):
-        words.append('%s is loaded now and was not when the plan was made' % path)
-    return words
+loaded_files, files_moved = pf.loaded_files, pf.files_moved
 
 
 # --- the check run ------------------------------------------------------------------------------
@@ -402,76 +346,95 @@ def mark_closing(plan_dir, host):
 
 # --- the real run -------------------------------------------------------------------------------
 
-def _verified_marker(plan_dir):
-    """This run's note that the plan at `plan_dir` passed its whole-plan checks (one per plan: a
-    play variable may give each play its own)."""
-    return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-plan-verified', os.path.basename(_run_key_path(plan_dir)))
+def _same_key(plan_dir, material, key, planned_id, planned_from):
+    if planned_id != key_id(key):
+        raise sp.PlanError('the saved plan at %s was signed with another key than this run\'s (this run\'s from %s, '
+                           'the plan\'s from %s): give this run the key the check run had (%s, %s or the same '
+                           'connection secret); nothing was written'
+                           % (plan_dir, material[0], planned_from, KEY_VAR, KEY_ENV))
 
 
 def begin_apply(plan_dir, root, material, task, loader):
     """Under the lock, each task of a real run, before the plan's other checks: returns the
-    plan's key and warnings. The run's first task verifies the whole plan: every file's
-    signature, the records listed, the run's shape, the plan not applied before, the covered
-    files unchanged. Every task: no file loaded now that the plan did not cover."""
-    run = sp.run_id()
-    if not os.path.exists(_verified_marker(plan_dir)) and os.path.exists(os.path.join(plan_dir, 'plan.json')):
-        sp.check_format(plan_dir, load_file(os.path.join(plan_dir, 'plan.json'), 'header'))
-    key = plan_key(plan_dir, material[1])
-    info = load_file(os.path.join(plan_dir, RUN_FILE), 'run file')
-    if info.get('key_id') != key_id(key):
-        raise sp.PlanError('the saved plan at %s was signed with another key than this run\'s (this run\'s from %s, '
-                           'the plan\'s from %s): give this run the key the check run had (%s, %s or the same '
-                           'connection secret); nothing was written'
-                           % (plan_dir, material[0], info.get('key_from'), KEY_VAR, KEY_ENV))
-    info = read_signed(plan_dir, os.path.join(plan_dir, RUN_FILE), key, 'run file')
-    index = read_signed(plan_dir, os.path.join(plan_dir, INDEX_FILE), key, 'index')
-    warnings = []
-    if not os.path.exists(_verified_marker(plan_dir)):
-        read_signed(plan_dir, os.path.join(plan_dir, 'plan.json'), key, 'header')
-        sp.load_header(plan_dir, root)   # another collection version or playbook, in its words
-        _in_use(plan_dir, run)
-        applied = read_applied(plan_dir, key)
-        if applied and (applied.get('owner') or {}).get('run') != run and used(applied):
-            raise sp.PlanError(once_refusal(plan_dir, applied))
-        by = info.get('applied_by') or {}
-        if not applied and by.get('run') not in (None, run):
-            raise sp.PlanError('the saved plan at %s was applied by a run started %s, and its record of what it applied '
-                               '(%s) was removed: a plan applies once; nothing was written; make and approve a new '
-                               'plan' % (plan_dir, by.get('started'), APPLY_FILE))
-        moved = selection_moved(info.get('selection') or {}, selection())
-        if moved:
-            raise sp.PlanError('the saved plan at %s was made for another part of the playbook: %s. Run it with the '
-                               'options of the check run; nothing was written' % (plan_dir, '; '.join(moved)))
-        listed = set(index.get('records') or [])
-        present = set()
-        tasks = os.path.join(plan_dir, 'tasks')
-        for root, _dirs, files in os.walk(tasks):
-            present.update(os.path.relpath(os.path.join(root, f), plan_dir) for f in files
-                           if f.endswith('.json') and not f.startswith('.'))
-        if listed != present:
-            raise sp.PlanError('the saved plan at %s does not hold the records its check run wrote: %s; nothing was '
-                               'written; make and approve a new plan'
-                               % (plan_dir, '; '.join(['%s is missing' % p for p in sorted(listed - present)]
-                                                      + ['%s was added' % p for p in sorted(present - listed)])))
-        for rel in sorted(listed):
-            load_record(plan_dir, os.path.join(plan_dir, rel), key)
-        changed = files_moved(index.get('files') or {})
-        if changed:
-            raise sp.PlanError('the files the plan was approved with changed since the check run: %s. Nothing was '
-                               'written; make and approve a new plan' % '; '.join(changed))
-        closing = set((_peek(os.path.join(plan_dir, CLOSING_FILE)) or {}).get('hosts') or [])
-        hosts = set(rel.split(os.sep)[1] for rel in listed)
-        if hosts - set(host_digest(h) for h in closing):
-            warnings.append('the playbook of the saved plan %s does not end with the check "ferro.proxmox.saved_plan" '
-                            'on every host: a planned task skipped after the last task that runs would not fail '
-                            'the run (docs/saved-plans.md "The run")' % plan_dir)
-        sp.write_json(_verified_marker(plan_dir), {'plan': plan_dir})
-        _cache_key(_run_key_path(plan_dir), key)
-    unknown = files_moved({}, set(loaded_files(task, loader, plan_dir)) - set(index.get('files') or {}))
+    plan's key, warnings and the run's note of the plan (plan_cache.py). The run's first task
+    verifies the whole plan (`_verify_whole`) and writes the note; a later task takes from the
+    note what that task verified, unless a file of the plan changed since, when it verifies the
+    whole plan again. Every task: its key the plan's, no file loaded now that the plan did not cover."""
+    note = cache.read(plan_dir)
+    if note is None:
+        key, warnings, note = _verify_whole(plan_dir, root, material)
+    else:
+        key, warnings = plan_key(plan_dir, material[1], bytes.fromhex(note['salt'])), []
+        _same_key(plan_dir, material, key, note['key_id'], note.get('key_from'))
+    unknown = files_moved({}, pf.loaded_paths(task, loader, plan_dir) - set(note['files']))
     if unknown:
         raise sp.PlanError('this task loads files the plan was not approved with: %s. Nothing was written; make and '
                            'approve a new plan' % '; '.join(unknown))
-    return key, warnings
+    return key, warnings, note
+
+
+def _verify_whole(plan_dir, root, material):
+    """The whole plan verified: the header's format first, the key, every file's signature, the
+    records listed, the run's shape, the plan not applied before, the covered files unchanged.
+    Returns the key, warnings and the run's note of what it verified."""
+    run, taken = sp.run_id(), cache.stamps(plan_dir)
+    if os.path.exists(os.path.join(plan_dir, 'plan.json')):
+        sp.check_format(plan_dir, load_file(os.path.join(plan_dir, 'plan.json'), 'header'))
+    salt = read_salt(plan_dir)
+    key = plan_key(plan_dir, material[1], salt)
+    info = load_file(os.path.join(plan_dir, RUN_FILE), 'run file')
+    _same_key(plan_dir, material, key, info.get('key_id'), info.get('key_from'))
+    info = read_signed(plan_dir, os.path.join(plan_dir, RUN_FILE), key, 'run file')
+    index = read_signed(plan_dir, os.path.join(plan_dir, INDEX_FILE), key, 'index')
+    warnings = []
+    read_signed(plan_dir, os.path.join(plan_dir, 'plan.json'), key, 'header')
+    sp.load_header(plan_dir, root)   # another collection version or playbook, in its words
+    _in_use(plan_dir, run)
+    applied = read_applied(plan_dir, key)
+    if applied and (applied.get('owner') or {}).get('run') != run and used(applied):
+        raise sp.PlanError(once_refusal(plan_dir, applied))
+    by = info.get('applied_by') or {}
+    if not applied and by.get('run') not in (None, run):
+        raise sp.PlanError('the saved plan at %s was applied by a run started %s, and its record of what it applied '
+                           '(%s) was removed: a plan applies once; nothing was written; make and approve a new '
+                           'plan' % (plan_dir, by.get('started'), APPLY_FILE))
+    moved = selection_moved(info.get('selection') or {}, selection())
+    if moved:
+        raise sp.PlanError('the saved plan at %s was made for another part of the playbook: %s. Run it with the '
+                           'options of the check run; nothing was written' % (plan_dir, '; '.join(moved)))
+    listed = set(index.get('records') or [])
+    present = set()
+    for top, _dirs, files in os.walk(os.path.join(plan_dir, 'tasks')):
+        present.update(os.path.relpath(os.path.join(top, f), plan_dir) for f in files
+                       if f.endswith('.json') and not f.startswith('.'))
+    if listed != present:
+        raise sp.PlanError('the saved plan at %s does not hold the records its check run wrote: %s; nothing was '
+                           'written; make and approve a new plan'
+                           % (plan_dir, '; '.join(['%s is missing' % p for p in sorted(listed - present)]
+                                                  + ['%s was added' % p for p in sorted(present - listed)])))
+    # What later tasks take from the note: each record's place, and each API host's first record's
+    # arguments (plan_verify.connections).
+    records, hosts = {}, []
+    for rel in sorted(listed):
+        record = load_record(plan_dir, os.path.join(plan_dir, rel), key)
+        records[rel] = [record['seq'], record['task'], record['path']]
+        if record['args'].get('api_host') not in [h for h, _args in hosts]:
+            conn = dict((k, v) for k, v in record['args'].items() if k.startswith('api_') or k in CONNECTION_MORE)
+            hosts.append([record['args'].get('api_host'), conn])
+    changed = files_moved(index.get('files') or {})
+    if changed:
+        raise sp.PlanError('the files the plan was approved with changed since the check run: %s. Nothing was '
+                           'written; make and approve a new plan' % '; '.join(changed))
+    closing = set((_peek(os.path.join(plan_dir, CLOSING_FILE)) or {}).get('hosts') or [])
+    if set(rel.split(os.sep)[1] for rel in listed) - set(host_digest(h) for h in closing):
+        warnings.append('the playbook of the saved plan %s does not end with the check "ferro.proxmox.saved_plan" '
+                        'on every host: a planned task skipped after the last task that runs would not fail '
+                        'the run (docs/saved-plans.md "The run")' % plan_dir)
+    _cache_key(_run_key_path(plan_dir), key)
+    note = {'plan': plan_dir, 'salt': salt.hex(), 'key_id': info.get('key_id'), 'key_from': info.get('key_from'),
+            'files': sorted(index.get('files') or {}), 'records': records, 'hosts': hosts}
+    cache.write(plan_dir, note, taken)
+    return key, warnings, note
 
 
 def _task_words(entry):
@@ -509,12 +472,13 @@ def mark_attempt(plan_dir, record_path, key_info, key, outcome=None):
         run_path = os.path.join(plan_dir, RUN_FILE)
         write_signed(plan_dir, run_path, dict(read_signed(plan_dir, run_path, key, 'run file'),
                                               applied_by=applied['owner']), key)
+        cache.restamp(plan_dir, (RUN_FILE, RUN_FILE + MAC_SUFFIX))
     rel = os.path.relpath(record_path, plan_dir)
     entries = [e for e in applied.get('attempted') or [] if e.get('record') != rel]
     entries.append(dict(record=rel, host=key_info['host'], task=key_info['task'], path=key_info['path'],
                         outcome=outcome or 'started'))
     applied['attempted'] = entries
-    write_signed(plan_dir, path, applied, key)
+    write_signed(plan_dir, path, applied, key, hot=True)
     return applied
 
 
@@ -557,7 +521,7 @@ def close_host(plan_dir, host):
             applied['incomplete'] = True
             applied['complete'] = False
         if key:
-            write_signed(plan_dir, path, applied, key)
+            write_signed(plan_dir, path, applied, key, hot=True)
     return [words for _seq, words in sorted(missing)], applied
 
 
@@ -586,7 +550,6 @@ def finish_apply(saved, data):
     else:
         # A module reports `changed` on a failure when Proxmox VE accepted a write before it.
         outcome = '%s: %s' % ('failed' if data.get('changed') else 'refused', data.get('msg'))
-    sp.write_json(saved['marker'], {'record': saved['path'], 'outcome': outcome})
     with sp.locked(saved['dir']):
         applied = mark_attempt(saved['dir'], saved['path'], saved['key'], saved['secret'], outcome)
     if data.get('failed') and used(applied):

@@ -140,7 +140,7 @@ def whole_run(plan_dir, args, saved, run_module):
     verified by the run's first task when it can reach it (`connections`); one it cannot (its
     secret is not one this task holds) is verified by the first task that speaks to it, and a
     warning says so."""
-    refused, later = _verified(plan_dir, args, saved.get('secret'), run_module)
+    refused, later = _verified(plan_dir, args, saved.get('secret'), run_module, saved.get('hosts'))
     if refused:
         return {'failed': refused}
     if later:
@@ -156,16 +156,18 @@ CONNECTION = ('api_host', 'api_port', 'api_user', 'api_password', 'api_otp', 'ap
               'validate_certs', 'ca_path', 'api_timeout')
 
 
-def connections(plan_dir, args, key):
+def connections(plan_dir, args, key, hosts=None):
     """[(api host, the arguments to verify its records with)], this task's host first: another
     host's from the connection options of its first record, its secret given back in clear when
-    it is one of this task's (the same keyed hash); None when it is not (it cannot be reached)."""
+    it is one of this task's (the same keyed hash); None when it is not (it cannot be reached).
+    `hosts`: [api host, its first record's arguments], as the run's first task verified them
+    (plan_cache.py), instead of reading every record again."""
     own = args.get('api_host')
     secrets = [str(args[o]) for o in ('api_token_secret', 'api_password', 'api_otp') if args.get(o)]
     base = dict((k, v) for k, v in args.items() if k not in CONNECTION)
     found = {own: args}
-    for record in _task_records(plan_dir):
-        planned = record.get('args') or {}
+    firsts = [h[1] for h in hosts] if hosts is not None else (r.get('args') or {} for r in _task_records(plan_dir))
+    for planned in firsts:
         if not isinstance(planned, dict) or planned.get('api_host') in found:
             continue
         host = planned.get('api_host')
@@ -177,13 +179,20 @@ def connections(plan_dir, args, key):
     return [(own, args)] + sorted(((h, a) for h, a in found.items() if h != own), key=lambda p: str(p[0]))
 
 
-def _verified(plan_dir, args, key, run_module):
+def _verified(plan_dir, args, key, run_module, hosts=None):
     """(the refusal, or None; the API hosts left to their own first task)."""
+    own = args.get('api_host')
+    if hosts is not None:  # every host's answer kept already (in `connections`' order): no lock, no record read
+        names = [own] + sorted(set(h for h, _args in hosts) - {own}, key=str)
+        answers = [_answer(plan_dir, h) for h in names]
+        if all(a is not None for a in answers):
+            return '; '.join(a['refused'] if h == own else 'API host %s: %s' % (h, a['refused'])
+                             for h, a in zip(names, answers) if a.get('refused')) or None, []
     refusals, later = [], []
     with open(os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-verified.lock'), 'a') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            for api_host, host_args in connections(plan_dir, args, key):
+            for api_host, host_args in connections(plan_dir, args, key, hosts):
                 refused = _host_verified(plan_dir, api_host, host_args, run_module)
                 if refused is False:
                     later.append(str(api_host))
@@ -195,15 +204,23 @@ def _verified(plan_dir, args, key, run_module):
     return '; '.join(refusals) or None, later
 
 
+def _answer(plan_dir, api_host):
+    """The kept answer for `api_host`'s records in this run, or None."""
+    try:
+        with open(_marker(plan_dir, api_host), encoding='utf-8') as f:
+            answer = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
 def _host_verified(plan_dir, api_host, args, run_module):
     """The refusal of `api_host`'s records (None when they hold), verified once per run (the
     marker); False when they cannot be verified by this task (`args` None)."""
     marker = _marker(plan_dir, api_host)
-    try:
-        with open(marker, encoding='utf-8') as f:
-            return json.load(f).get('refused')
-    except (OSError, ValueError):
-        pass
+    answer = _answer(plan_dir, api_host)
+    if answer is not None:
+        return answer.get('refused')
     if args is None:
         return False
     records = records_for(plan_dir, api_host)

@@ -117,12 +117,49 @@ def locked(plan_dir):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def write_json(path, data):
+def write_json(path, data, hot=False):
+    """Write `data` to `path` (a temp file renamed into place) and return the bytes written:
+    indented for a file a person reads (the header, the records). `hot`: a file every task of a
+    real run rewrites under the plan's lock (the apply file), compact (json's C encoder writes it
+    many times faster) and put in place with `into_place(..., hot=True)`."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    if hot:
+        raw = json.dumps(data, sort_keys=True, separators=(',', ':')).encode('utf-8')
+    else:
+        raw = json.dumps(data, indent=1, sort_keys=True).encode('utf-8')
     fd, tmp = tempfile.mkstemp(prefix='.tmp-', dir=os.path.dirname(path))
-    with os.fdopen(fd, 'w', encoding='utf-8') as f:
-        json.dump(data, f, indent=1, sort_keys=True)
+    with os.fdopen(fd, 'wb') as f:
+        f.write(raw)
+    into_place(tmp, path, hot)
+    return raw
+
+
+def into_place(tmp, path, hot=False):
+    """Rename `tmp` to `path`. `hot` (a file rewritten under the plan's lock, which every reader
+    of it holds): the old file is removed first, as ext4 (its default auto_da_alloc) writes a
+    file renamed over another out to disk at once, a wait of milliseconds per task on a busy disk.
+    A run stopped between the removal and the rename leaves the file missing, which the next run
+    refuses ("is missing"; the apply file's signature still there), as it refuses a plan applied."""
+    if hot:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
     os.replace(tmp, path)
+
+
+def write_marker(path, data):
+    """A task's marker in the run's local temp dir (`applied_dir`): a new file, created and
+    written once (no temp file, no rename over an older one); the task's outcome goes to the
+    plan's apply file."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        write_json(path, data)
+        return
+    with os.fdopen(fd, 'wb') as f:
+        f.write(json.dumps(data, sort_keys=True).encode('utf-8'))
 
 
 def read_json(path):
@@ -144,14 +181,17 @@ def hash_secrets(value, secrets, key):
     """`value` with every secret given as a whole value replaced by its keyed hash: a secret
     inside another string (`web` in `existing-web`) is not the secret, and hashing it there
     would show where the secret occurs (issue 33)."""
-    secrets = set(s for s in secrets if s)
-    if isinstance(value, dict):
-        return dict((k, hash_secrets(v, secrets, key)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [hash_secrets(v, secrets, key) for v in value]
+    return _hash(value, frozenset(s for s in secrets if s), key)
+
+
+def _hash(value, secrets, key):
     if isinstance(value, str):
         return _token(key, value) if value in secrets else value
-    if value is not None and not isinstance(value, bool) and str(value) in secrets:
+    if isinstance(value, dict):
+        return {k: _hash(v, secrets, key) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_hash(v, secrets, key) for v in value]
+    if value is not None and not isinstance(value, bool) and secrets and str(value) in secrets:
         return _token(key, str(value))
     return value
 
@@ -159,12 +199,15 @@ def hash_secrets(value, secrets, key):
 def unhash_secrets(value, secrets, key):
     """`value` with each keyed hash of one of this task's secrets given back in clear (for the
     module, which holds them anyway); a hash of another secret stays a hash, so it differs."""
-    tokens = dict((_token(key, s), s) for s in secrets if s)
+    return _unhash(value, dict((_token(key, s), s) for s in secrets if s))
+
+
+def _unhash(value, tokens):
     if isinstance(value, dict):
-        return dict((k, unhash_secrets(v, secrets, key)) for k, v in value.items())
+        return dict((k, _unhash(v, tokens)) for k, v in value.items())
     if isinstance(value, list):
-        return [unhash_secrets(v, secrets, key) for v in value]
-    if isinstance(value, str):
+        return [_unhash(v, tokens) for v in value]
+    if isinstance(value, str) and HASH_PREFIX in value:
         return _HASH_RE.sub(lambda m: tokens.get(m.group(0), m.group(0)), value)
     return value
 
@@ -268,31 +311,6 @@ def host_sequence(base, key):
         return 0
 
 
-def skipped_before(tasks, applied, key, seq):
-    """The planned tasks of this host that come before place `seq` in the plan and that this
-    run did not run, in words."""
-    host_dir = os.path.dirname(record_path(tasks, key, 0))
-    ran = set()
-    for root, _dirs, files in os.walk(os.path.dirname(record_path(applied, key, 0))):
-        for name in files:
-            try:
-                ran.add(read_json(os.path.join(root, name))['record'])
-            except (OSError, ValueError, KeyError):
-                continue
-    missing = []
-    for name in sorted(os.listdir(host_dir)):
-        path = os.path.join(host_dir, name)
-        if not name.endswith('.json') or name.startswith('.') or path in ran:
-            continue
-        try:
-            record = read_json(path)
-        except (OSError, ValueError):
-            continue
-        if record.get('seq', -1) < seq:
-            missing.append((record['seq'], '%r at %s' % (record['task'], record['path'])))
-    return [words for _order, words in sorted(missing)]
-
-
 def applied_dir():
     """The run-local record of the planned tasks this real run applied (for the end-of-run report)."""
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-applied')
@@ -301,6 +319,18 @@ def applied_dir():
 def pointer_path():
     """Where the run's plan is named for the callback plugin (it cannot see host variables)."""
     return os.path.join(C.DEFAULT_LOCAL_TMP, 'ferro-proxmox-saved-plan.json')
+
+
+def point(plan_dir, mode):
+    """Name the run's plan for the callback plugin (written by the task that names another plan
+    or mode than the file does, usually the run's first)."""
+    data = {'plan': plan_dir, 'mode': mode}
+    try:
+        if read_json(pointer_path()) == data:
+            return
+    except (OSError, ValueError):
+        pass
+    write_json(pointer_path(), data)
 
 
 def bound_values(planned_result, result):
