@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 
-from . import drives as d, migrate_task, mirror, options as o
+from . import drives as d, migrate_task, mirror, options as o, strict_drives
 
 
 class CloneMigrateMixin:
@@ -37,6 +37,12 @@ class CloneMigrateMixin:
         if src is not None and not src.lock and src.status == 'running' and not v.get('snapname') \
                 and 'tpmstate0' in src.config and (not src.template if full is None else str(full) in ('1', 'True')):
             raise die('cannot clone TPM state while VM is running')
+        if src is not None and not src.lock:
+            # Qemu.pm clone_vm: each drive of the source parsed strictly (Drive.pm parse_drive, strict_drives.py)
+            conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
+            for key in sorted(conf or {}, key=o.natural):
+                if d.is_drive(key) and strict_drives.parse_drive(key, conf[key])[0] is None:
+                    raise die("unable to parse drive options for '{0}'".format(key))
         self._clone_features(v, user, src)  # the 'copy' and 'clone' features of each drive (storage_features.py)
         # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
         self.clone_storage[int(v['newid'])] = (storage, v.get('format'))

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
 
-from . import drives as d, mirror, options as o
+from . import drives as d, mirror, options as o, strict_drives
 from .config_state import CHECKSUM_MISMATCH
 from .storage_types import formats_of
 
@@ -117,7 +117,8 @@ class DiskCallsMixin:
         if value is None:
             raise die("disk '{0}' does not exist".format(disk))
         volume, props = d.parse_drive(value)
-        if not volume:
+        # Drive.pm parse_drive, strictly: a drive it cannot parse has no volume (strict_drives.py)
+        if not volume or strict_drives.parse_drive(disk, value)[0] is None:
             raise die("disk '{0}' has no associated volume".format(disk))
         if d.is_cdrom(value):
             raise die("you can't move a cdrom")
@@ -211,6 +212,9 @@ class DiskCallsMixin:
             raise die("Disk '{0}' for VM '{1}' does not exist".format(disk, vmid))
         if dst.config.get(target_disk):
             raise die("Target disk key '{0}' is already in use for VM '{1}'".format(target_disk, target))
+        parsed, why = strict_drives.parse_drive(disk, value)  # Drive.pm parse_drive (strict_drives.py)
+        if parsed is None:
+            raise die('failed to parse source disk - {0}'.format(why))
         volume = d.parse_drive(value)[0]
         if not volume:
             raise die("disk '{0}' has no associated volume".format(disk))
@@ -226,6 +230,10 @@ class DiskCallsMixin:
             raise die('Storage does not support moving of this disk to another VM')
         if src.status == 'running' and not d.UNUSED_KEY.match(disk):
             raise die('Cannot move disk to another VM while the source VM is running - detach first')
+        # parsed again in the target slot's format: an unusedN takes the volume alone
+        parsed, why = strict_drives.parse_drive(target_disk, volume if d.UNUSED_KEY.match(target_disk) else value)
+        if parsed is None:
+            raise die('failed to parse source disk for target disk format - {0}'.format(why))
         return src, dst, target, target_disk, sid
 
     async def _sim_reassign(self, v, user):
