@@ -113,5 +113,48 @@ pub fn snapshot_volumes(
     None
 }
 
+/// The path a volume of a storage that is not shared has on the node (pve-storage `path`):
+/// `<path>/images/<vmid>/<file>` on a file storage, `/dev/<vg>/<file>` on LVM, `/dev/zvol/<pool>/<file>`
+/// on a ZFS pool. `None`: a shared storage, or one whose paths storage.cfg does not tell.
+fn local_path(volid: &str, storages: &[StorageConfig]) -> Option<String> {
+    let volume = Volume::parse(volid)?;
+    let scfg = storages.iter().find(|s| s.storage == volume.storage).filter(|s| !s.shared)?;
+    let file = volume.file;
+    match (scfg.plugintype.as_str(), &scfg.path, &scfg.vgname, &scfg.pool) {
+        ("dir" | "btrfs", Some(path), _, _) => Some(format!("{path}/images/{}/{file}", volume.owner?)),
+        ("lvm" | "lvmthin", _, Some(vg), _) => Some(format!("/dev/{vg}/{file}")),
+        ("zfspool", _, _, Some(pool)) => Some(format!("/dev/zvol/{pool}/{file}")),
+        _ => None,
+    }
+}
+
+/// QemuMigrate.pm `scan_local_volumes`, after it has looked at every volume of the VM (`configs`:
+/// the applied config, its pending values, each snapshot's): two volume ids of the VM's own on
+/// storages that are not shared that name one path (two storages on one directory, volume
+/// group or pool) abort the migration: `detected not supported aliased volumes: '<a>', '<b>'`
+/// (PVE lists them in hash order; here, sorted).
+pub fn aliased_volumes(vmid: u64, configs: &[&BTreeMap<String, String>], storages: &[StorageConfig]) -> Option<String> {
+    let mut by_path: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (key, value) in configs.iter().flat_map(|c| c.iter()) {
+        let Some(volid) = Disk::parse(key, value).filter(|d| d.media != "cdrom").and_then(|d| d.volume) else {
+            continue;
+        };
+        if content_and_owner(&volid) != ("images", Some(vmid)) {
+            continue;
+        }
+        if let Some(path) = local_path(&volid, storages) {
+            let volids = by_path.entry(path).or_default();
+            if !volids.contains(&volid) {
+                volids.push(volid);
+            }
+        }
+    }
+    let mut aliased = by_path.into_values().filter(|v| v.len() > 1);
+    aliased.next().map(|mut v| {
+        v.sort();
+        format!("detected not supported aliased volumes: '{}'", v.join("', '"))
+    })
+}
+
 #[cfg(test)]
 mod tests;

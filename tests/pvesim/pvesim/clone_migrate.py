@@ -199,6 +199,13 @@ class CloneMigrateMixin:
             vm.config['lock'] = 'migrate'
             self._sync_vm(vm)
             local, errors = self._migrate_local_volumes(vm)
+            aliased = migrate_task.aliased_error(vm, self.storages)  # dies after the scan, before its errors
+            if aliased:
+                say(aliased, err=True)
+                say('aborting phase 1 - cleanup resources')
+                vm.config.pop('lock', None)
+                self._sync_vm(vm)
+                raise abort(aliased)
             errors.update(migrate_task.snapshot_errors(vm, self.storages, self._jobs_of(vmid), target, running))
             for volume, ref in sorted(local.items()):
                 if ref == 'attached' and running and not with_local:
