@@ -566,8 +566,10 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
         .collect()
 }
 
+mod activate;
 mod features;
 mod mirror;
+pub use activate::current_volumes;
 pub use mirror::mirror_refusal;
 #[cfg(test)]
 mod tests;

@@ -326,3 +326,18 @@ fn allocation_fits(
         Ok(drive(&listed)?.split(',').next().unwrap_or_default().to_string())
     })
 }
+
+/// The volume the plan's write makes PVE activate (Qemu.pm `resize_vm`, and `move_vm_disk` to a
+/// storage, before its copy), which must still be on its file storage (`Preflight::activated`,
+/// docs/pve-semantics.md §65.3). lib.rs leaves out a VM whose config this check run predicts.
+pub fn activated(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let moved = matches!(action, Action::Move(_)) && params.target_vmid.is_none();
+    if !(moved || matches!(action, Action::Resize(_) | Action::ResizeKeepingPending { .. })) {
+        return Ok(());
+    }
+    let Some(volume) = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume) else {
+        return Ok(());
+    };
+    let context = format!("{}: ", apply::context(vm.vmid, &params.disk, action));
+    checks.preflight.activated(&checks.privileges, &vm.node, [volume.as_str()], &context)
+}

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 
-from . import drives as d, migrate_task, mirror, options as o, strict_drives
+from . import activation, drives as d, migrate_task, mirror, options as o, strict_drives
 
 
 class CloneMigrateMixin:
@@ -60,6 +60,15 @@ class CloneMigrateMixin:
         (an error fails it as `clone failed: ...` and frees what fakepve allocated): the point where
         `_clone_copies` does what fakepve's clone leaves out."""
         await super().ceph_io(vm, keys)
+        if vm.lock == 'clone' and vm.vmid in self.clone_sources:
+            # clone_vm's activate_volumes of the source's drives it copies or links (activation.py)
+            source = self.clone_sources[vm.vmid][0]
+            copied = dict((k, v) for k, v in source.items() if d.is_drive(k) and not d.is_cdrom(v))
+            words = self.missing_volume(activation.current_volumes(copied))
+            if words:
+                self.clone_sources.pop(vm.vmid, None)
+                self.__dict__.get('clone_mirrors', {}).pop(vm.vmid, None)
+                raise die(words)
         if vm.lock == 'clone' and vm.vmid in self.__dict__.get('clone_mirrors', {}):
             storage, source = self.clone_mirrors.pop(vm.vmid), self.clone_sources.get(vm.vmid, ({},))[0]
             for key in sorted(source, key=o.natural):

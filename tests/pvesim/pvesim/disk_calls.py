@@ -66,6 +66,9 @@ class DiskCallsMixin:
                     self.require(user, '/storage/' + sid, 'Datastore.AllocateSpace')
                 except PveError as e:
                     raise TaskError(e.message) from e
+            words = self.missing_volume([volume])  # resize_vm's activate_volumes (activation.py)
+            if words:
+                raise TaskError(words)
             vol = self._qm_volume(volume)
             size = int(vol['size']) if vol and vol.get('size') is not None else d.parse_size(props.get('size'))
             if size is None:
@@ -141,6 +144,9 @@ class DiskCallsMixin:
         async def body():
             current = vm.config.get(disk)
             cur_volume, cur_props = d.parse_drive(current)
+            words = self.missing_volume([cur_volume])  # move_vm_disk's activate_volumes, before its eval
+            if words:
+                raise TaskError(words)
             src = self._qm_volume(cur_volume) or {}
             # QemuServer.pm clone_disk: EFI vars and TPM state at their fixed size, other disks at the source's
             size = d.fixed_size(disk, cur_props) or int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)

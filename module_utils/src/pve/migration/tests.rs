@@ -108,7 +108,9 @@ fn two_storages_on_one_path_alias_a_volume() {
     let snapshot = cfg(&[("scsi2", "alias:700/vm-700-disk-0.qcow2,size=1G")]);
     assert_eq!(
         aliased_volumes(700, &[&current, &snapshot], &all).as_deref(),
-        Some("detected not supported aliased volumes: 'alias:700/vm-700-disk-0.qcow2', 'local:700/vm-700-disk-0.qcow2'")
+        Some(
+            "detected not supported aliased volumes: 'alias:700/vm-700-disk-0.qcow2', 'local:700/vm-700-disk-0.qcow2'"
+        )
     );
     let pending = cfg(&[("unused0", "thin2:vm-700-disk-1")]);
     assert!(aliased_volumes(700, &[&current, &pending], &all).is_some(), "one volume group under two names");

@@ -26,7 +26,8 @@ const REQUIRES: &[(&str, &str)] = &[
     ("iops_wr_max_length", "iops_wr_max"),
 ];
 /// Drive.pm `parse_drive`: pairs it refuses together (a total limit and a per-direction one).
-const EXCLUSIVE: &[(&str, &str)] = &[("mbps_rd", "mbps"), ("mbps_wr", "mbps"), ("iops_rd", "iops"), ("iops_wr", "iops")];
+const EXCLUSIVE: &[(&str, &str)] =
+    &[("mbps_rd", "mbps"), ("mbps_wr", "mbps"), ("iops_rd", "iops"), ("iops_wr", "iops")];
 
 /// Drive.pm `parse_drive($key, $value)` of a config's drive: `Err` holds the `$@` its caller
 /// quotes (the property string's error; empty where `parse_drive` returns without dying). It
@@ -38,7 +39,8 @@ pub fn parse_drive(key: &str, value: &str) -> Result<(), String> {
     let endpoint = Endpoint::by_template(Method::Put, "/nodes/{node}/qemu/{vmid}/config");
     let keys = endpoint.and_then(|e| e.param(key)).and_then(|s| s.get("keys")).and_then(Value::as_object);
     let Some(keys) = keys else { return Err(String::new()) };
-    let skipped = |p: &&str| p.split_once('=').is_some_and(|(k, v)| !k.is_empty() && !v.is_empty() && DROPPED.contains(&k));
+    let skipped =
+        |p: &&str| p.split_once('=').is_some_and(|(k, v)| !k.is_empty() && !v.is_empty() && DROPPED.contains(&k));
     let kept: Vec<&str> = value.split(',').filter(|p| !skipped(p)).collect();
     if kept.iter().any(|p| p.starts_with("import-from=")) {
         return Err("invalid key in comma-separated list property: import-from".into());

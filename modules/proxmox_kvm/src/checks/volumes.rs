@@ -1,16 +1,53 @@
-//! The volumes a proxmox_kvm write makes PVE allocate, and what `create_disks` refuses of its drives: a second cloud-init drive.
+//! The volumes a proxmox_kvm write makes PVE allocate or activate, and what `create_disks` refuses of its drives: a second cloud-init drive.
 
 use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_disk_key, parse_new_cloudinit, parse_new_disk, second_cloudinit, Disk};
-use module_utils::pve::preflight::NewVolume;
+use module_utils::pve::preflight::{current_volumes, NewVolume};
 use module_utils::pve::request::Form;
+use module_utils::pve::resources::VmResource;
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::{Error, Result};
 
-use super::{clone_unconfigurable, option_of, value};
-use crate::plan::Write;
+use super::{clone_unconfigurable, option_of, value, Checks};
+use crate::plan::{PowerCall, Write};
+
+impl Checks<'_> {
+    /// The volumes `write` makes PVE activate, which must still be on their file storages
+    /// (`Preflight::activated`, docs/pve-semantics.md §65.3): a start's, as `vm_start_nolock`
+    /// activates them, and the drives a clone copies or links (`clone_vm`, inside its eval:
+    /// `clone failed: `). `before`: the planned-from config (the source's, for a clone);
+    /// `predicted`: whether this check run predicts a VM's config (its new volumes are not on
+    /// the storage yet), which leaves it out.
+    pub(crate) fn activated(
+        &self,
+        write: &Write,
+        before: Option<&VmConfig>,
+        predicted: &dyn Fn(&VmResource) -> bool,
+    ) -> Result<()> {
+        let config = before.map(VmConfig::effective).unwrap_or_default();
+        let (vm, volumes, context) = match write {
+            Write::Power { vm, call: PowerCall::Start, .. } => {
+                (vm, current_volumes(&config), format!("{}: ", PowerCall::Start.failure(vm.vmid)))
+            }
+            Write::Clone { source, name, .. } => {
+                let copied = config.iter().filter(|(k, v)| Disk::parse(k, v).is_some_and(|d| d.media != "cdrom"));
+                let copied: BTreeMap<String, String> = copied.map(|(k, v)| (k.clone(), v.clone())).collect();
+                (
+                    source,
+                    current_volumes(&copied),
+                    format!("Unable to clone vm {name} from vmid {}: clone failed: ", source.vmid),
+                )
+            }
+            _ => return Ok(()),
+        };
+        if before.is_none() || predicted(vm) {
+            return Ok(());
+        }
+        self.preflight.activated(&self.privileges, &vm.node, volumes.iter().map(String::as_str), &context)
+    }
+}
 
 /// The volumes PVE allocates for `write`, in its order (`create_disks` and `clone_vm` take the
 /// drive keys sorted; docs/pve-semantics.md §8, §15, §26.7), named and sized as the plan predicts

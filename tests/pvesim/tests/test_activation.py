@@ -1,0 +1,47 @@
+"""A volume gone from its file storage behind PVE's back (a seed's `gone`), as pve-storage 9.1.7
+src/PVE/Storage/Plugin.pm `activate_volume` refuses it (pvesim's activation.py, docs/pve-semantics.md §65.3): in
+qemu-server 9.2.6's start (QemuServer.pm `vm_start_nolock`, `get_current_vm_volumes`: an ISO too), resize
+(Qemu.pm `resize_vm`), disk move (`move_vm_disk`, before its eval) and clone (`clone_vm`, inside its eval:
+`clone failed: `) tasks: `volume '<storage>:<volname>' does not exist`."""
+
+import json
+
+from conftest import Q, config, ok, run, volumes
+
+GONE = "volume 'files:160/vm-160-disk-1.qcow2' does not exist"
+
+
+def _vm(vmid, **drives):
+    return {'vmid': vmid, 'name': 'vm-%d' % vmid, 'node': 'pve1', 'status': 'stopped', 'template': False,
+            'config': dict({'cores': 1, 'memory': '1024', 'scsi0': 'thin:vm-%d-disk-0,size=1G' % vmid}, **drives)}
+
+
+SEED = {
+    'nodes': ['pve1'], 'bridges': ['vmbr0'],
+    'storages': {'thin': {'type': 'lvmthin', 'vgname': 'pve', 'thinpool': 'data', 'content': 'images'},
+                 'files': {'type': 'dir', 'path': '/mnt/files', 'content': 'images,iso',
+                           'files': {'iso/here.iso': 1024}, 'gone': ['160/vm-160-disk-1.qcow2']}},
+    'users': {'root@pam': {'password': 'secret'},
+              'ansible@pve': {'tokens': {'automation': '5e3c1f0a-7b2d-4c8e-9f61-0d2a4b6c8e10'},
+                              'acl': {'/': ['Administrator']}}},
+    'vms': [_vm(160, scsi1='files:160/vm-160-disk-1.qcow2,size=1G'),
+            _vm(161, ide2='files:iso/gone.iso,media=cdrom'),
+            _vm(162, scsi1='files:162/vm-162-disk-1.qcow2,size=1G', ide2='files:iso/here.iso,media=cdrom')],
+}
+
+
+def test_a_volume_gone_from_its_file_storage_fails_each_task_that_activates_it(sim, tmp_path):
+    path = tmp_path / 'gone.json'
+    path.write_text(json.dumps(SEED))
+    sim.reset(str(path))
+    assert 'files:160/vm-160-disk-1.qcow2' not in volumes(sim, 'files')
+    before = config(sim, 160)
+    assert run(sim, 'POST', Q + '/160/status/start')['exitstatus'] == GONE
+    assert run(sim, 'PUT', Q + '/160/resize', {'disk': 'scsi1', 'size': '+1G'})['exitstatus'] == GONE
+    assert run(sim, 'POST', Q + '/160/move_disk', {'disk': 'scsi1', 'storage': 'thin'})['exitstatus'] == GONE
+    assert run(sim, 'POST', Q + '/160/clone', {'newid': 170, 'full': 1})['exitstatus'] == 'clone failed: ' + GONE
+    assert config(sim, 160) == before
+    assert run(sim, 'POST', Q + '/161/status/start')['exitstatus'] == "volume 'files:iso/gone.iso' does not exist"
+    # what the storage lists activates
+    ok(run(sim, 'POST', Q + '/162/status/start'))
+    ok(run(sim, 'POST', Q + '/160/move_disk', {'disk': 'scsi0', 'storage': 'files'}))
