@@ -7,13 +7,9 @@ qemu-server 9.2.6's start (QemuServer.pm `vm_start_nolock`, `get_current_vm_volu
 import json
 
 from conftest import Q, config, ok, run, volumes
+from test_strict_drives import USERS, _vm
 
 GONE = "volume 'files:160/vm-160-disk-1.qcow2' does not exist"
-
-
-def _vm(vmid, **drives):
-    return {'vmid': vmid, 'name': 'vm-%d' % vmid, 'node': 'pve1', 'status': 'stopped', 'template': False,
-            'config': dict({'cores': 1, 'memory': '1024', 'scsi0': 'thin:vm-%d-disk-0,size=1G' % vmid}, **drives)}
 
 
 SEED = {
@@ -21,9 +17,7 @@ SEED = {
     'storages': {'thin': {'type': 'lvmthin', 'vgname': 'pve', 'thinpool': 'data', 'content': 'images'},
                  'files': {'type': 'dir', 'path': '/mnt/files', 'content': 'images,iso',
                            'files': {'iso/here.iso': 1024}, 'gone': ['160/vm-160-disk-1.qcow2']}},
-    'users': {'root@pam': {'password': 'secret'},
-              'ansible@pve': {'tokens': {'automation': '5e3c1f0a-7b2d-4c8e-9f61-0d2a4b6c8e10'},
-                              'acl': {'/': ['Administrator']}}},
+    'users': USERS,
     'vms': [_vm(160, scsi1='files:160/vm-160-disk-1.qcow2,size=1G'),
             _vm(161, ide2='files:iso/gone.iso,media=cdrom'),
             _vm(162, scsi1='files:162/vm-162-disk-1.qcow2,size=1G', ide2='files:iso/here.iso,media=cdrom')],

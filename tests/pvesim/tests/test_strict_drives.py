@@ -14,13 +14,14 @@ def _vm(vmid, **drives):
             'config': dict({'cores': 1, 'memory': '1024', 'scsi0': 'thin:vm-%d-disk-0,size=1G' % vmid}, **drives)}
 
 
+USERS = {'root@pam': {'password': 'secret'},
+         'ansible@pve': {'tokens': {'automation': '5e3c1f0a-7b2d-4c8e-9f61-0d2a4b6c8e10'}, 'acl': {'/': ['Administrator']}}}
+
 SEED = {
     'nodes': ['pve1'], 'bridges': ['vmbr0'],
     'storages': {'thin': {'type': 'lvmthin', 'vgname': 'pve', 'thinpool': 'data', 'content': 'images'},
                  'files': {'type': 'dir', 'path': '/mnt/files', 'content': 'images'}},
-    'users': {'root@pam': {'password': 'secret'},
-              'ansible@pve': {'tokens': {'automation': '5e3c1f0a-7b2d-4c8e-9f61-0d2a4b6c8e10'},
-                              'acl': {'/': ['Administrator']}}},
+    'users': USERS,
     # a config written by hand on the node: `cache=fast` is no cache mode; a geometry key PVE skips
     'vms': [_vm(150, scsi1='thin:vm-150-disk-1,cache=fast,size=1G', scsi2='thin:vm-150-disk-2,cyls=4,size=1G',
                 scsi3='thin:vm-150-disk-3,ssd=1,size=1G'),
