@@ -134,26 +134,21 @@ fn local_path(volid: &str, storages: &[StorageConfig]) -> Option<String> {
 /// group or pool) abort the migration: `detected not supported aliased volumes: '<a>', '<b>'`
 /// (PVE lists them in hash order; here, sorted).
 pub fn aliased_volumes(vmid: u64, configs: &[&BTreeMap<String, String>], storages: &[StorageConfig]) -> Option<String> {
-    let mut by_path: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut paths: Vec<(String, String)> = Vec::new();
     for (key, value) in configs.iter().flat_map(|c| c.iter()) {
         let Some(volid) = Disk::parse(key, value).filter(|d| d.media != "cdrom").and_then(|d| d.volume) else {
             continue;
         };
-        if content_and_owner(&volid) != ("images", Some(vmid)) {
-            continue;
-        }
-        if let Some(path) = local_path(&volid, storages) {
-            let volids = by_path.entry(path).or_default();
-            if !volids.contains(&volid) {
-                volids.push(volid);
-            }
+        if content_and_owner(&volid) == ("images", Some(vmid)) {
+            paths.extend(local_path(&volid, storages).map(|path| (path, volid)));
         }
     }
-    let mut aliased = by_path.into_values().filter(|v| v.len() > 1);
-    aliased.next().map(|mut v| {
-        v.sort();
-        format!("detected not supported aliased volumes: '{}'", v.join("', '"))
-    })
+    paths.sort();
+    paths.dedup();
+    let at = paths.windows(2).position(|w| w[0].0 == w[1].0)?;
+    let volids: Vec<&str> =
+        paths[at..].iter().take_while(|(p, _)| *p == paths[at].0).map(|(_, v)| v.as_str()).collect();
+    Some(format!("detected not supported aliased volumes: '{}'", volids.join("', '")))
 }
 
 #[cfg(test)]

@@ -339,5 +339,5 @@ pub fn activated(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Param
         return Ok(());
     };
     let context = format!("{}: ", apply::context(vm.vmid, &params.disk, action));
-    checks.preflight.activated(&checks.privileges, &vm.node, [volume.as_str()], &context)
+    checks.preflight.activated(&checks.privileges, &vm.node, &[volume], &context)
 }

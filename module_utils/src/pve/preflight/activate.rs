@@ -32,13 +32,7 @@ impl Preflight<'_> {
     /// `context` (the words of the call that activates it). Left to PVE: a volume on a storage
     /// that is not a file storage or not enabled on `node`, or one this user's listing would not
     /// show (`permissions::lists_volume`).
-    pub fn activated<'v>(
-        &self,
-        privileges: &Privileges,
-        node: &str,
-        volids: impl IntoIterator<Item = &'v str>,
-        context: &str,
-    ) -> Result<()> {
+    pub fn activated(&self, privileges: &Privileges, node: &str, volids: &[String], context: &str) -> Result<()> {
         let storages = self.storages()?;
         for volid in volids {
             let Some(volume) = Volume::parse(volid) else { continue };

@@ -45,7 +45,7 @@ impl Checks<'_> {
         if before.is_none() || predicted(vm) {
             return Ok(());
         }
-        self.preflight.activated(&self.privileges, &vm.node, volumes.iter().map(String::as_str), &context)
+        self.preflight.activated(&self.privileges, &vm.node, &volumes, &context)
     }
 }
 
