@@ -135,6 +135,11 @@ class CloneMigrateMixin:
             if sid is None or sid not in self.storages or self.storages[sid].get('shared'):
                 # shared storage is seen by both nodes: nothing to copy
                 continue
+            # $test_volid activates it before its size and its kind (activation.py)
+            words = self.missing_volume([volume])
+            if words:
+                errors[volume] = words
+                continue
             if d.is_drive(key) and d.is_cdrom(value):
                 if d.is_cloudinit(value):
                     found[volume] = 'generated'

@@ -1,12 +1,13 @@
 """A volume gone from its file storage behind PVE's back (a seed's `gone`), as pve-storage 9.1.7
 src/PVE/Storage/Plugin.pm `activate_volume` refuses it (pvesim's activation.py, docs/pve-semantics.md §65.3): in
-qemu-server 9.2.6's start (QemuServer.pm `vm_start_nolock`, `get_current_vm_volumes`: an ISO too), resize
+qemu-server 9.2.6's start, migration (QemuMigrate.pm `scan_local_volumes`), (QemuServer.pm `vm_start_nolock`, `get_current_vm_volumes`: an ISO too), resize
 (Qemu.pm `resize_vm`), disk move (`move_vm_disk`, before its eval) and clone (`clone_vm`, inside its eval:
 `clone failed: `) tasks: `volume '<storage>:<volname>' does not exist`."""
 
 import json
 
 from conftest import Q, config, ok, run, volumes
+from test_migrate import migrate, task_log
 from test_strict_drives import USERS, _vm
 
 GONE = "volume 'files:160/vm-160-disk-1.qcow2' does not exist"
@@ -39,3 +40,16 @@ def test_a_volume_gone_from_its_file_storage_fails_each_task_that_activates_it(s
     # what the storage lists activates
     ok(run(sim, 'POST', Q + '/162/status/start'))
     ok(run(sim, 'POST', Q + '/160/move_disk', {'disk': 'scsi0', 'storage': 'files'}))
+
+
+def test_a_migration_logs_a_local_volume_gone_and_aborts(sim, tmp_path):
+    """QemuMigrate.pm scan_local_volumes: `$test_volid` activates each local volume in an eval and logs its
+    error; the scan's errors abort the migration."""
+    seed = dict(SEED, nodes=['pve1', 'pve2'])
+    path = tmp_path / 'gone.json'
+    path.write_text(json.dumps(seed))
+    sim.reset(str(path))
+    status = migrate(sim, 160, target='pve2')
+    assert status['exitstatus'] == 'migration aborted', status
+    assert any(line.endswith("can't migrate local disk 'files:160/vm-160-disk-1.qcow2': " + GONE)
+               for line in task_log(sim, status)), task_log(sim, status)

@@ -40,6 +40,24 @@ impl Checks<'_> {
                     format!("Unable to clone vm {name} from vmid {}: clone failed: ", source.vmid),
                 )
             }
+            Write::Migrate { vm, context, .. } if before.is_some() && !predicted(vm) => {
+                // scan_local_volumes activates each volume on a storage that is not shared and logs
+                // its error; the config's and its pending values' here (a snapshot's own: R-any-115)
+                let storages = self.preflight.storages()?;
+                let local = |v: &String| {
+                    Volume::parse(v).is_some_and(|v| storages.iter().any(|s| s.storage == v.storage && !s.shared))
+                };
+                let all = before.iter().flat_map(|c| c.current.iter().chain(&c.pending));
+                let mut volumes: Vec<String> =
+                    all.filter_map(|(k, v)| Disk::parse(k, v)?.volume).filter(local).collect();
+                volumes.sort();
+                volumes.dedup();
+                for v in &volumes {
+                    let context = format!("{context}: can't migrate local disk '{v}': ");
+                    self.preflight.activated(&self.privileges, &vm.node, std::slice::from_ref(v), &context)?;
+                }
+                return Ok(());
+            }
             _ => return Ok(()),
         };
         if before.is_none() || predicted(vm) {
