@@ -26,9 +26,10 @@ VMS = [
     _vm(734, 'row-734', scsi1='vmdata:734/vm-734-disk-1.qcow2,size=1G', scsi2='alias:734/vm-734-disk-1.qcow2,size=1G'),
 ] + [_vm(vmid, 'row-%d' % vmid, scsi1='vmdata:%d/vm-%d-disk-1.qcow2,size=1G' % (vmid, vmid)) for vmid in range(735, 739)] + [
     _vm(741, 'row-741', scsi1='vmdata:741/vm-741-disk-1.qcow2,size=1G'),
+    _vm(742, 'row-742', ide2='vmdata:742/vm-742-cloudinit.qcow2,media=cdrom'),
     _vm(739, 'row-739', ide2='isos:iso/gone.iso,media=cdrom'),
 ]
-GONE = ['%d/vm-%d-disk-1.qcow2' % (vmid, vmid) for vmid in (735, 736, 737, 738, 741)]
+GONE = ['%d/vm-%d-disk-1.qcow2' % (vmid, vmid) for vmid in (735, 736, 737, 738, 741)] + ['742/vm-742-cloudinit.qcow2']
 
 
 def gone(vmid):
@@ -58,6 +59,9 @@ ROWS = [
         real_failure='clone failed: ' + gone(738)),
     one('volume gone: migrate', kvm(node='pve2', vmid=741, migrate=True),
         real_failure="can't migrate local disk 'vmdata:741/vm-741-disk-1.qcow2': " + gone(741)),
+    one('cloud-init volume gone: clone', kvm(node='pve1', vmid=742, clone='row-742', newid=752, name='row-752',
+                                             full=True),
+        real_failure="clone failed: volume 'vmdata:742/vm-742-cloudinit.qcow2' does not exist"),
     one('ISO gone: start', kvm(node='pve1', vmid=739, state='started'),
         real_failure="volume 'isos:iso/gone.iso' does not exist"),
 ]
@@ -76,6 +80,7 @@ CENSUS = {
     'volume gone: clone': ('R-any-116',),
     'ISO gone: start': ('R-any-116',),
     'volume gone: migrate': ('R-any-116',),
+    'cloud-init volume gone: clone': ('R-any-116',),
 }
 
 

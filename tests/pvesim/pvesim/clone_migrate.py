@@ -63,8 +63,10 @@ class CloneMigrateMixin:
         if vm.lock == 'clone' and vm.vmid in self.clone_sources:
             # clone_vm's activate_volumes of the source's drives it copies or links (activation.py)
             source = self.clone_sources[vm.vmid][0]
-            copied = dict((k, v) for k, v in source.items() if d.is_drive(k) and not d.is_cdrom(v))
-            words = self.missing_volume(activation.current_volumes(copied))
+            # drive_is_cdrom with exclude_cloudinit: a cloud-init drive is copied, so activated
+            copied = [d.parse_drive(v)[0] for k, v in sorted(source.items())
+                      if d.is_drive(k) and (not d.is_cdrom(v) or d.is_cloudinit(v))]
+            words = self.missing_volume([v for v in copied if v and volume_ref(v)[0]])
             if words:
                 self.clone_sources.pop(vm.vmid, None)
                 self.__dict__.get('clone_mirrors', {}).pop(vm.vmid, None)

@@ -17,11 +17,12 @@ SEED = {
     'nodes': ['pve1'], 'bridges': ['vmbr0'],
     'storages': {'thin': {'type': 'lvmthin', 'vgname': 'pve', 'thinpool': 'data', 'content': 'images'},
                  'files': {'type': 'dir', 'path': '/mnt/files', 'content': 'images,iso',
-                           'files': {'iso/here.iso': 1024}, 'gone': ['160/vm-160-disk-1.qcow2']}},
+                           'files': {'iso/here.iso': 1024}, 'gone': ['160/vm-160-disk-1.qcow2', '163/vm-163-cloudinit.qcow2']}},
     'users': USERS,
     'vms': [_vm(160, scsi1='files:160/vm-160-disk-1.qcow2,size=1G'),
             _vm(161, ide2='files:iso/gone.iso,media=cdrom'),
-            _vm(162, scsi1='files:162/vm-162-disk-1.qcow2,size=1G', ide2='files:iso/here.iso,media=cdrom')],
+            _vm(162, scsi1='files:162/vm-162-disk-1.qcow2,size=1G', ide2='files:iso/here.iso,media=cdrom'),
+            _vm(163, ide2='files:163/vm-163-cloudinit.qcow2,media=cdrom')],
 }
 
 
@@ -37,6 +38,10 @@ def test_a_volume_gone_from_its_file_storage_fails_each_task_that_activates_it(s
     assert run(sim, 'POST', Q + '/160/clone', {'newid': 170, 'full': 1})['exitstatus'] == 'clone failed: ' + GONE
     assert config(sim, 160) == before
     assert run(sim, 'POST', Q + '/161/status/start')['exitstatus'] == "volume 'files:iso/gone.iso' does not exist"
+    # a clone copies a cloud-init drive, so activates it; a start makes it again (Cloudinit.pm)
+    assert run(sim, 'POST', Q + '/163/clone', {'newid': 173, 'full': 1})['exitstatus'] == \
+        "clone failed: volume 'files:163/vm-163-cloudinit.qcow2' does not exist"
+    ok(run(sim, 'POST', Q + '/163/status/start'))
     # what the storage lists activates
     ok(run(sim, 'POST', Q + '/162/status/start'))
     ok(run(sim, 'POST', Q + '/160/move_disk', {'disk': 'scsi0', 'storage': 'files'}))

@@ -32,13 +32,14 @@ impl Checks<'_> {
                 (vm, current_volumes(&config), format!("{}: ", PowerCall::Start.failure(vm.vmid)))
             }
             Write::Clone { source, name, .. } => {
-                let copied = config.iter().filter(|(k, v)| Disk::parse(k, v).is_some_and(|d| d.media != "cdrom"));
-                let copied: BTreeMap<String, String> = copied.map(|(k, v)| (k.clone(), v.clone())).collect();
-                (
-                    source,
-                    current_volumes(&copied),
-                    format!("Unable to clone vm {name} from vmid {}: clone failed: ", source.vmid),
-                )
+                // drive_is_cdrom with exclude_cloudinit: a cloud-init drive is copied, and activated
+                let drives = config.iter().filter(|(k, _)| !k.starts_with("unused"));
+                let copied = drives.filter_map(|(k, v)| Disk::parse(k, v)).filter_map(|d| {
+                    let cdrom = d.media == "cdrom";
+                    d.volume.filter(|v| Volume::parse(v).is_some_and(|v| !cdrom || v.kind == VolumeKind::CloudInit))
+                });
+                let volumes = copied.collect();
+                (source, volumes, format!("Unable to clone vm {name} from vmid {}: clone failed: ", source.vmid))
             }
             Write::Migrate { vm, context, .. } if before.is_some() && !predicted(vm) => {
                 // scan_local_volumes activates each volume on a storage that is not shared and logs
