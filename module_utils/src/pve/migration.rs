@@ -113,5 +113,43 @@ pub fn snapshot_volumes(
     None
 }
 
+/// The path a volume of a storage that is not shared has on the node (pve-storage `path`):
+/// `<path>/images/<vmid>/<file>` on a file storage, `/dev/<vg>/<file>` on LVM, `/dev/zvol/<pool>/<file>`
+/// on a ZFS pool. `None`: a shared storage, or one whose paths storage.cfg does not tell.
+fn local_path(volid: &str, storages: &[StorageConfig]) -> Option<String> {
+    let volume = Volume::parse(volid)?;
+    let scfg = storages.iter().find(|s| s.storage == volume.storage).filter(|s| !s.shared)?;
+    let file = volume.file;
+    match (scfg.plugintype.as_str(), &scfg.path, &scfg.vgname, &scfg.pool) {
+        ("dir" | "btrfs", Some(path), _, _) => Some(format!("{path}/images/{}/{file}", volume.owner?)),
+        ("lvm" | "lvmthin", _, Some(vg), _) => Some(format!("/dev/{vg}/{file}")),
+        ("zfspool", _, _, Some(pool)) => Some(format!("/dev/zvol/{pool}/{file}")),
+        _ => None,
+    }
+}
+
+/// QemuMigrate.pm `scan_local_volumes`, after it has looked at every volume of the VM (`configs`:
+/// the applied config, its pending values, each snapshot's): two volume ids of the VM's own on
+/// storages that are not shared that name one path (two storages on one directory, volume
+/// group or pool) abort the migration: `detected not supported aliased volumes: '<a>', '<b>'`
+/// (PVE lists them in hash order; here, sorted).
+pub fn aliased_volumes(vmid: u64, configs: &[&BTreeMap<String, String>], storages: &[StorageConfig]) -> Option<String> {
+    let mut paths: Vec<(String, String)> = Vec::new();
+    for (key, value) in configs.iter().flat_map(|c| c.iter()) {
+        let Some(volid) = Disk::parse(key, value).filter(|d| d.media != "cdrom").and_then(|d| d.volume) else {
+            continue;
+        };
+        if content_and_owner(&volid) == ("images", Some(vmid)) {
+            paths.extend(local_path(&volid, storages).map(|path| (path, volid)));
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    let at = paths.windows(2).position(|w| w[0].0 == w[1].0)?;
+    let volids: Vec<&str> =
+        paths[at..].iter().take_while(|(p, _)| *p == paths[at].0).map(|(_, v)| v.as_str()).collect();
+    Some(format!("detected not supported aliased volumes: '{}'", volids.join("', '")))
+}
+
 #[cfg(test)]
 mod tests;

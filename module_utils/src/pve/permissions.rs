@@ -594,7 +594,7 @@ mod tag_policy;
 mod unseen;
 pub use handlers::{resize, unlink, vmstate_storage};
 pub use privileges::{Held, Privileges};
-pub use unseen::{base_use_not_known, hibernate, volume_listing, Listing};
+pub use unseen::{base_use_not_known, hibernate, lists_volume, volume_listing, Listing};
 
 #[cfg(test)]
 mod tests;

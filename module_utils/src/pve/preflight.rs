@@ -566,10 +566,12 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
         .collect()
 }
 
+mod activate;
 mod cpu_models;
 mod features;
 mod imports;
 mod mirror;
+pub use activate::current_volumes;
 pub use mirror::mirror_refusal;
 #[cfg(test)]
 mod tests;

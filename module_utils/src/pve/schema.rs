@@ -23,6 +23,7 @@ use crate::pve::pveformat::{split_list, verify_named, QUOTE_MAX};
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::volume::{content_and_owner, Volume};
 
+pub mod drive;
 mod drives;
 mod formats;
 

@@ -13,6 +13,7 @@ use module_utils::pve::propstring::{parse_size, PropertyString};
 use module_utils::pve::replication;
 use module_utils::pve::request::{describe, form};
 use module_utils::pve::resources::VmResource;
+use module_utils::pve::schema::drive;
 use module_utils::pve::snapshots;
 use module_utils::pve::state::{self, Facts as VmFacts, Op};
 use module_utils::pve::values;
@@ -222,7 +223,8 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
     let refuse = |words: String| Error::failed(format!("{context}: {words}"));
     let running = vm.status == "running";
     let state = |vmid, config| VmFacts { vmid, config, running, skiplock: false };
-    let volume = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
+    let source = facts.config.get(&params.disk);
+    let volume = source.and_then(|d| Disk::parse(&params.disk, d)).and_then(|d| d.volume);
     // Qemu.pm move_vm_disk to a VM: both VMs' locks and templates, then the drive's own checks
     // (`pve::snapshots::reassign_refusal`: a CD-ROM, a path, a volume a snapshot uses; then the
     // storage's 'rename' feature, `Preflight::reassign_feature`), then a
@@ -232,6 +234,10 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         if state::refusal(op, &VmFacts { running: false, ..state(vm.vmid, facts.config) }).is_none()
             && target.is_none_or(|t| state::refusal(op, &t).is_none())
         {
+            // the source drive parsed as PVE does, before its volume's checks (§65.1)
+            if let Some(words) = source.and_then(|v| drive::move_refusal(&params.disk, v, true)) {
+                return Err(refuse(words));
+            }
             if let Some(words) =
                 snapshots::reassign_refusal(facts.config, &params.disk, || World::snapshots(checks.api, vm))?
             {
@@ -245,6 +251,19 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         }
     }
     if let Some(words) = state::refusal(op, &state(vm.vmid, facts.config)) {
+        return Err(refuse(words));
+    }
+    // move_vm_disk parses the drive after the lock: to a storage, one it cannot parse has no
+    // volume; to a VM, after the running source, in the target slot's format too (§65.1)
+    let refused = match (op, source) {
+        (Op::MoveDisk, Some(value)) => drive::move_refusal(&params.disk, value, false),
+        (Op::Reassign { .. }, Some(value)) => {
+            let target_disk = params.target_disk.as_deref().unwrap_or(&params.disk);
+            drive::reassign_target_refusal(target_disk, value, volume.as_deref().unwrap_or(""))
+        }
+        _ => None,
+    };
+    if let Some(words) = refused {
         return Err(refuse(words));
     }
     if let (Op::Reassign { .. }, Some((target, config))) = (op, facts.target) {
@@ -315,4 +334,19 @@ fn allocation_fits(
         let listed = preflight.volumes_on(node, storage)?;
         Ok(drive(&listed)?.split(',').next().unwrap_or_default().to_string())
     })
+}
+
+/// The volume the plan's write makes PVE activate (Qemu.pm `resize_vm`, and `move_vm_disk` to a
+/// storage, before its copy), which must still be on its file storage (`Preflight::activated`,
+/// docs/pve-semantics.md §65.3). lib.rs leaves out a VM whose config this check run predicts.
+pub fn activated(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
+    let moved = matches!(action, Action::Move(_)) && params.target_vmid.is_none();
+    if !(moved || matches!(action, Action::Resize(_) | Action::ResizeKeepingPending { .. })) {
+        return Ok(());
+    }
+    let Some(volume) = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume) else {
+        return Ok(());
+    };
+    let context = format!("{}: ", apply::context(vm.vmid, &params.disk, action));
+    checks.preflight.activated(&checks.privileges, &vm.node, &[volume], &context)
 }

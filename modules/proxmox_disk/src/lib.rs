@@ -102,6 +102,9 @@ fn converge(
     };
     let mut plan = plan(params, &facts)?;
     checks::guard(checks, vm, &facts, params, &plan, target.as_ref().map(|(t, _)| t))?;
+    if !world.is_predicted(vm) {
+        checks::activated(checks, vm, &facts, params, &plan.action)?;
+    }
     // an import source is an input of the plan: replaced after the check, the write would import another image
     if let Some((src, storage)) = params.import_from.as_deref().and_then(|s| Some((s, volume_storage(s)?))) {
         world.volume_input(&vm.node, src, &*checks.preflight.volumes_on(&vm.node, storage)?)?;

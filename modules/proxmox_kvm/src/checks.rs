@@ -23,7 +23,7 @@ use module_utils::pve::preflight::{Content, Preflight};
 use module_utils::pve::propstring::{PropertyString, NET};
 use module_utils::pve::request::{describe, ApiPath, Form, Method};
 use module_utils::pve::resources::{node_bridges, require_bridge, VmResource};
-use module_utils::pve::schema::boot_order_devices;
+use module_utils::pve::schema::{boot_order_devices, drive};
 use module_utils::pve::state::{self, Facts, Op};
 use module_utils::pve::storage::StorageConfig;
 use module_utils::pve::values;
@@ -268,7 +268,8 @@ impl<'a> Checks<'a> {
                     value(body, "storage"),
                     &source_config,
                 )?;
-                // each drive's 'copy' or 'clone' feature, of the snapshot when one is cloned (§51.1)
+                // clone_vm parses each drive (§65.1), then its 'copy' or 'clone' feature (§51.1)
+                drive::clone_refusal(&source_config).map_or(Ok(()), |words| Err(Error::failed(words)))?;
                 let (full, snapshot) = (value(body, "full") != Some("0"), value(body, "snapname").is_some());
                 self.preflight.clone_features(&source_config, full, snapshot)?;
                 // its task's clone_disk: QEMU mirrors a running source's drives, some refused (§58)

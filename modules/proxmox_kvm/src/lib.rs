@@ -92,8 +92,7 @@ impl Run<'_> {
             plan.set_vmid(self.predicted_nextid(&taken)?);
             self.world.bound_at_apply(plan.vm.vmid);
         }
-        // A real create or clone without a vmid: the privileges of the id PVE offers now, which
-        // its first attempt then takes.
+        // A real create or clone without a vmid: the privileges of the id PVE offers now (its first attempt takes it).
         let (vmid, offered_vmid) = match plan.vm.vmid {
             0 => {
                 let api = self.api;
@@ -105,6 +104,7 @@ impl Run<'_> {
                 (id, None)
             }
         };
+        self.checks.activated(&plan.write, before, &|vm| self.world.is_predicted(vm))?;
         for unknown in self.checks.privileges.take_unknowns() {
             self.ctx.warn(unknown);
         }

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error
 
-from . import drives as d, migrate_task, mirror, options as o
+from . import activation, drives as d, migrate_task, mirror, options as o, strict_drives
 
 
 class CloneMigrateMixin:
@@ -37,6 +37,12 @@ class CloneMigrateMixin:
         if src is not None and not src.lock and src.status == 'running' and not v.get('snapname') \
                 and 'tpmstate0' in src.config and (not src.template if full is None else str(full) in ('1', 'True')):
             raise die('cannot clone TPM state while VM is running')
+        if src is not None and not src.lock:
+            # Qemu.pm clone_vm: each drive of the source parsed strictly (Drive.pm parse_drive, strict_drives.py)
+            conf = src.snapshots.get(v['snapname']) if v.get('snapname') else src.config
+            for key in sorted(conf or {}, key=o.natural):
+                if d.is_drive(key) and strict_drives.parse_drive(key, conf[key])[0] is None:
+                    raise die("unable to parse drive options for '{0}'".format(key))
         self._clone_features(v, user, src)  # the 'copy' and 'clone' features of each drive (storage_features.py)
         # QemuServer.pm clone_disk: the clone's own cloud-init volume goes to `storage` when given (tasks.py)
         self.clone_storage[int(v['newid'])] = (storage, v.get('format'))
@@ -54,6 +60,17 @@ class CloneMigrateMixin:
         (an error fails it as `clone failed: ...` and frees what fakepve allocated): the point where
         `_clone_copies` does what fakepve's clone leaves out."""
         await super().ceph_io(vm, keys)
+        if vm.lock == 'clone' and vm.vmid in self.clone_sources:
+            # clone_vm's activate_volumes of the source's drives it copies or links (activation.py)
+            source = self.clone_sources[vm.vmid][0]
+            # drive_is_cdrom with exclude_cloudinit: a cloud-init drive is copied, so activated
+            copied = [d.parse_drive(v)[0] for k, v in sorted(source.items())
+                      if d.is_drive(k) and (not d.is_cdrom(v) or d.is_cloudinit(v))]
+            words = self.missing_volume([v for v in copied if v and volume_ref(v)[0]])
+            if words:
+                self.clone_sources.pop(vm.vmid, None)
+                self.__dict__.get('clone_mirrors', {}).pop(vm.vmid, None)
+                raise die(words)
         if vm.lock == 'clone' and vm.vmid in self.__dict__.get('clone_mirrors', {}):
             storage, source = self.clone_mirrors.pop(vm.vmid), self.clone_sources.get(vm.vmid, ({},))[0]
             for key in sorted(source, key=o.natural):
@@ -119,6 +136,11 @@ class CloneMigrateMixin:
             sid = volume_ref(volume)[0]
             if sid is None or sid not in self.storages or self.storages[sid].get('shared'):
                 # shared storage is seen by both nodes: nothing to copy
+                continue
+            # $test_volid activates it before its size and its kind (activation.py)
+            words = self.missing_volume([volume])
+            if words:
+                errors[volume] = words
                 continue
             if d.is_drive(key) and d.is_cdrom(value):
                 if d.is_cloudinit(value):
@@ -193,6 +215,13 @@ class CloneMigrateMixin:
             vm.config['lock'] = 'migrate'
             self._sync_vm(vm)
             local, errors = self._migrate_local_volumes(vm)
+            aliased = migrate_task.aliased_error(vm, self.storages)  # dies after the scan, before its errors
+            if aliased:
+                say(aliased, err=True)
+                say('aborting phase 1 - cleanup resources')
+                vm.config.pop('lock', None)
+                self._sync_vm(vm)
+                raise abort(aliased)
             errors.update(migrate_task.snapshot_errors(vm, self.storages, self._jobs_of(vmid), target, running))
             for volume, ref in sorted(local.items()):
                 if ref == 'attached' and running and not with_local:

@@ -10,7 +10,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import DIGEST_CHANGED, die, param_error, split_list
 
-from . import drives as d, mirror, options as o
+from . import drives as d, mirror, options as o, strict_drives
 from .config_state import CHECKSUM_MISMATCH
 from .storage_types import formats_of
 
@@ -66,6 +66,9 @@ class DiskCallsMixin:
                     self.require(user, '/storage/' + sid, 'Datastore.AllocateSpace')
                 except PveError as e:
                     raise TaskError(e.message) from e
+            words = self.missing_volume([volume])  # resize_vm's activate_volumes (activation.py)
+            if words:
+                raise TaskError(words)
             vol = self._qm_volume(volume)
             size = int(vol['size']) if vol and vol.get('size') is not None else d.parse_size(props.get('size'))
             if size is None:
@@ -117,7 +120,8 @@ class DiskCallsMixin:
         if value is None:
             raise die("disk '{0}' does not exist".format(disk))
         volume, props = d.parse_drive(value)
-        if not volume:
+        # Drive.pm parse_drive, strictly: a drive it cannot parse has no volume (strict_drives.py)
+        if not volume or strict_drives.parse_drive(disk, value)[0] is None:
             raise die("disk '{0}' has no associated volume".format(disk))
         if d.is_cdrom(value):
             raise die("you can't move a cdrom")
@@ -140,6 +144,9 @@ class DiskCallsMixin:
         async def body():
             current = vm.config.get(disk)
             cur_volume, cur_props = d.parse_drive(current)
+            words = self.missing_volume([cur_volume])  # move_vm_disk's activate_volumes, before its eval
+            if words:
+                raise TaskError(words)
             src = self._qm_volume(cur_volume) or {}
             # QemuServer.pm clone_disk: EFI vars and TPM state at their fixed size, other disks at the source's
             size = d.fixed_size(disk, cur_props) or int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
@@ -211,6 +218,9 @@ class DiskCallsMixin:
             raise die("Disk '{0}' for VM '{1}' does not exist".format(disk, vmid))
         if dst.config.get(target_disk):
             raise die("Target disk key '{0}' is already in use for VM '{1}'".format(target_disk, target))
+        parsed, why = strict_drives.parse_drive(disk, value)  # Drive.pm parse_drive (strict_drives.py)
+        if parsed is None:
+            raise die('failed to parse source disk - {0}'.format(why))
         volume = d.parse_drive(value)[0]
         if not volume:
             raise die("disk '{0}' has no associated volume".format(disk))
@@ -226,6 +236,10 @@ class DiskCallsMixin:
             raise die('Storage does not support moving of this disk to another VM')
         if src.status == 'running' and not d.UNUSED_KEY.match(disk):
             raise die('Cannot move disk to another VM while the source VM is running - detach first')
+        # parsed again in the target slot's format: an unusedN takes the volume alone
+        parsed, why = strict_drives.parse_drive(target_disk, volume if d.UNUSED_KEY.match(target_disk) else value)
+        if parsed is None:
+            raise die('failed to parse source disk for target disk format - {0}'.format(why))
         return src, dst, target, target_disk, sid
 
     async def _sim_reassign(self, v, user):

@@ -97,3 +97,41 @@ def snapshot_errors(vm, storages, jobs, target, running):
                       or (fmt == 'qcow2' and not chain)):
                 errors[volume] = 'non-migratable snapshot exists'
     return errors
+
+
+def _local_path(volume, storages):
+    """pve-storage `path` of a volume on storage that is not shared: Plugin.pm `filesystem_path`
+    (`<path>/images/<vmid>/<name>`), LVMPlugin.pm / LvmThinPlugin.pm (`/dev/<vg>/<name>`), ZFSPoolPlugin.pm
+    (`/dev/zvol/<pool>/<name>`); None elsewhere."""
+    sid, name = volume_ref(volume or '')
+    store = storages.get(sid) or {}
+    if not name or str(store.get('shared', 0)) in ('1', 'True'):
+        return None
+    owner, last = OWNER.search(name), name.rsplit('/', 1)[-1]
+    kind = store.get('type')
+    if kind in ('dir', 'btrfs') and store.get('path') and owner:
+        return '{0}/images/{1}/{2}'.format(store['path'], owner.group(1), last)
+    if kind in ('lvm', 'lvmthin') and store.get('vgname'):
+        return '/dev/{0}/{1}'.format(store['vgname'], last)
+    if kind == 'zfspool' and store.get('pool'):
+        return '/dev/zvol/{0}/{1}'.format(store['pool'], last)
+    return None
+
+
+def aliased_error(vm, storages):
+    """scan_local_volumes after its `foreach_volid`: the VM's own volumes (config, pending, snapshots) on storage
+    that is not shared, by path; two volume ids on one path die `detected not supported aliased volumes: ...`."""
+    by_path = {}
+    for conf in [vm.config, getattr(vm, 'pending', {}) or {}] + list(vm.snapshots.values()):
+        for key, value in conf.items():
+            if value is None or not (d.is_drive(key) or d.UNUSED_KEY.match(key)) or d.is_cdrom(value):
+                continue
+            volume = d.parse_drive(value)[0]
+            owner = OWNER.search(volume_ref(volume or '')[1] or '')
+            path = owner and int(owner.group(1)) == vm.vmid and _local_path(volume, storages)
+            if path:
+                by_path.setdefault(path, set()).add(volume)
+    for volumes in by_path.values():
+        if len(volumes) > 1:
+            return "detected not supported aliased volumes: '" + "', '".join(sorted(volumes)) + "'"
+    return None

@@ -9,6 +9,7 @@ pve-manager 9.2.11 PVE/API2/Cluster.pm and PVE/API2/Tasks.pm.
 
 from fakepve.server import FakePve
 
+from .activation import ActivationMixin
 from .admin import AdminMixin
 from .agent import AgentMixin
 from .base_volumes import BaseVolumesMixin
@@ -44,7 +45,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, DriveRulesMixin, ReplicationMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):

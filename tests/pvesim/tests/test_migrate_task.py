@@ -4,8 +4,11 @@ with `remove_job`; QemuMigrate/Helpers.pm `check_local_resources`: local devices
 snapshot's volume on local storage: only replicated ones go live; zfspool, raw on btrfs and qcow2 without volume
 chains carry snapshots offline). Each aborts the task ("migration aborted") with its words in the task log."""
 
+import json
+import os
+
 from test_migrate import migrate, resource, task_log
-from test_values import _vm, seed
+from test_values import SEED_DIR, _vm, seed
 
 
 
@@ -44,3 +47,17 @@ def test_the_migration_task_refuses_what_the_config_snapshots_and_jobs_tell(sim,
     for vmid in (341, 345):
         assert migrate(sim, vmid, target='pve2')['exitstatus'] == 'OK', vmid
         assert resource(sim, vmid)['node'] == 'pve2'
+
+
+def test_two_storages_on_one_path_abort_the_migration(sim, tmp_path):
+    """scan_local_volumes: two volume ids of the VM's own naming one path (pve-storage `path`) die after the scan
+    (docs/pve-semantics.md §65.2); the same storage seen once migrates."""
+    with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
+        storages = json.load(f)['storages']
+    storages['alias'] = dict(storages['vmdata'])  # another name for /mnt/vmdata
+    vms = [_vm(347, scsi1='vmdata:347/vm-347-disk-1.qcow2,size=1G', scsi2='alias:347/vm-347-disk-1.qcow2,size=1G'),
+           _vm(348, scsi1='vmdata:348/vm-348-disk-1.qcow2,size=1G')]
+    seed(sim, tmp_path, vms, storages=storages)
+    _aborted(sim, 347, "detected not supported aliased volumes: 'alias:347/vm-347-disk-1.qcow2', "
+             "'vmdata:347/vm-347-disk-1.qcow2'")
+    assert migrate(sim, 348, target='pve2')['exitstatus'] == 'OK'

@@ -95,3 +95,26 @@ fn snapshots_of_local_volumes_go_along_only_where_the_storage_carries_them() {
     assert_eq!(snapshot_volumes(700, &snap("local-lvm:vm-701-disk-0"), &s, false, false), None);
     assert_eq!(snapshot_volumes(700, &[], &s, true, false), None);
 }
+
+#[test]
+fn two_storages_on_one_path_alias_a_volume() {
+    let mut all = storages();
+    let alias = json!({"storage": "alias", "type": "dir", "content": "images", "path": "/var/lib/vz"});
+    all.extend(StorageConfig::from_json(&alias));
+    let lvm = json!({"storage": "thin2", "type": "lvmthin", "content": "images", "vgname": "pve"});
+    all.extend(StorageConfig::from_json(&lvm));
+    let current = cfg(&[("scsi0", "local:700/vm-700-disk-0.qcow2,size=1G"), ("scsi1", "local-lvm:vm-700-disk-1")]);
+    assert_eq!(aliased_volumes(700, &[&current], &all), None);
+    let snapshot = cfg(&[("scsi2", "alias:700/vm-700-disk-0.qcow2,size=1G")]);
+    assert_eq!(
+        aliased_volumes(700, &[&current, &snapshot], &all).as_deref(),
+        Some(
+            "detected not supported aliased volumes: 'alias:700/vm-700-disk-0.qcow2', 'local:700/vm-700-disk-0.qcow2'"
+        )
+    );
+    let pending = cfg(&[("unused0", "thin2:vm-700-disk-1")]);
+    assert!(aliased_volumes(700, &[&current, &pending], &all).is_some(), "one volume group under two names");
+    // another VM's volume, or a CD-ROM, is refused before; a shared storage is not scanned
+    let other = cfg(&[("scsi2", "alias:701/vm-701-disk-0.qcow2")]);
+    assert_eq!(aliased_volumes(700, &[&current, &other], &all), None);
+}

@@ -105,6 +105,24 @@ pub fn volume_listing(p: &Privileges, sid: &str) -> Result<Listing> {
     })
 }
 
+/// Whether this user's listing of its storage shows `volid` when the storage holds it (pve-storage
+/// Storage.pm `check_volume_access`, as the content listing filters each volume): every volume
+/// with `Datastore.Allocate` on the storage; an ISO, a template or an import source with
+/// `Datastore.Audit` or `Datastore.AllocateSpace`; a VM's image with `Datastore.Audit` and
+/// `VM.Config.Disk` on its VM. `false`: its absence from the listing tells nothing.
+pub fn lists_volume(p: &Privileges, sid: &str, vtype: &str, owner: Option<u64>) -> Result<bool> {
+    let held = p.held(&format!("/storage/{sid}"))?;
+    let has = |privilege: &str| held.contains(privilege);
+    Ok(has("Datastore.Allocate")
+        || match (vtype, owner) {
+            ("iso" | "vztmpl" | "import", _) => has("Datastore.Audit") || has("Datastore.AllocateSpace"),
+            ("images", Some(vmid)) => {
+                has("Datastore.Audit") && p.held(&format!("/vms/{vmid}"))?.contains("VM.Config.Disk")
+            }
+            _ => false,
+        })
+}
+
 /// The warning for a template's removal whose base volume `volid` on `sid` may be used by a
 /// linked clone this user's listing leaves out (`listing` not `Complete`); `refusal` is PVE's
 /// words if it is.

@@ -34,12 +34,17 @@ impl Checks<'_> {
         }
         // none for a VM that exists only as a prediction (a create or clone makes none)
         let snapshots: Vec<_> = World::snapshots(self.api, vm)?.into_iter().map(|s| s.current).collect();
+        let storages = self.preflight.storages()?;
+        // two names of one volume die after the scan, before the volumes' own problems (§65.2)
+        let configs: Vec<_> = [&config.current, &config.pending].into_iter().chain(&snapshots).collect();
+        if let Some(words) = migration::aliased_volumes(vm.vmid, &configs, &storages) {
+            return Ok(Some(words));
+        }
         if snapshots.is_empty() {
             return Ok(None);
         }
         // replication keeps a running VM's volumes only where a `local` job targets the node
         let replicated = jobs.iter().any(|j| j.kind == "local" && j.target == target);
-        let storages = self.preflight.storages()?;
         Ok(migration::snapshot_volumes(vm.vmid, &snapshots, &storages, running, replicated))
     }
 }

@@ -1,16 +1,72 @@
-//! The volumes a proxmox_kvm write makes PVE allocate, and what `create_disks` refuses of its drives: a second cloud-init drive.
+//! The volumes a proxmox_kvm write makes PVE allocate or activate, and what `create_disks` refuses of its drives: a second cloud-init drive.
 
 use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_disk_key, parse_new_cloudinit, parse_new_disk, second_cloudinit, Disk};
-use module_utils::pve::preflight::NewVolume;
+use module_utils::pve::preflight::{current_volumes, NewVolume};
 use module_utils::pve::request::Form;
+use module_utils::pve::resources::VmResource;
 use module_utils::pve::volume::{Volume, VolumeKind};
 use module_utils::{Error, Result};
 
-use super::{clone_unconfigurable, option_of, value};
-use crate::plan::Write;
+use super::{clone_unconfigurable, option_of, value, Checks};
+use crate::plan::{PowerCall, Write};
+
+impl Checks<'_> {
+    /// The volumes `write` makes PVE activate, which must still be on their file storages
+    /// (`Preflight::activated`, docs/pve-semantics.md §65.3): a start's, as `vm_start_nolock`
+    /// activates them, and the drives a clone copies or links (`clone_vm`, inside its eval:
+    /// `clone failed: `). `before`: the planned-from config (the source's, for a clone);
+    /// `predicted`: whether this check run predicts a VM's config (its new volumes are not on
+    /// the storage yet), which leaves it out.
+    pub(crate) fn activated(
+        &self,
+        write: &Write,
+        before: Option<&VmConfig>,
+        predicted: &dyn Fn(&VmResource) -> bool,
+    ) -> Result<()> {
+        let config = before.map(VmConfig::effective).unwrap_or_default();
+        let (vm, volumes, context) = match write {
+            Write::Power { vm, call: PowerCall::Start, .. } => {
+                (vm, current_volumes(&config), format!("{}: ", PowerCall::Start.failure(vm.vmid)))
+            }
+            Write::Clone { source, name, .. } => {
+                // drive_is_cdrom with exclude_cloudinit: a cloud-init drive is copied, and activated
+                let drives = config.iter().filter(|(k, _)| !k.starts_with("unused"));
+                let copied = drives.filter_map(|(k, v)| Disk::parse(k, v)).filter_map(|d| {
+                    let cdrom = d.media == "cdrom";
+                    d.volume.filter(|v| Volume::parse(v).is_some_and(|v| !cdrom || v.kind == VolumeKind::CloudInit))
+                });
+                let volumes = copied.collect();
+                (source, volumes, format!("Unable to clone vm {name} from vmid {}: clone failed: ", source.vmid))
+            }
+            Write::Migrate { vm, context, .. } if before.is_some() && !predicted(vm) => {
+                // scan_local_volumes activates each volume on a storage that is not shared and logs
+                // its error; the config's and its pending values' here (a snapshot's own: R-any-115)
+                let storages = self.preflight.storages()?;
+                let local = |v: &String| {
+                    Volume::parse(v).is_some_and(|v| storages.iter().any(|s| s.storage == v.storage && !s.shared))
+                };
+                let all = before.iter().flat_map(|c| c.current.iter().chain(&c.pending));
+                let mut volumes: Vec<String> =
+                    all.filter_map(|(k, v)| Disk::parse(k, v)?.volume).filter(local).collect();
+                volumes.sort();
+                volumes.dedup();
+                for v in &volumes {
+                    let context = format!("{context}: can't migrate local disk '{v}': ");
+                    self.preflight.activated(&self.privileges, &vm.node, std::slice::from_ref(v), &context)?;
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        if before.is_none() || predicted(vm) {
+            return Ok(());
+        }
+        self.preflight.activated(&self.privileges, &vm.node, &volumes, &context)
+    }
+}
 
 /// The volumes PVE allocates for `write`, in its order (`create_disks` and `clone_vm` take the
 /// drive keys sorted; docs/pve-semantics.md §8, §15, §26.7), named and sized as the plan predicts
