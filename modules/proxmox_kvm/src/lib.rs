@@ -56,7 +56,7 @@ use result::{diff, outcome, resolved, with_pool};
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, Params::from_spec)?;
     let world = session.world();
-    let checks = Checks::new(&session.api, session.privileges(), world.reserved());
+    let checks = Checks::new(&session.api, session.privileges(), &world);
     let mut run = Run { ctx, api: &session.api, world: &world, checks: &checks, p: &session.params };
     run.dispatch()
 }
