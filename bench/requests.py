@@ -2,12 +2,15 @@
 
     requests.py --ferro-tarball dist/ferro-proxmox-X.tar.gz --ansible-venv build/bench/venv-upstream
                 [--tasks 3] [--baseline bench/requests-baseline.json] [--json OUT] [--write-baseline]
+                [--only WORKLOAD ...] [--trace]
 
 On a real cluster every request is a round trip through pveproxy (TLS, the token check, a pmxcfs read, often a
 proxy hop), so requests per task is time per task. Each workload is a playbook of --tasks tasks, run by each
 collection under the same ansible-core on a pvesim reset to the benchmark seed (bench/seed.py) at pvesim's default
 time scale (0.05: a clone's task runs 0.4 s, so task polls count as on a node); requests per task is pvesim's
-request log over the tasks. Exits 1 when ferro.proxmox's figure of any workload rises above the baseline's (the
+request log over the tasks. --trace prints each collection's requests in the order pvesim received them (method,
+path, query, the body's parameter names, status): bench/README.md's reason for each request is read from it;
+--only runs the workloads named. Exits 1 when ferro.proxmox's figure of any workload rises above the baseline's (the
 committed bench/requests-baseline.json); --write-baseline writes the figures measured as the new baseline.
 """
 
@@ -62,6 +65,16 @@ def args_for(coll, task):
     return args
 
 
+def print_trace(title, log):
+    """Each request of `log` on one line, in the order pvesim received it."""
+    print('== %s: %d requests' % (title, len(log)))
+    for i, q in enumerate(log, 1):
+        query = '&'.join('%s=%s' % kv for kv in sorted(q.get('query', {}).items()))
+        body = ','.join(sorted(q.get('body') or {}))
+        print('%3d %-6s %s%s%s %s' % (i, q['method'], q['path'].replace('/api2/json', ''), '?' + query if query else '',
+                                      ' (%s)' % body if body else '', q.get('status')))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--ferro-tarball', required=True)
@@ -70,8 +83,13 @@ def main():
     parser.add_argument('--baseline', default=os.path.join(HERE, 'requests-baseline.json'))
     parser.add_argument('--json')
     parser.add_argument('--write-baseline', action='store_true')
+    parser.add_argument('--only', nargs='+', metavar='WORKLOAD', help='run these workloads alone (never with '
+                        '--write-baseline)')
+    parser.add_argument('--trace', action='store_true', help="print every request of each run in order")
     parser.add_argument('--workdir', default=os.path.join(os.path.dirname(HERE), 'build', 'bench', 'requests'))
     args = parser.parse_args()
+    if args.only and args.write_baseline:
+        parser.error('--write-baseline writes every workload: run it without --only')
     venv = os.path.abspath(args.ansible_venv)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -85,6 +103,8 @@ def main():
     figures = {}
     with PvesimProcess(seed=None) as sim:
         for name, module, tasks in workloads(args.tasks):
+            if args.only and name not in args.only:
+                continue
             row = figures.setdefault(name, {})
             for coll in ('ferro', 'community'):
                 sim.reset(seed_path)
@@ -95,6 +115,8 @@ def main():
                 sim.clear_requests()
                 r = run_playbook(venv, collections_path, workdir, path)
                 log = sim.requests()
+                if args.trace:
+                    print_trace('%s, %s' % (name, coll), log)
                 stats = request_stats(log, len(tasks))
                 polls = sum(1 for q in log if q['method'] == 'GET' and q['path'].endswith('/status')
                             and '/tasks/' in q['path'])

@@ -115,7 +115,12 @@ def test_makes_only_the_calls_it_needs(ansible, sim):
     ], calls
     sim.clear_requests()
     ansible.run_playbook(play(info_task(node='pve1', vmid=100)))
-    assert api_calls(sim) == [('GET', '/nodes'), ('GET', '/cluster/resources'), ('GET', '/nodes/pve1/qemu')]
+    # the VM listed on pve1 shows the node exists: no GET /nodes (docs/pve-semantics.md §66)
+    assert api_calls(sim) == [('GET', '/cluster/resources'), ('GET', '/nodes/pve1/qemu')]
+    sim.clear_requests()
+    ansible.run_playbook(play(info_task(node='pve2', vmid=100)))
+    # nothing selected on pve2: whether the node exists is asked (it does: an empty list)
+    assert api_calls(sim) == [('GET', '/cluster/resources'), ('GET', '/nodes')]
 
 
 def test_password_auth_gets_a_ticket(ansible, sim):

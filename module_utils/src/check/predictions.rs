@@ -318,15 +318,6 @@ impl Predictions {
     }
 }
 
-/// The cluster's VMs, as this check-mode run predicts them when there is a plan.
-pub fn cluster_vms(api: &dyn Api, plan: Option<&Predictions>) -> Result<Vec<VmResource>> {
-    let vms = crate::pve::resources::cluster_vms(api)?;
-    Ok(match plan {
-        Some(p) => p.overlay(vms),
-        None => vms,
-    })
-}
-
 /// VMs (as predicted, with a plan) and storages, in one `/cluster/resources` read.
 pub fn cluster_vms_and_storages(
     api: &dyn Api,

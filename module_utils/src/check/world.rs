@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -21,6 +22,7 @@ use crate::pve::config::VmConfig;
 use crate::pve::inflight::InFlight;
 use crate::pve::permissions::{Held, Privileges};
 use crate::pve::pools::PoolMove;
+use crate::pve::preflight::{KnownNodes, NodeState};
 use crate::pve::request::{ApiPath, Form, Method};
 use crate::pve::resources::{self, StorageResource, VmResource};
 use crate::pve::snapshots;
@@ -45,6 +47,8 @@ pub struct World<'a> {
     /// The config `on_node` read, handed to the next `config` of that VM on that node (so the
     /// fallback after a one-read task that plans a write reads it once, not twice).
     read_on_node: RefCell<Option<(VmResource, VmConfig)>>,
+    /// The nodes the last `/cluster/resources` read listed, for the checks (`known_nodes`).
+    nodes: KnownNodes,
 }
 
 mod on_node;
@@ -59,6 +63,7 @@ impl<'a> World<'a> {
             saved: None,
             privileges: None,
             read_on_node: RefCell::new(None),
+            nodes: KnownNodes::default(),
         }
     }
 
@@ -179,9 +184,23 @@ impl<'a> World<'a> {
         self.api
     }
 
-    /// The cluster's VMs (QEMU and containers), as predicted.
+    /// The cluster's VMs (QEMU and containers), as predicted; the nodes the same read lists go to
+    /// `known_nodes` (§66).
     pub fn vms(&self) -> Result<Vec<VmResource>> {
-        predictions::cluster_vms(self.api, self.predictions.as_ref())
+        let (vms, nodes) = resources::cluster_vms_and_nodes(self.api)?;
+        if !nodes.is_empty() {
+            *self.nodes.borrow_mut() = Some(Rc::new(nodes.iter().filter_map(NodeState::from_json).collect()));
+        }
+        Ok(match &self.predictions {
+            Some(p) => p.overlay(vms),
+            None => vms,
+        })
+    }
+
+    /// The cluster's nodes as this run's `/cluster/resources` read listed them, for
+    /// `Preflight::sharing_nodes`: its checks then read no `GET /nodes`.
+    pub fn known_nodes(&self) -> &KnownNodes {
+        &self.nodes
     }
 
     /// The cluster's VMs (as predicted) and storages, in one `/cluster/resources` read.

@@ -388,7 +388,10 @@ impl Api for PveClient {
                     self.recent.keep(path, params, &answer);
                     return Ok(answer);
                 }
-                other => return other,
+                Err(e) => {
+                    self.recent.keep_absent(path, params, &e);
+                    return Err(e);
+                }
             }
         }
     }

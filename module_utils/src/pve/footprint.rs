@@ -214,6 +214,18 @@ fn new_vm_storages(api: Read<'_>, path: &ApiPath, params: &Form) -> Vec<String> 
     out
 }
 
+/// PVE's answer to `GET /nodes/<node>/qemu/<vmid>/pending` where that config is not on the node.
+fn absent(pending: &ApiPath) -> Error {
+    let s = pending.segments();
+    let (node, vmid) = (s.get(1).map_or("", String::as_str), s.get(3).map_or("", String::as_str));
+    Error::Api {
+        method: "GET".into(),
+        path: pending.encoded(),
+        status: 500,
+        message: format!("Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"),
+    }
+}
+
 /// PVE's answer for a VM whose config is not on the node (`Configuration file
 /// 'nodes/<node>/qemu-server/<vmid>.conf' does not exist`, AbstractConfig.pm load_config) as `None`.
 fn absent_is_none(read: Result<Value>) -> Result<Option<Value>> {
@@ -305,6 +317,16 @@ impl RecentReads {
         }
     }
 
+    /// Keep PVE's answer that a VM's config is not on a node (`GET .../pending` answered `does not
+    /// exist`, `absent_is_none`): for a create or clone of that vmid, the footprint's config read
+    /// on that node (§66). Kept as `null`, which no `pending` answer is.
+    pub fn keep_absent(&self, path: &ApiPath, query: &Form, error: &Error) {
+        let pending = path.segments().last().map(String::as_str) == Some("pending") && query.is_empty();
+        if pending && matches!(absent_is_none(Err(error.clone())), Ok(None)) {
+            self.keep(path, query, &Value::Null);
+        }
+    }
+
     /// A write was sent: what was read before it may no longer be so.
     pub fn forget(&self) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
@@ -326,24 +348,22 @@ impl RecentReads {
         let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let kept = |key: &str, query: &Form| reads.iter().find(|(p, q, _)| p == key && q == query).map(|(_, _, v)| v);
         if let Some(v) = kept(&key, query) {
-            return Some(Ok(v.clone()));
+            return Some(match v {
+                Value::Null => Err(absent(path)),
+                v => Ok(v.clone()),
+            });
         }
         let s = path.segments();
         let vmid_query = matches!(query.as_slice(), [(k, _)] if k == "vmid");
         if vmid_query && s.last().map(String::as_str) == Some("content") {
             return kept(&key, &Vec::new()).map(|v| Ok(v.clone()));
         }
-        if let (["nodes", node, "qemu", vmid, "pending"], true) =
+        if let (["nodes", _, "qemu", vmid, "pending"], true) =
             (s.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), query.is_empty())
         {
             let free = form([("vmid", vmid.to_string())]);
             if kept(&ApiPath::new(["cluster", "nextid"]).encoded(), &free).is_some() {
-                return Some(Err(Error::Api {
-                    method: "GET".into(),
-                    path: key.clone(),
-                    status: 500,
-                    message: format!("Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"),
-                }));
+                return Some(Err(absent(path)));
             }
         }
         None

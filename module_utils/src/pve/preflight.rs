@@ -48,7 +48,8 @@ impl Content {
     }
 }
 
-/// One node of the cluster, from `GET /nodes`.
+/// One node of the cluster, from `GET /nodes` or a node entry of `/cluster/resources` (the same
+/// fields, docs/pve-semantics.md §66).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeState {
     pub node: String,
@@ -56,6 +57,20 @@ pub struct NodeState {
     /// Its CPU count (`maxcpu`, shown only with `Sys.Audit` on the node; docs/pve-semantics.md §43).
     pub maxcpu: Option<u64>,
 }
+
+impl NodeState {
+    pub fn from_json(i: &Value) -> Option<NodeState> {
+        Some(NodeState {
+            node: i.get("node").and_then(Value::as_str)?.to_string(),
+            online: i.get("status").and_then(Value::as_str) == Some("online"),
+            maxcpu: i.get("maxcpu").and_then(Value::as_u64),
+        })
+    }
+}
+
+/// The cluster's nodes once read, shared by the reads of one run (`Preflight::sharing_nodes`): a
+/// `/cluster/resources` read fills it, and the checks then read no `GET /nodes`.
+pub type KnownNodes = Rc<RefCell<Option<Rc<Vec<NodeState>>>>>;
 
 /// The volumes listed on one storage of one node: volume id -> size in bytes (when listed).
 pub type VolumeList = Rc<BTreeMap<String, Option<u64>>>;
@@ -81,7 +96,7 @@ pub struct NewVolume {
 
 pub struct Preflight<'a> {
     api: &'a dyn Api,
-    nodes: RefCell<Option<Rc<Vec<NodeState>>>>,
+    nodes: KnownNodes,
     storages: RefCell<Option<Rc<Vec<StorageConfig>>>>,
     /// (node, storage) -> the volume ids listed there.
     volumes: RefCell<BTreeMap<(String, String), VolumeList>>,
@@ -133,7 +148,7 @@ impl<'a> Preflight<'a> {
     pub fn new(api: &'a dyn Api) -> Preflight<'a> {
         Preflight {
             api,
-            nodes: RefCell::new(None),
+            nodes: KnownNodes::default(),
             storages: RefCell::new(None),
             volumes: RefCell::new(BTreeMap::new()),
             reserved: None,
@@ -148,6 +163,11 @@ impl<'a> Preflight<'a> {
     /// space as it is (docs/pve-semantics.md §37.3, §40.1).
     pub fn reserving(self, reserved: Option<BTreeMap<String, i64>>) -> Preflight<'a> {
         Preflight { reserved, ..self }
+    }
+
+    /// These checks with the nodes `known` holds once a read of the run filled it (`KnownNodes`).
+    pub fn sharing_nodes(self, known: &KnownNodes) -> Preflight<'a> {
+        Preflight { nodes: known.clone(), ..self }
     }
 
     /// In a check run, what a predicted removal of `volids` on `node` frees (`space_key`, volume
@@ -202,27 +222,15 @@ impl<'a> Preflight<'a> {
         self.reserved_here.take()
     }
 
-    /// The cluster's nodes, read once (`GET /nodes`).
+    /// The cluster's nodes, read once (`GET /nodes`) unless a `/cluster/resources` read of the run
+    /// gave them (`sharing_nodes`).
     pub fn nodes(&self) -> Result<Rc<Vec<NodeState>>> {
         if let Some(nodes) = self.nodes.borrow().as_ref() {
             return Ok(nodes.clone());
         }
         let data = self.api.get(&ApiPath::new(["nodes"]), &Vec::new()).map_err(|e| e.context("reading the nodes"))?;
-        let nodes: Vec<NodeState> = data
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| {
-                        Some(NodeState {
-                            node: i.get("node").and_then(Value::as_str)?.to_string(),
-                            online: i.get("status").and_then(Value::as_str) == Some("online"),
-                            maxcpu: i.get("maxcpu").and_then(Value::as_u64),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let nodes: Vec<NodeState> =
+            data.as_array().map(|items| items.iter().filter_map(NodeState::from_json).collect()).unwrap_or_default();
         let nodes = Rc::new(nodes);
         *self.nodes.borrow_mut() = Some(nodes.clone());
         Ok(nodes)

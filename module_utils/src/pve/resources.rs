@@ -59,13 +59,28 @@ impl VmResource {
 
 /// All VMs and containers of the cluster, sorted by vmid.
 pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
+    cluster_vms_and_nodes(api).map(|(vms, _)| vms)
+}
+
+/// All VMs and containers of the cluster, sorted by vmid, and the node entries, from one
+/// `/cluster/resources` read without `type` (docs/pve-semantics.md §66): pve-manager
+/// `API2/Cluster.pm` `resources` lists every node of the nodelist with
+/// `API2Tools.pm` `extract_node_stats`, as `GET /nodes` (`API2/Nodes.pm` `index`) does, with the
+/// same `Sys.Audit` rule for its figures, so the checks need no `GET /nodes` of their own.
+pub fn cluster_vms_and_nodes(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<Value>)> {
     let data = api
-        .get(&ApiPath::new(["cluster", "resources"]), &form([("type", "vm")]))
+        .get(&ApiPath::new(["cluster", "resources"]), &Vec::new())
         .map_err(|e| e.context("Failed to retrieve VMs information from cluster resources"))?;
-    let mut vms: Vec<VmResource> =
-        data.as_array().map(|items| items.iter().filter_map(VmResource::from_json).collect()).unwrap_or_default();
+    let items = data.as_array().cloned().unwrap_or_default();
+    let kind = |i: &Value| i.get("type").and_then(Value::as_str).map(str::to_string);
+    let mut vms: Vec<VmResource> = items
+        .iter()
+        .filter(|i| matches!(kind(i).as_deref(), Some("qemu" | "lxc")))
+        .filter_map(VmResource::from_json)
+        .collect();
     vms.sort_by_key(|v| v.vmid);
-    Ok(vms)
+    let nodes = items.into_iter().filter(|i| kind(i).as_deref() == Some("node")).collect();
+    Ok((vms, nodes))
 }
 
 /// The bridges a NIC of a VM on `node` can be plugged into, from one

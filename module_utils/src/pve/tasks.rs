@@ -22,11 +22,13 @@ pub struct TaskSuccess {
     pub warnings: Vec<String>,
 }
 
-/// Polling: the first poll at once (a task that ends before its call returns costs one), then a
-/// pause as long as the task has run so far, at least `first_poll` and at most `max_poll`: the polls
-/// double the time waited (a task of T seconds costs about log2(T / first_poll) + 2 polls, and at
-/// most one a `max_poll` once it runs long), and the wait ends within one poll of the task's end,
-/// never more than its run time so far after it (docs/pve-semantics.md §17).
+/// Polling: the first poll after `first_poll` (PVE answers the write with the UPID as soon as
+/// `fork_worker` has forked the task's worker, so a poll at once finds it running: a wasted
+/// request), then a pause as long as the task has run so far, at most `max_poll`: the polls double
+/// the time waited (a task of T seconds costs about log2(T / first_poll) + 1 polls, one when it
+/// ends within `first_poll`, and at most one a `max_poll` once it runs long), and the wait ends
+/// within one poll of the task's end, never more than its run time so far (or `first_poll`) after
+/// it (docs/pve-semantics.md §17, §66).
 #[derive(Debug, Clone, Copy)]
 pub struct Waiter {
     pub timeout: Duration,
@@ -52,6 +54,7 @@ impl Waiter {
         let node = upid_node(upid)?;
         let base = ApiPath::new(["nodes", node, "tasks", upid]);
         let started = Instant::now();
+        std::thread::sleep(self.first_poll.min(self.timeout));
         loop {
             match api.get(&base.join(["status"]), &Vec::new()) {
                 Ok(status) => {
@@ -242,15 +245,15 @@ mod tests {
     #[test]
     fn polls_double_the_time_waited_and_end_within_one_poll_of_the_tasks_end() {
         let w = Waiter::new(Duration::from_secs(300));
-        // polls at 0, 0.1, 0.2, 0.4, 0.8, 1.6 s, then one a second
-        let mut at = Duration::ZERO;
+        // polls at 0.1, 0.2, 0.4, 0.8, 1.6 s, then one a second: none at once (§66)
+        let mut at = w.first_poll;
         let mut polls = vec![at];
         while at < Duration::from_secs(4) {
             at += w.pause(at);
             polls.push(at);
         }
         let ms: Vec<u128> = polls.iter().map(Duration::as_millis).collect();
-        assert_eq!(ms, [0, 100, 200, 400, 800, 1600, 2600, 3600, 4600]);
+        assert_eq!(ms, [100, 200, 400, 800, 1600, 2600, 3600, 4600]);
         // a task that ends at T is seen at the first poll after T: at most T (and 1 s) later
         for end_ms in [50u64, 150, 390, 1000, 3000] {
             let end = Duration::from_millis(end_ms);

@@ -38,7 +38,7 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, |args, _| Params::from_spec(args))?;
     let (params, api) = (&session.params, &session.api);
     let world = session.world();
-    let preflight = Preflight::new(api).reserving(world.reserved());
+    let preflight = Preflight::new(api).reserving(world.reserved()).sharing_nodes(world.known_nodes());
     let checks = Checks { api, privileges: session.privileges(), preflight };
     // The task names the node: one read when it changes nothing (`World::on_node`), whatever
     // the power state, which that read does not give.

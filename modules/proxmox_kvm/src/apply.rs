@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use module_utils::protocol::Context;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::{self, VmConfig};
+use module_utils::pve::permissions::Privileges;
 use module_utils::pve::request::{ApiPath, Form};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state;
@@ -45,7 +46,13 @@ pub(crate) fn nextid(api: &dyn Api) -> Result<u64> {
 /// `GET /cluster/nextid?vmid=`, which pve-manager PVE/API2/Cluster.pm `nextid` answers for any
 /// user, with the parameter error `VM <vmid> already exists` for an id in the cluster's vmlist,
 /// whatever the caller may see (§47.2). Any other answer leaves the question to the create.
-pub(crate) fn refuse_taken_vmid(api: &dyn Api, vmid: u64, label: &str) -> Result<()> {
+/// Not asked of a user who holds `VM.Audit` on every guest: `/cluster/resources` lists every guest
+/// of the cluster's vmlist to them (pve-manager `API2/Cluster.pm` `resources` skips only those
+/// without it), so a vmid it does not list is free (§66).
+pub(crate) fn refuse_taken_vmid(api: &dyn Api, privileges: &Privileges, vmid: u64, label: &str) -> Result<()> {
+    if privileges.held_below("/vms", "VM.Audit").unwrap_or(false) {
+        return Ok(());
+    }
     let query = vec![("vmid".to_string(), vmid.to_string())];
     match api.get(&ApiPath::new(["cluster", "nextid"]), &query) {
         Err(Error::Api { status: 400, message, .. }) if message.contains("already exists") => {

@@ -8,11 +8,7 @@
 //! does, with the context the real run's failure carries; the client then sends it without
 //! checking it again.
 
-use std::collections::BTreeMap;
-
-/// Space by storage key (`pve::preflight::space_key`) -> bytes.
-type Reserved = BTreeMap<String, i64>;
-
+use module_utils::check::world::World;
 use module_utils::pve::client::Api;
 
 use module_utils::pve::config::VmConfig;
@@ -81,9 +77,10 @@ pub(crate) struct Checks<'a> {
 
 impl<'a> Checks<'a> {
     /// `privileges`: those of the user the run authenticates as (`Session::privileges`);
-    /// `reserved`: in a check run, the space earlier tasks take (`World::reserved`).
-    pub(crate) fn new(api: &'a dyn Api, privileges: Privileges<'a>, reserved: Option<Reserved>) -> Checks<'a> {
-        Checks { api, preflight: Preflight::new(api).reserving(reserved), privileges }
+    /// `world`: the run's reads (the space earlier tasks of a check run take, the nodes listed, §66).
+    pub(crate) fn new(api: &'a dyn Api, privileges: Privileges<'a>, world: &World<'_>) -> Checks<'a> {
+        let preflight = Preflight::new(api).reserving(world.reserved()).sharing_nodes(world.known_nodes());
+        Checks { api, preflight, privileges }
     }
 
     /// In a check run, the space the allocations checked so far take, for the prediction.

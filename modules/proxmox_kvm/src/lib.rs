@@ -56,7 +56,7 @@ use result::{diff, outcome, resolved, with_pool};
 pub fn main(ctx: &mut Context) -> Result<Outcome> {
     let session = Session::start(ctx, Params::from_spec)?;
     let world = session.world();
-    let checks = Checks::new(&session.api, session.privileges(), world.reserved());
+    let checks = Checks::new(&session.api, session.privileges(), &world);
     let mut run = Run { ctx, api: &session.api, world: &world, checks: &checks, p: &session.params };
     run.dispatch()
 }
@@ -379,7 +379,7 @@ impl Run<'_> {
         }
         // a vmid this user cannot see may still be taken (create_and_lock_config, §47.2)
         if let Some(id) = self.p.vmid.filter(|id| self.world.prediction(*id).is_none()) {
-            apply::refuse_taken_vmid(self.api, id, &self.p.label())?;
+            apply::refuse_taken_vmid(self.api, &self.checks.privileges, id, &self.p.label())?;
         }
         let mark = self.api.journal().map(|j| j.mark());
         let done = self.execute(plan, None)?;

@@ -1,4 +1,4 @@
-//! proxmox_vm_info's checks before it reads: the node the task names exists. It never writes; a node that does not exist is refused as upstream refuses it, before any VM is read.
+//! proxmox_vm_info's checks before it reads: the node the task names exists. It never writes; a node that does not exist is refused as upstream refuses it, before any VM's config or list is read.
 
 use module_utils::error::clip;
 use module_utils::pve::client::Api;

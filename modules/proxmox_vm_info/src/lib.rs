@@ -1,8 +1,8 @@
 //! proxmox_vm_info: list VMs with their config, parsed NICs and disks, and guest network.
 //!
 //! `main` wires the common shape: the start-up (`connect::Session`: `params`, the client) →
-//! `checks` (the node the task names) → the cluster read (through `check::world`, so a check run
-//! sees what its earlier tasks predicted) → `plan` (pure: the selection, the node lists it
+//! the cluster read (through `check::world`, so a check run sees what its earlier tasks
+//! predicted) → `checks` (the node the task names, where no VM on it is selected) → `plan` (pure: the selection, the node lists it
 //! needs) → `apply` (its further reads: node lists, configs, agent) → `result` (each entry in
 //! the return shape). Read-only: there is nothing to record or write, so check mode is a normal
 //! run.
@@ -37,11 +37,15 @@ pub fn main(ctx: &mut Context) -> Result<Outcome> {
 /// All reads of one task, in the fewest calls, each VM's entry shaped as it is read.
 pub fn read(world: &World, params: &Params) -> Result<Vec<Value>> {
     let api = world.api();
-    checks::before_reading(api, params)?;
     // A VM the task selects by vmid or name while its create or clone runs: wait for it (§30).
     let filtered = params.vmid.is_some() || params.name.is_some();
     let all = world.vms_for(&|v| filtered && !select(std::slice::from_ref(v), params).is_empty())?;
     let selected = select(&all, params);
+    // A selected VM is on the node the task names, so the cluster has that node: `GET /nodes` only
+    // where nothing is selected (docs/pve-semantics.md §66).
+    if selected.is_empty() {
+        checks::before_reading(api, params)?;
+    }
     world.identities(&selected)?;
 
     // One list read per (node, kind) that has selected VMs, for the node-list fields.

@@ -352,3 +352,28 @@ fn a_create_after_the_modules_own_reads_reads_nothing_more() {
     let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
     assert_eq!(asked, ["/nodes/pve1/qemu/150/pending"]);
 }
+
+#[test]
+fn a_config_read_found_absent_on_the_node_is_the_creates_config_read() {
+    // the module's one-request read of the task's node (§60) answered `does not exist`: kept (§66)
+    let recent = RecentReads::default();
+    let pending = path("/nodes/pve1/qemu/150/pending");
+    recent.keep_absent(&pending, &Vec::new(), &absent());
+    recent.keep(&path("/nodes/pve1/storage/local-lvm/content"), &Vec::new(), &json!([]));
+    let api = ScriptedApi::default();
+    let create = form([("vmid", "150"), ("scsi0", "local-lvm:8")]);
+    let fp = before(&recent.over(&|p, q| api.get(p, q)), Method::Post, "/nodes/pve1/qemu", &create);
+    assert!(api.calls.borrow().is_empty(), "{:?}", api.calls.borrow());
+    assert_eq!(fp.before.config, None);
+    // any other error is not kept: the footprint reads the config itself
+    let recent = RecentReads::default();
+    let refused =
+        Error::Api { method: "GET".into(), path: "p".into(), status: 403, message: "Permission check failed".into() };
+    recent.keep_absent(&pending, &Vec::new(), &refused);
+    recent.keep(&path("/nodes/pve1/storage/local-lvm/content"), &Vec::new(), &json!([]));
+    let api = ScriptedApi::default();
+    api.answer(Method::Get, "/nodes/pve1/qemu/150/pending", Err(absent()));
+    before(&recent.over(&|p, q| api.get(p, q)), Method::Post, "/nodes/pve1/qemu", &create);
+    let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
+    assert_eq!(asked, ["/nodes/pve1/qemu/150/pending"]);
+}
