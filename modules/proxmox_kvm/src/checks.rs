@@ -33,6 +33,7 @@ use module_utils::{Error, Result};
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
 
+mod mappings;
 mod migration;
 mod replication;
 mod volumes;
@@ -197,7 +198,7 @@ impl<'a> Checks<'a> {
                 _ => None,
             };
             let values = || values::refusal(op, vm, config, p.purge, cpus);
-            if let Some(words) = state::refusal(op, &facts).or_else(values) {
+            if let Some(words) = state::refusal(op, &facts).map_or_else(|| self.mapped(op, vm, config, values), |w| Ok(Some(w)))? {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             let replicated = || self.replicated_state(write, &form, config, running, p.purge);

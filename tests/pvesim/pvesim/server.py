@@ -23,6 +23,7 @@ from .hotplug import HotplugMixin
 from . import key_order
 from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
+from .mappings import MappingsMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
@@ -42,7 +43,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, ReplicationMixin, MappingsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
