@@ -113,8 +113,9 @@ class MappingsMixin:
             if len(entries) > 1:
                 return 'More than one USB mapping per host not supported'
         refused = super()._start_refusal(vm)
-        if refused:
+        if refused and not refused.startswith('Please disable ACLs for virtiofs'):
             return refused
+        # Virtiofs.pm assert_virtiofs_config looks the directory up (find_on_current_node) before its ACL check
         for i in range(10):
             dirid = _props(conf.get('virtiofs{0}'.format(i)), 'dirid').get('dirid')
             if not dirid:
@@ -126,7 +127,7 @@ class MappingsMixin:
                 return 'More than than one directory mapping for node {0}.'.format(node)
             if not entries:
                 return 'No directory mapping for node {0}.'.format(node)
-        return None
+        return refused
 
     def mapped_migration_error(self, vm, target, running):
         """QemuMigrate.pm prepare after the blocking local devices: check_local_resources' mapped devices missing on

@@ -11,11 +11,22 @@ use super::Checks;
 /// The privileges that show a mapping in its kind's list (API2/Cluster/Mapping/*.pm `index`).
 const SEE: [&str; 3] = ["Mapping.Modify", "Mapping.Use", "Mapping.Audit"];
 
+/// The start of `values::command::virtiofs`'s words (Virtiofs.pm `assert_virtiofs_config`).
+const ACL: &str = "Please disable ACLs for virtiofs";
+
 impl Checks<'_> {
-    /// Whether this user would see mapping `id` of `kind` if it existed.
-    fn sees(&self, kind: &str, id: &str) -> bool {
+    /// Whether this user would see mapping `id` of `kind` if it existed; when not, the run warns
+    /// that what PVE decides from it is not known (`what`: the write it decides).
+    fn sees(&self, kind: &str, id: &str, what: &str) -> bool {
         let held = self.privileges.held(&format!("/mapping/{kind}/{id}"));
-        held.is_ok_and(|h| SEE.iter().any(|p| h.contains(*p)))
+        let sees = held.is_ok_and(|h| SEE.iter().any(|p| h.contains(*p)));
+        if !sees {
+            self.privileges.not_known(format!(
+                "whether {kind} mapping '{id}' allows the {what} is not known: this user holds none of {} on /mapping/{kind}/{id}, which hides the mapping",
+                SEE.join(", ")
+            ));
+        }
+        sees
     }
 
     /// A start's refusals after the VM's state, in `config_to_command`'s order: the mapped PCI
@@ -38,10 +49,16 @@ impl Checks<'_> {
         } else {
             Mappings::new()
         };
-        let sees = |kind: &str, id: &str| self.sees(kind, id);
-        Ok(mappings::start_devices(&effective, &vm.node, &maps, &sees)
-            .or_else(values)
-            .or_else(|| mappings::start_dirs(&effective, &vm.node, &maps, &sees)))
+        let sees = |kind: &str, id: &str| self.sees(kind, id, "start");
+        if let Some(words) = mappings::start_devices(&effective, &vm.node, &maps, &sees) {
+            return Ok(Some(words));
+        }
+        // virtio-fs comes last; Virtiofs.pm looks the directory up before its ACL check
+        let dirs = mappings::start_dirs(&effective, &vm.node, &maps, &sees);
+        Ok(match values() {
+            Some(w) if w.starts_with(ACL) => dirs.filter(|d| !d.starts_with("directory mapping invalid")).or(Some(w)),
+            other => other.or(dirs),
+        })
     }
 
     /// QemuMigrate.pm `prepare`'s mapped devices, after the local ones: the mappings of the
@@ -51,6 +68,6 @@ impl Checks<'_> {
             return Ok(None);
         }
         let maps = mappings::read(self.api, &config.current, None)?;
-        Ok(mappings::migrate(&config.current, target, running, &maps, &|kind, id| self.sees(kind, id)))
+        Ok(mappings::migrate(&config.current, target, running, &maps, &|kind, id| self.sees(kind, id, "migration")))
     }
 }
