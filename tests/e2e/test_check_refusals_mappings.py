@@ -25,13 +25,14 @@ MAPPINGS = {
     'dir': [{'id': 'docs', 'map': ['node=pve2,path=/srv/docs']}],
 }
 
-# Rows' VMs: 790-794 on pve1.
+# Rows' VMs: 790-795 on pve1.
 VMS = [
     _vm(790, 'row-790', hostpci0='mapping=gpu,pcie=1', machine='q35'),
     _vm(791, 'row-791', usb0='mapping=keys'),
     _vm(792, 'row-792', virtiofs0='dirid=docs'),
     _vm(793, 'row-793', usb0='mapping=dongle'),
     _vm(794, 'row-794', status='running', hostpci0='mapping=gpu2', machine='q35'),
+    _vm(795, 'row-795'),
 ]
 
 ROWS = [
@@ -45,6 +46,9 @@ ROWS = [
         real_failure="can't migrate to 'pve2': missing mapped devices usb0"),
     one('mapped pci device not live-capable: migrate', kvm(node='pve2', vmid=794, migrate=True, with_local_disks=True),
         real_failure="can't live migrate running VM which uses following mapped devices: hostpci0:gpu2"),
+    one('pci device without host or mapping: update', kvm(node='pve1', vmid=795, update=True,
+                                                          hostpci={'hostpci0': 'pcie=1'}),
+        real_failure="either 'host' or 'mapping' must be set."),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -55,13 +59,14 @@ CENSUS = {
     'directory mapping not on the node: start': ('R-power-160',),
     'mapping missing on the target: migrate': ('R-migrate-102',),
     'mapped pci device not live-capable: migrate': ('R-migrate-160',),
+    'pci device without host or mapping: update': ('R-config-160',),
 }
 
 
-# The canary's privileges and Mapping.Audit on /mapping: the lists show this token the mappings (without it, each run
+# The canary's privileges and Mapping.Audit (and Use) on /mapping: the lists show this token the mappings (without it, each run
 # warns that what PVE decides from a mapping is not known).
 USERS = {'mapview@pve': {'tokens': {'rows': '3b5d7f9a-mapview-rows'},
-                         'acl': {'/': CANARY_PRIVILEGES, '/mapping': ['Mapping.Audit']}}}
+                         'acl': {'/': CANARY_PRIVILEGES, '/mapping': ['Mapping.Audit', 'Mapping.Use']}}}
 MAPVIEW = {'PROXMOX_USER': 'mapview@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3b5d7f9a-mapview-rows'}
 
 

@@ -198,7 +198,7 @@ impl<'a> Checks<'a> {
                 _ => None,
             };
             let values = || values::refusal(op, vm, config, p.purge, cpus);
-            if let Some(words) = state::refusal(op, &facts).map_or_else(|| self.mapped(op, vm, config, values), |w| Ok(Some(w)))? {
+            if let Some(words) = self.mapped(op, vm, config, state::refusal(op, &facts), values)? {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             let replicated = || self.replicated_state(write, &form, config, running, p.purge);

@@ -39,7 +39,10 @@ fn a_config_names_its_mapped_devices_but_not_spice_or_host_devices() {
 
 #[test]
 fn a_start_needs_each_mapped_device_on_its_node() {
-    let m = maps(&[("pci", "gpu", &["node=pve2,path=0000:01:00.0"], false), ("usb", "keys", &["node=pve1,id=1234:5678"], false)]);
+    let m = maps(&[
+        ("pci", "gpu", &["node=pve2,path=0000:01:00.0"], false),
+        ("usb", "keys", &["node=pve1,id=1234:5678"], false),
+    ]);
     let c = config(&[("hostpci0", "mapping=gpu"), ("usb0", "mapping=keys")]);
     assert_eq!(start_devices(&c, "pve1", &m, &sees_all).as_deref(), Some("PCI device mapping not found for 'gpu'"));
     let usb = config(&[("usb0", "mapping=keys")]);
@@ -57,7 +60,10 @@ fn a_mapping_the_user_cannot_see_is_not_predicted_missing() {
     let c = config(&[("hostpci0", "mapping=gpu"), ("virtiofs0", "share")]);
     assert_eq!(start_devices(&c, "pve1", &Mappings::new(), &sees_none), None);
     assert_eq!(start_dirs(&c, "pve1", &Mappings::new(), &sees_none), None);
-    assert_eq!(start_dirs(&c, "pve1", &Mappings::new(), &sees_all).as_deref(), Some("Directory ID share does not exist."));
+    assert_eq!(
+        start_dirs(&c, "pve1", &Mappings::new(), &sees_all).as_deref(),
+        Some("Directory ID share does not exist.")
+    );
 }
 
 #[test]
@@ -72,7 +78,8 @@ fn a_pci_device_needs_host_or_mapping_not_both() {
 
 #[test]
 fn a_directory_needs_exactly_one_entry_on_the_node_and_a_valid_path() {
-    let mut m = maps(&[("dir", "share", &["node=pve1,path=/srv/a", "node=pve2,path=/srv/b", "node=pve2,path=/srv/c"], false)]);
+    let mut m =
+        maps(&[("dir", "share", &["node=pve1,path=/srv/a", "node=pve2,path=/srv/b", "node=pve2,path=/srv/c"], false)]);
     let c = config(&[("virtiofs0", "dirid=share")]);
     assert_eq!(start_dirs(&c, "pve1", &m, &sees_all), None);
     assert_eq!(start_dirs(&c, "pve3", &m, &sees_all).as_deref(), Some("No directory mapping for node pve3."));
@@ -81,7 +88,10 @@ fn a_directory_needs_exactly_one_entry_on_the_node_and_a_valid_path() {
         Some("More than than one directory mapping for node pve2.")
     );
     m.values_mut().for_each(|v| v.errors = vec!["Path /srv/a does not exist".into()]);
-    assert_eq!(start_dirs(&c, "pve1", &m, &sees_all).as_deref(), Some("directory mapping invalid: Path /srv/a does not exist"));
+    assert_eq!(
+        start_dirs(&c, "pve1", &m, &sees_all).as_deref(),
+        Some("directory mapping invalid: Path /srv/a does not exist")
+    );
 }
 
 #[test]
@@ -93,7 +103,10 @@ fn a_migration_needs_the_mappings_on_the_target_and_live_capable_devices_when_ru
     let gpu = config(&[("hostpci0", "mapping=gpu")]);
     assert_eq!(migrate(&gpu, "pve2", true, &m, &sees_all), None);
     let both = config(&[("hostpci0", "mapping=gpu"), ("usb0", "mapping=keys")]);
-    assert_eq!(migrate(&both, "pve2", false, &m, &sees_all).as_deref(), Some("can't migrate to 'pve2': missing mapped devices usb0"));
+    assert_eq!(
+        migrate(&both, "pve2", false, &m, &sees_all).as_deref(),
+        Some("can't migrate to 'pve2': missing mapped devices usb0")
+    );
     let on_both = maps(&[
         ("pci", "gpu", &["node=pve2,path=0000:02:00.0"], true),
         ("usb", "keys", &["node=pve1,id=1:2", "node=pve2,id=1:2"], false),

@@ -29,19 +29,20 @@ impl Checks<'_> {
         sees
     }
 
-    /// A start's refusals after the VM's state, in `config_to_command`'s order: the mapped PCI
-    /// and USB devices on the VM's node, `values` (the config's values), the mapped directories;
-    /// any other `op`: `values`. The mappings are read (with the node's checks) only for a
-    /// config that names one.
+    /// `state` (the VM's state's refusal) if any; then a start's refusals in `config_to_command`'s
+    /// order: the mapped PCI and USB devices on the VM's node, `values` (the config's values),
+    /// the mapped directories; any other `op`: `values`. The mappings are read (with the node's
+    /// checks) only for a config that names one.
     pub(super) fn mapped(
         &self,
         op: Op,
         vm: &VmResource,
         config: &VmConfig,
+        state: Option<String>,
         values: impl FnOnce() -> Option<String>,
     ) -> Result<Option<String>> {
-        if op != Op::Start {
-            return Ok(values());
+        if state.is_some() || op != Op::Start {
+            return Ok(state.or_else(values));
         }
         let effective = config.effective();
         let maps = if effective.iter().any(|(k, v)| mappings::named(k, v).is_some()) {
