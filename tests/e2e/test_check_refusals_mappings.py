@@ -10,6 +10,8 @@ refuses each as PVE does (tests/pvesim/pvesim/mappings.py, tests/pvesim/tests/te
 1. A start: qemu-server QemuServer/PCI.pm `parse_hostpci` (no entry for the node), QemuServer/USB.pm `parse_usb_device`
    (two entries for the node), QemuServer/Virtiofs.pm `assert_virtiofs_config` (pve-guest-common Mapping/Dir.pm
    `find_on_current_node`); the module predicts them in `pve::mappings::start_devices` and `start_dirs`.
+   Each entry for the node is checked against the node's hardware and directories (pve-guest-common Mapping/PCI.pm,
+   USB.pm, Dir.pm `assert_valid`), which the lists give with `check-node` and pvesim models with `node_devices`.
 2. A migration: QemuMigrate.pm `prepare` with QemuMigrate/Helpers.pm `check_local_resources` (a mapping with no entry
    for the target; a running VM's mapped device that is not `live-migration-capable`); `pve::mappings::migrate`.
 """
@@ -22,10 +24,14 @@ MAPPINGS = {
             {'id': 'gpu2', 'map': ['node=pve1,path=0000:02:00.0', 'node=pve2,path=0000:02:00.0']}],
     'usb': [{'id': 'keys', 'map': ['node=pve1,id=1234:5678', 'node=pve1,path=1-2']},
             {'id': 'dongle', 'map': ['node=pve1,id=abcd:0001']}],
-    'dir': [{'id': 'docs', 'map': ['node=pve2,path=/srv/docs']}],
+    'dir': [{'id': 'docs', 'map': ['node=pve2,path=/srv/docs']},
+            {'id': 'gone', 'map': ['node=pve1,path=/srv/gone']}],
 }
+MAPPINGS['pci'].append({'id': 'moved', 'map': ['node=pve1,path=0000:05:00.0,id=10de:2204,iommugroup=12']})
+# pve1's hardware and directories, which `check-node` compares the entries with (Mapping/*.pm assert_valid)
+NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12}}, 'dirs': ['/srv/here']}}
 
-# Rows' VMs: 790-795 on pve1.
+# Rows' VMs: 790-797 on pve1.
 VMS = [
     _vm(790, 'row-790', hostpci0='mapping=gpu,pcie=1', machine='q35'),
     _vm(791, 'row-791', usb0='mapping=keys'),
@@ -33,6 +39,8 @@ VMS = [
     _vm(793, 'row-793', usb0='mapping=dongle'),
     _vm(794, 'row-794', status='running', hostpci0='mapping=gpu2', machine='q35'),
     _vm(795, 'row-795'),
+    _vm(796, 'row-796', hostpci0='mapping=moved'),
+    _vm(797, 'row-797', virtiofs0='dirid=gone'),
 ]
 
 ROWS = [
@@ -49,6 +57,10 @@ ROWS = [
     one('pci device without host or mapping: update', kvm(node='pve1', vmid=795, update=True,
                                                           hostpci={'hostpci0': 'pcie=1'}),
         real_failure="either 'host' or 'mapping' must be set."),
+    one('pci device changed on the node: start', kvm(node='pve1', vmid=796, state='started'),
+        real_failure="PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found"),
+    one('mapped directory missing on the node: start', kvm(node='pve1', vmid=797, state='started'),
+        real_failure='directory mapping invalid: Path /srv/gone does not exist'),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -60,6 +72,8 @@ CENSUS = {
     'mapping missing on the target: migrate': ('R-migrate-102',),
     'mapped pci device not live-capable: migrate': ('R-migrate-160',),
     'pci device without host or mapping: update': ('R-config-160',),
+    'pci device changed on the node: start': ('R-power-161',),
+    'mapped directory missing on the node: start': ('R-power-96',),
 }
 
 
@@ -71,6 +85,7 @@ MAPVIEW = {'PROXMOX_USER': 'mapview@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_T
 
 
 def test_check_run_predicts_refusals_of_mapped_devices(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, users=USERS)
+    seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, node_devices=NODE_DEVICES,
+                      users=USERS)
     problems = run_batch(ansible, sim, seed, ROWS, env=MAPVIEW, writes_nothing=True)
     assert_rows_agree(summary, 'check-versus-real (issue 32, mappings)', ROWS, problems)

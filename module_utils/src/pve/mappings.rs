@@ -75,7 +75,9 @@ pub fn read(api: &dyn Api, config: &BTreeMap<String, String>, check_node: Option
                 list.into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect()
             };
             let live = entry.get("live-migration-capable").is_some_and(|v| v.as_u64() == Some(1) || v == "1");
-            let errors = entry.get("checks").and_then(Value::as_array).into_iter().flatten();
+            // PCI.pm and Dir.pm call the list `checks`, USB.pm `errors`
+            let checks = entry.get("checks").or_else(|| entry.get("errors"));
+            let errors = checks.and_then(Value::as_array).into_iter().flatten();
             let errors = errors
                 .filter(|c| c.get("severity").and_then(Value::as_str) == Some("error"))
                 .filter_map(|c| c.get("message").and_then(Value::as_str))

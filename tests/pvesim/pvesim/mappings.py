@@ -3,12 +3,14 @@ on a node the mapping does not cover, a migration to a node it does not cover, a
 migrate live.
 
 The mappings come from the seed's `mappings` ({"pci"|"usb"|"dir": [{id, map: ["node=pve1,path=...", ...],
-live-migration-capable?}]}); pvesim has no host hardware, so every entry is valid on its node (`check-node` lists no
-error).
+live-migration-capable?, mdev?}]}); a node's hardware and directories from `node_devices` ({node: {"pci": {path: {id,
+iommugroup, subsystem-id?, mdev?}}, "usb": {"<bus>-<port>": "<vendor>:<product>"}, "dirs": [path]}}), which each
+`assert_valid` compares an entry with; on a node `node_devices` does not list, every entry is valid.
 
 Sources: pve-manager 9.2.11 PVE/API2/Cluster/Mapping/PCI.pm, USB.pm, Dir.pm `index` (the entries the user holds
-Mapping.Modify, Mapping.Use or Mapping.Audit on; `check-node` adds `checks`); pve-guest-common src/PVE/Mapping/PCI.pm,
-USB.pm `find_on_current_node` and `get_node_mapping`, Dir.pm `find_on_current_node`; qemu-server 9.2.6
+Mapping.Modify, Mapping.Use or Mapping.Audit on; `check-node` adds `checks`, USB.pm `errors`); pve-guest-common
+src/PVE/Mapping/PCI.pm, USB.pm `find_on_current_node`, `get_node_mapping` and `assert_valid`, Dir.pm
+`find_on_current_node` and `assert_valid`; qemu-server 9.2.6
 src/PVE/QemuServer/PCI.pm `parse_hostpci`, src/PVE/QemuServer/USB.pm `parse_usb_device`, src/PVE/QemuServer/Virtiofs.pm
 `assert_virtiofs_config`, src/PVE/QemuMigrate.pm `prepare`, src/PVE/QemuMigrate/Helpers.pm `check_local_resources`;
 docs/pve-semantics.md §64.
@@ -56,7 +58,50 @@ class MappingsMixin:
             seed = json.load(fh)
         self.mappings = {kind: {m['id']: dict(m) for m in seed.get('mappings', {}).get(kind, [])}
                          for kind in ('pci', 'usb', 'dir')}
+        self.node_devices = dict(seed.get('node_devices', {}))
         return path
+
+    def _invalid(self, kind, mid, entry, node):
+        """Mapping/<kind>.pm assert_valid of one entry on `node`: its error, with Perl's newline, or None."""
+        devices = self.node_devices.get(node)
+        if devices is None:
+            return None
+        props = _props(entry, 'node')
+        if kind == 'dir':
+            # Dir.pm assert_valid (pve_verify_path aside: pvesim's seeds hold no such path)
+            return None if props.get('path') in devices.get('dirs', []) else 'Path {0} does not exist\n'.format(
+                props.get('path'))
+        if kind == 'usb':
+            usb = devices.get('usb', {})
+            if props.get('path'):
+                real = usb.get(props['path'])
+                if real is None:
+                    return "usb device '{0}' not found\n".format(props['path'])
+                return None if real == props.get('id') else "'id' does not match for '{0}' ({1} != {2})\n".format(
+                    mid, real, props.get('id'))
+            return None if props.get('id') in usb.values() else "usb device '{0}' not found\n".format(props.get('id'))
+        # PCI.pm assert_valid: each `;`-separated device; `iommugroup` on the first only; mdev from the mapping
+        for idx, path in enumerate(props.get('path', '').split(';')):
+            path = path if re.search(r'\.[a-f0-9]', path, re.I) else path + '.0'
+            info = devices.get('pci', {}).get(path)
+            if info is None:
+                return "pci device '{0}' not found\n".format(path)
+            expected = {'id': info.get('id'), 'iommugroup': info.get('iommugroup'),
+                        'subsystem-id': info.get('subsystem-id'), 'mdev': 1 if info.get('mdev') else 0}
+            configured = {k: props.get(k) for k in ('id', 'iommugroup', 'subsystem-id')}
+            configured['mdev'] = 1 if str(self.mappings['pci'][mid].get('mdev', 0)) == '1' else 0
+            for prop in sorted(expected):
+                want, have = expected[prop], configured[prop]
+                if (prop == 'iommugroup' and idx > 0) or (want is None and have is None):
+                    continue
+                if have is None:
+                    return "missing expected property '{0}' for device '{1}'\n".format(prop, path)
+                if want is None:
+                    return "unexpected property '{0}' configured for device '{1}'\n".format(prop, path)
+                want, have = str(want).replace('0x', ''), str(have).replace('0x', '')
+                if want != have:
+                    return "'{0}' does not match for '{1}' ({2} != {3})\n".format(prop, mid, want, have)
+        return None
 
     def _routes_mappings(self):
         return [('GET', '/cluster/mapping/' + kind, self._mapping_index(kind)) for kind in ('pci', 'usb', 'dir')]
@@ -72,9 +117,14 @@ class MappingsMixin:
                 if who != ROOT and not any(self.allowed(who, path, p) for p in SEE):
                     continue
                 item = dict(entry, id=mid, digest='0' * 40)
-                if v.get('check-node'):
-                    item['checks'] = [] if self._node_entries(kind, mid, v['check-node']) else [
-                        {'severity': 'warning', 'message': 'No mapping for node {0}.'.format(v['check-node'])}]
+                node = v.get('check-node')
+                if node:
+                    entries = self._node_entries(kind, mid, node)
+                    checks = [] if entries else [{'severity': 'warning', 'message': 'No mapping for node {0}.'
+                                                  .format(node)}]
+                    checks += [{'severity': 'error', 'message': 'Invalid configuration: ' + err}
+                               for err in (self._invalid(kind, mid, e, node) for e in entries) if err]
+                    item['errors' if kind == 'usb' else 'checks'] = checks  # USB.pm names it `errors`
                 out.append(item)
             return out
         return index
@@ -99,8 +149,12 @@ class MappingsMixin:
             if props.get('host') is not None and props.get('mapping') is not None:
                 return "Cannot set both 'host' and 'mapping'."
             if props.get('mapping'):
-                if not self._node_entries('pci', props['mapping'], node):
+                entries = self._node_entries('pci', props['mapping'], node)
+                if not entries:
                     return "PCI device mapping not found for '{0}'".format(props['mapping'])
+                for err in (self._invalid('pci', props['mapping'], e, node) for e in entries):
+                    if err:
+                        return 'PCI device mapping invalid (hardware probably changed): ' + err.strip()
             elif not props.get('host'):
                 return "Either 'host' or 'mapping' must be set."
         for i in range(20):
@@ -112,6 +166,9 @@ class MappingsMixin:
                 return "USB device mapping not found for '{0}'".format(props['mapping'])
             if len(entries) > 1:
                 return 'More than one USB mapping per host not supported'
+            err = self._invalid('usb', props['mapping'], entries[0], node)
+            if err:
+                return 'USB Mapping invalid (hardware probably changed): ' + err.strip()
         refused = super()._start_refusal(vm)
         if refused and not refused.startswith('Please disable ACLs for virtiofs'):
             return refused
@@ -127,6 +184,11 @@ class MappingsMixin:
                 return 'More than than one directory mapping for node {0}.'.format(node)
             if not entries:
                 return 'No directory mapping for node {0}.'.format(node)
+            if refused:
+                return refused  # the ACL check, before assert_valid
+            err = self._invalid('dir', dirid, entries[0], node)
+            if err:
+                return 'directory mapping invalid: ' + err.strip()
         return refused
 
     def mapped_migration_error(self, vm, target, running):

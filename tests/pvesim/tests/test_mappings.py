@@ -76,3 +76,42 @@ def test_a_migration_needs_the_mappings_on_the_target_and_live_capable_devices(s
     for vmid, online in ((372, 1), (373, 0)):
         assert migrate(sim, vmid, target='pve2', online=online)['exitstatus'] == 'OK', vmid
         assert resource(sim, vmid)['node'] == 'pve2'
+
+
+DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12}},
+                    'usb': {'1-4': '1234:9999'}, 'dirs': ['/srv/here']}}
+CHANGED = {
+    'pci': [{'id': 'moved', 'map': ['node=pve1,path=0000:05:00.0,id=10de:2204,iommugroup=12']},
+            {'id': 'other', 'map': ['node=pve1,path=0000:04:00,id=10de:2205,iommugroup=12']},
+            {'id': 'same', 'map': ['node=pve1,path=0000:04:00.0,id=10de:2204,iommugroup=12']}],
+    'usb': [{'id': 'stick', 'map': ['node=pve1,path=1-4,id=1234:5678']}],
+    'dir': [{'id': 'gone', 'map': ['node=pve1,path=/srv/gone']}],
+}
+
+
+def test_assert_valid_compares_each_entry_with_the_node_s_hardware_and_directories(sim, tmp_path):
+    seed(sim, tmp_path, [
+        _vm(380, hostpci0='mapping=moved'),
+        _vm(381, hostpci0='mapping=other'),
+        _vm(382, usb0='mapping=stick'),
+        _vm(383, virtiofs0='dirid=gone'),
+        # the Windows ACL check comes before assert_valid
+        _vm(384, ostype='win11', virtiofs0='dirid=gone,expose-acl=1'),
+        _vm(385, hostpci0='mapping=same'),
+    ], mappings=CHANGED, node_devices=DEVICES)
+    refused = {
+        380: "PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found",
+        381: "PCI device mapping invalid (hardware probably changed): 'id' does not match for 'other' "
+             '(10de:2204 != 10de:2205)',
+        382: "USB Mapping invalid (hardware probably changed): 'id' does not match for 'stick' (1234:9999 != 1234:5678)",
+        383: 'directory mapping invalid: Path /srv/gone does not exist',
+        384: 'Please disable ACLs for virtiofs on Windows VMs, otherwise the virtiofs shared directory cannot be mounted.',
+    }
+    for vmid, words in refused.items():
+        assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
+    assert run(sim, 'POST', Q + '/385/status/start')['exitstatus'] == 'OK'
+    data = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
+    root = dict(token=False, ticket=(data['ticket'], data['CSRFPreventionToken']))
+    usb = sim.api('GET', '/cluster/mapping/usb', {'check-node': 'pve1'}, **root)
+    assert usb[0]['errors'] == [{'severity': 'error', 'message': "Invalid configuration: 'id' does not match for "
+                                 "'stick' (1234:9999 != 1234:5678)\n"}]

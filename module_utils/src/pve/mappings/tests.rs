@@ -120,3 +120,19 @@ fn a_migration_needs_the_mappings_on_the_target_and_live_capable_devices_when_ru
     assert_eq!(migrate(&gone, "pve2", false, &m, &sees_none), None);
     assert!(migrate(&gone, "pve2", false, &m, &sees_all).is_some_and(|w| w.contains("undefined value")));
 }
+
+#[test]
+fn an_entry_the_node_s_check_finds_invalid_refuses_the_start() {
+    let mut m =
+        maps(&[("pci", "gpu", &["node=pve1,path=0000:05:00.0"], false), ("usb", "keys", &["node=pve1,id=1:2"], false)]);
+    let c = config(&[("hostpci0", "mapping=gpu"), ("usb0", "mapping=keys")]);
+    assert_eq!(start_devices(&c, "pve1", &m, &sees_all), None);
+    for v in m.values_mut() {
+        v.errors = vec!["pci device '0000:05:00.0' not found".into()];
+    }
+    let words = start_devices(&c, "pve1", &m, &sees_all);
+    assert_eq!(
+        words.as_deref(),
+        Some("PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found")
+    );
+}
