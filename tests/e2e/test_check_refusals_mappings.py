@@ -1,6 +1,6 @@
-"""Check versus real, issue 32 (mappings): what PVE refuses of a VM whose config names a mapped PCI or USB device or a
-virtio-fs directory, decided from the cluster's mappings (`GET /cluster/mapping/pci`, `/usb`, `/dir`), which a task
-reads only when the config names one.
+"""Check versus real, issue 32 (mappings, restore hints): what PVE refuses of a VM whose config names a mapped PCI or
+USB device or a virtio-fs directory, decided from the cluster's mappings (`GET /cluster/mapping/pci`, `/usb`, `/dir`),
+which a task reads only when the config names one; and what a restore's task refuses of the archive's hints.
 
 Each row runs the same play with `--check --diff` and for real, from the same pvesim state, and the two must agree
 task by task (test_check_vs_real.py's `run_batch`); every row is a refusal, so the real run writes nothing. pvesim
@@ -14,6 +14,9 @@ refuses each as PVE does (tests/pvesim/pvesim/mappings.py, tests/pvesim/tests/te
    USB.pm, Dir.pm `assert_valid`), which the lists give with `check-node` and pvesim models with `node_devices`.
 2. A migration: QemuMigrate.pm `prepare` with QemuMigrate/Helpers.pm `check_local_resources` (a mapping with no entry
    for the target; a running VM's mapped device that is not `live-migration-capable`); `pve::mappings::migrate`.
+3. A restore: QemuServer.pm `$parse_backup_hints` in create_vm's restore task, each storage the archive's config names
+   (`GET /nodes/{node}/vzdump/extractconfig`, read only for a restore without `storage`); `pve::restore::hint_storages`
+   (tests/pvesim/tests/test_restore_hints.py).
 """
 
 from harness import CANARY_PRIVILEGES
@@ -43,6 +46,26 @@ VMS = [
     _vm(797, 'row-797', virtiofs0='dirid=gone'),
 ]
 
+# The canary's privileges and Mapping.Audit (and Use) on /mapping: the lists show this token the mappings (without
+# it, each run warns that what PVE decides from a mapping is not known).
+USERS = {'mapview@pve': {'tokens': {'rows': '3b5d7f9a-mapview-rows'},
+                         'acl': {'/': CANARY_PRIVILEGES, '/mapping': ['Mapping.Audit', 'Mapping.Use']}}}
+MAPVIEW = {'PROXMOX_USER': 'mapview@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3b5d7f9a-mapview-rows'}
+
+BACKUP = 'local:backup/vzdump-qemu-100-2026_12_01-00_00_00.vma.zst'
+BACKUPS = {BACKUP: ('#qmdump#map:scsi0:drive-scsi0:vmdata:raw:\nmemory: 1024\n'
+                   'scsi0: vmdata:100/vm-100-disk-0.raw,size=4G\n')}
+# the canary's privileges, with space on `local` (the backup's) only
+USERS['hinted@pve'] = {'tokens': {'rows': '6d8f0a2c-hinted-rows'},
+                       'acl': {'/': [p for p in CANARY_PRIVILEGES if p != 'Datastore.AllocateSpace'],
+                               '/storage/local': ['Datastore.AllocateSpace']}}
+HINTED = {'PROXMOX_USER': 'hinted@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '6d8f0a2c-hinted-rows'}
+HINTED_ROWS = [
+    one("restore: a hint's storage without space", kvm(node='pve1', vmid=798, name='row-798', archive=BACKUP),
+        real_failure='Permission check failed (/storage/vmdata, Datastore.AllocateSpace)'),
+]
+
+
 ROWS = [
     one('pci mapping not on the node: start', kvm(node='pve1', vmid=790, state='started'),
         real_failure="PCI device mapping not found for 'gpu'"),
@@ -64,7 +87,7 @@ ROWS = [
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
-CENSUS_ROWS = ROWS
+CENSUS_ROWS = ROWS + HINTED_ROWS
 CENSUS = {
     'pci mapping not on the node: start': ('R-power-160',),
     'two usb entries on the node: start': ('R-power-160',),
@@ -74,18 +97,14 @@ CENSUS = {
     'pci device without host or mapping: update': ('R-config-160',),
     'pci device changed on the node: start': ('R-power-161',),
     'mapped directory missing on the node: start': ('R-power-96',),
+    "restore: a hint's storage without space": ('R-create-130',),
 }
 
 
-# The canary's privileges and Mapping.Audit (and Use) on /mapping: the lists show this token the mappings (without it, each run
-# warns that what PVE decides from a mapping is not known).
-USERS = {'mapview@pve': {'tokens': {'rows': '3b5d7f9a-mapview-rows'},
-                         'acl': {'/': CANARY_PRIVILEGES, '/mapping': ['Mapping.Audit', 'Mapping.Use']}}}
-MAPVIEW = {'PROXMOX_USER': 'mapview@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3b5d7f9a-mapview-rows'}
-
-
-def test_check_run_predicts_refusals_of_mapped_devices(ansible, sim, tmp_path, summary):
+def test_check_run_predicts_refusals_of_mapped_devices_and_restore_hints(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, node_devices=NODE_DEVICES,
-                      users=USERS)
+                      users=USERS, backups=BACKUPS)
     problems = run_batch(ansible, sim, seed, ROWS, env=MAPVIEW, writes_nothing=True)
-    assert_rows_agree(summary, 'check-versus-real (issue 32, mappings)', ROWS, problems)
+    problems.update(run_batch(ansible, sim, seed, HINTED_ROWS, env=HINTED, writes_nothing=True))
+    assert_rows_agree(summary, 'check-versus-real (issue 32, mappings and restore hints)', ROWS + HINTED_ROWS,
+                      problems)

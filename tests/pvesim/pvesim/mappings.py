@@ -1,6 +1,6 @@
-"""Device and directory mappings (mapping/pci.cfg, usb.cfg, dir.cfg) and what PVE refuses of a VM that names one: a start
-on a node the mapping does not cover, a migration to a node it does not cover, a running VM's mapped device that cannot
-migrate live.
+"""Device and directory mappings (mapping/pci.cfg, usb.cfg, dir.cfg) and what PVE refuses of a VM that names one: a
+start on a node the mapping does not cover, a migration to a node it does not cover, a running VM's mapped device that
+cannot migrate live.
 
 The mappings come from the seed's `mappings` ({"pci"|"usb"|"dir": [{id, map: ["node=pve1,path=...", ...],
 live-migration-capable?, mdev?}]}); a node's hardware and directories from `node_devices` ({node: {"pci": {path: {id,

@@ -28,6 +28,7 @@ from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
 from .replication import ReplicationMixin
+from .restore_hints import RestoreHintsMixin, RestoreTaskMixin
 from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
 from .stale_lock import StaleLockMixin
@@ -43,10 +44,10 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, ReplicationMixin, MappingsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
-             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
+             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, RestoreTaskMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

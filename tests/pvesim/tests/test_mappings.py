@@ -103,9 +103,11 @@ def test_assert_valid_compares_each_entry_with_the_node_s_hardware_and_directori
         380: "PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found",
         381: "PCI device mapping invalid (hardware probably changed): 'id' does not match for 'other' "
              '(10de:2204 != 10de:2205)',
-        382: "USB Mapping invalid (hardware probably changed): 'id' does not match for 'stick' (1234:9999 != 1234:5678)",
+        382: "USB Mapping invalid (hardware probably changed): 'id' does not match for 'stick' "
+             '(1234:9999 != 1234:5678)',
         383: 'directory mapping invalid: Path /srv/gone does not exist',
-        384: 'Please disable ACLs for virtiofs on Windows VMs, otherwise the virtiofs shared directory cannot be mounted.',
+        384: 'Please disable ACLs for virtiofs on Windows VMs, otherwise the virtiofs shared directory cannot be '
+             'mounted.',
     }
     for vmid, words in refused.items():
         assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
