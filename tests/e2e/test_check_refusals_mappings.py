@@ -103,7 +103,7 @@ CENSUS = {
 
 def test_check_run_predicts_refusals_of_mapped_devices_and_restore_hints(ansible, sim, tmp_path, summary):
     seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, node_devices=NODE_DEVICES,
-                      users=USERS, backups=BACKUPS)
+                      users=USERS, vzdump_configs=BACKUPS)
     problems = run_batch(ansible, sim, seed, ROWS, env=MAPVIEW, writes_nothing=True)
     problems.update(run_batch(ansible, sim, seed, HINTED_ROWS, env=HINTED, writes_nothing=True))
     assert_rows_agree(summary, 'check-versus-real (issue 32, mappings and restore hints)', ROWS + HINTED_ROWS,

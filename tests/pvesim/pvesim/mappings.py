@@ -19,18 +19,17 @@ docs/pve-semantics.md §64.
 import json
 import re
 
+from .qemu_command import _props as _property_string
+
 ROOT = 'root@pam'
 SEE = ('Mapping.Modify', 'Mapping.Use', 'Mapping.Audit')
 
 
 def _props(value, default_key):
-    out = {}
-    for i, part in enumerate(str(value or '').split(',')):
-        key, eq, val = part.partition('=')
-        if eq:
-            out[key] = val
-        elif i == 0:
-            out[default_key] = part
+    """qemu_command.py's property string, its first part without `=` under `default_key`."""
+    out = _property_string(value)
+    if '' in out:
+        out[default_key] = out.pop('')
     return out
 
 

@@ -1,7 +1,7 @@
 """A backup's config (`GET /nodes/{node}/vzdump/extractconfig`) and the restore's hints: the storages a restore
 allocates on, which the archive's config names and which must hold `images` and grant Datastore.AllocateSpace.
 
-A backup's config comes from the seed's `backups` ({volid: config text, with vzdump's `#qmdump#map:` lines}); for a
+A backup's config comes from the seed's `vzdump_configs` ({volid: config text, with vzdump's `#qmdump#map:` lines}); for a
 backup the seed gives none, pvesim writes what vzdump would of the VM the backup is of (its current config, one
 `#qmdump#map:<drive>:drive-<drive>:<storage>:<format>:` line per disk), or an empty config when that VM is gone.
 pvesim restores nothing (fakepve refuses a restore): the hints are checked first, where PVE's restore task would.
@@ -49,7 +49,7 @@ class RestoreHintsMixin:
     def load_seed(self, path=None):
         path = super().load_seed(path)
         with open(path, encoding='utf-8') as fh:
-            self.backup_configs = dict(json.load(fh).get('backups', {}))
+            self.backup_configs = dict(json.load(fh).get('vzdump_configs', {}))
         return path
 
     def _routes_restore_hints(self):

@@ -22,10 +22,14 @@ MAPPINGS = {
 }
 
 
+def _as_root(sim):
+    data = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
+    return dict(token=False, ticket=(data['ticket'], data['CSRFPreventionToken']))
+
+
 def test_the_lists_show_what_the_user_may_see_and_the_node_s_checks(sim, tmp_path):
     seed(sim, tmp_path, [], mappings=MAPPINGS)
-    data = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
-    root = dict(token=False, ticket=(data['ticket'], data['CSRFPreventionToken']))
+    root = _as_root(sim)
     listed = sim.api('GET', '/cluster/mapping/pci', **root)
     assert [m['id'] for m in listed] == ['fixed', 'gpu', 'live']
     assert listed[1]['map'] == ['node=pve2,path=0000:01:00.0'] and 'checks' not in listed[1]
@@ -112,8 +116,7 @@ def test_assert_valid_compares_each_entry_with_the_node_s_hardware_and_directori
     for vmid, words in refused.items():
         assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
     assert run(sim, 'POST', Q + '/385/status/start')['exitstatus'] == 'OK'
-    data = sim.api('POST', '/access/ticket', {'username': 'root@pam', 'password': 'secret'}, token=False)
-    root = dict(token=False, ticket=(data['ticket'], data['CSRFPreventionToken']))
+    root = _as_root(sim)
     usb = sim.api('GET', '/cluster/mapping/usb', {'check-node': 'pve1'}, **root)
     assert usb[0]['errors'] == [{'severity': 'error', 'message': "Invalid configuration: 'id' does not match for "
                                  "'stick' (1234:9999 != 1234:5678)\n"}]

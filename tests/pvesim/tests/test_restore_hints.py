@@ -18,7 +18,7 @@ TOKEN = 'restorer@pve!t=r-secret'
 
 
 def _seed(sim, tmp_path):
-    seed(sim, tmp_path, [], backups={BACKUP: CONFIG})
+    seed(sim, tmp_path, [], vzdump_configs={BACKUP: CONFIG})
     sim.add_user('restorer@pve', tokens={'t': 'r-secret'},
                  acl={'/': PRIVS, '/storage/local': ['Datastore.AllocateSpace']})
 
