@@ -24,14 +24,14 @@ impl Checks<'_> {
         }
         let config = match restore::extracted_config(self.api, node, archive) {
             Ok(config) => config,
-            // extractconfig wants VM.Backup on the backup's VM, which a restore of one's own VM does not
-            Err(e) if e.api_status() == Some(403) => {
-                let why = format!("reading its config was refused ({e})");
+            // extractconfig wants VM.Backup on the backup's VM, which a restore of one's own VM does not; a
+            // backup PVE cannot read fails the restore in its own words
+            Err(e) => {
+                let why = format!("reading its config failed ({e})");
                 self.privileges
                     .not_known(format!("the storages the restore of '{archive}' allocates on are not known: {why}"));
                 return Ok(());
             }
-            Err(e) => return Err(e.context(&format!("reading the config of backup '{archive}'"))),
         };
         let hints = restore::hint_storages(&config, None);
         let storages = self.preflight.storages()?;
