@@ -34,22 +34,22 @@ fn prop<'v>(value: &'v str, key: &str, default_key: bool) -> Option<&'v str> {
     })
 }
 
-fn numbered<'k>(key: &'k str, prefix: &str) -> Option<u32> {
-    key.strip_prefix(prefix).filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?.parse().ok()
+fn numbered(key: &str, prefix: &str) -> bool {
+    key.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What `key: value` names, as QemuMigrate/Helpers.pm `check_local_resources` reads a config:
 /// the kind and id of a mapped `usbN` (not a SPICE port), `hostpciN` or `virtiofsN` (`dirid`).
 pub fn named(key: &str, value: &str) -> Option<(&'static str, String)> {
-    let (kind, id) = if numbered(key, "usb").is_some() {
+    let (kind, id) = if numbered(key, "usb") {
         let host = prop(value, "host", true);
         if host.is_some_and(|h| h.eq_ignore_ascii_case("spice")) {
             return None;
         }
         ("usb", prop(value, "mapping", false))
-    } else if numbered(key, "hostpci").is_some() {
+    } else if numbered(key, "hostpci") {
         ("pci", prop(value, "mapping", false))
-    } else if numbered(key, "virtiofs").is_some() {
+    } else if numbered(key, "virtiofs") {
         ("dir", prop(value, "dirid", true))
     } else {
         return None;
