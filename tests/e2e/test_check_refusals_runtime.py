@@ -67,6 +67,7 @@ CENSUS = {
 
 
 def test_check_run_predicts_refusals_of_the_start_and_the_migration_task(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'runtime', VMS, replication=JOBS)
+    seed = write_seed(tmp_path, 'runtime', VMS, replication=JOBS,
+                      mappings={'dir': [{'id': 'share', 'map': ['node=pve1,path=/srv/share']}]})  # 783's (§64)
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
     assert_rows_agree(summary, 'check-versus-real (issue 32, runtime)', ROWS, problems)

@@ -283,22 +283,20 @@ pub fn bridge(key: &str, value: &str) -> Vec<Need> {
     vec![Need::Bridge { bridge, vlans: vlans.into_iter().collect() }]
 }
 
+const EITHER: &str = "either 'host' or 'mapping' must be set.";
 /// The value-dependent keys `$check_vm_modify_config_perm` leaves out: `serialN` (`socket` needs
-/// `VM.Config.HWType`, a host device is root's), `usbN` (`VM.Config.HWType`; `spice`, or a
-/// mapping with `Mapping.Use` on `/mapping/usb/<id>`; a host device is root's), `hostpciN` (a
-/// mapping: `Mapping.Use` and `VM.Config.HWType`, a `romfile` root@pam's; a host device is root's),
-/// `virtiofsN` (`VM.Config.Disk` and `Mapping.Use` on `/mapping/dir/<id>`).
+/// `VM.Config.HWType`, a host device is root's), `usbN` (`VM.Config.HWType`; `spice`, or a mapping with `Mapping.Use`
+/// on `/mapping/usb/<id>`; a host device is root's), `hostpciN` (a mapping: `Mapping.Use` and `VM.Config.HWType`, a
+/// `romfile` root@pam's; a host device is root's), `virtiofsN` (`VM.Config.Disk`, `Mapping.Use` on `/mapping/dir/<id>`);
+/// a `usbN` or `hostpciN` with neither host nor mapping is refused but for root@pam (§64).
 fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
     let prop = |name: &str| {
         value.split(',').find_map(|kv| kv.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
     };
     let hwtype = || vm_perm(vmid, pool, &["VM.Config.HWType"], false);
     if indexed(key, "serial") {
-        return vec![if value == "socket" {
-            hwtype()
-        } else {
-            Need::RootOnly(format!("only root can set '{key}' config for real devices"))
-        }];
+        let real = || Need::RootOnly(format!("only root can set '{key}' config for real devices"));
+        return vec![if value == "socket" { hwtype() } else { real() }];
     }
     if indexed(key, "usb") {
         let host = prop("host").or_else(|| (!value.contains('=')).then(|| value.to_string()));
@@ -308,12 +306,14 @@ fn device(vmid: u64, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
                 vec![hwtype(), Need::RootOnly(format!("only root can set '{key}' config for real devices"))]
             }
             (None, Some(m)) => vec![hwtype(), all(format!("/mapping/usb/{m}"), &["Mapping.Use"])],
-            (None, None) => vec![hwtype(), Need::Refused("either 'host' or 'mapping' must be set.".into())],
+            (None, None) => vec![hwtype(), Need::RootOnly(EITHER.into())], // root@pam returns first
         };
     }
     if indexed(key, "hostpci") {
+        let host = prop("host").is_some() || !value.split(',').next().unwrap_or("").contains('=');
         return match prop("mapping") {
-            Some(m) if prop("host").is_none() && !value.split(',').next().unwrap_or("").contains(':') => {
+            None if !host => vec![Need::RootOnly(EITHER.into())], // check_hostpci_perm: neither (§64)
+            Some(m) if !host => {
                 // then a ROM file, even on a mapped device, is root@pam's (a parameter error)
                 let rom =
                     prop("romfile").map(|_| Need::RootOnly(format!("{key}: only root@pam can set 'romfile' option")));

@@ -29,10 +29,12 @@ use module_utils::{Error, Result};
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
 
+mod mappings;
 mod migration;
 mod replication;
+mod restore;
 mod volumes;
-use volumes::{allocated_volumes, one_cloudinit};
+use volumes::allocated_volumes;
 
 /// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
 fn option_of(key: &str) -> String {
@@ -150,14 +152,13 @@ impl<'a> Checks<'a> {
         }
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
-        one_cloudinit(write, before, vmid)
+        self.last(write, before, vmid)
     }
 
-    /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives
-    /// (the one PVE offers now) and returns it: the same checks in the same order, but the id is
-    /// asked for only once the preflight and the privileges' read are done.
-    /// The later the id is taken, the less likely another run creating at the same moment is
-    /// offered the same one (each such collision costs a refused write and a new id).
+    /// `before_write` for a create or clone without a vmid, which takes the id `offer` gives (the
+    /// one PVE offers now) and returns it: the same checks in the same order, but the id is asked
+    /// for only once the preflight and the privileges' read are done. The later the id is taken,
+    /// the less likely another run creating at the same moment is offered the same one.
     pub(crate) fn before_new_vm(
         &self,
         write: &Write,
@@ -172,7 +173,7 @@ impl<'a> Checks<'a> {
         self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
-        one_cloudinit(write, before, vmid)?;
+        self.last(write, before, vmid)?;
         Ok(vmid)
     }
 
@@ -195,7 +196,7 @@ impl<'a> Checks<'a> {
                 self.privileges.not_known(what);
             }
             let values = || values::refusal(op, vm, config, p.purge, &node);
-            if let Some(words) = state::refusal(op, &facts).or_else(values) {
+            if let Some(words) = self.mapped(op, vm, config, state::refusal(op, &facts), values)? {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             let replicated = || self.replicated_state(write, &form, config, running, p.purge);

@@ -207,7 +207,8 @@ class CloneMigrateMixin:
             running = vm.status == 'running'
             if running and not online:
                 raise abort("can't migrate running VM without --online")
-            refused = migrate_task.prepare_error(vm, self._jobs_of(vmid), target, running)
+            refused = (migrate_task.prepare_error(vm, self._jobs_of(vmid), target, running)
+                       or self.mapped_migration_error(vm, target, running))  # mappings.py (§64)
             if refused:
                 raise abort(refused)
             say("starting migration of VM {0} to node '{1}'".format(vmid, target))

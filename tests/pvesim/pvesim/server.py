@@ -25,11 +25,13 @@ from .hotplug import HotplugMixin
 from . import key_order
 from .key_order import KeyOrderMixin
 from .lifecycle import LifecycleMixin
+from .mappings import MappingsMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .qemu_cpu import CpuModelsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
 from .replication import ReplicationMixin
+from .restore_hints import RestoreHintsMixin, RestoreTaskMixin
 from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
 from .stale_lock import StaleLockMixin
@@ -45,10 +47,10 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
-             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):
+             PermissionsMixin, RunStateMixin, StorageFeaturesMixin, RestoreTaskMixin, FakePve):
     """The simulated PVE: fakepve's server with PVE 9.2's qemu semantics, two-factor login (tfa.py)
     and the /_sim admin API. The mixins define disjoint methods; those that call super() reach
     fakepve's own."""

@@ -36,7 +36,8 @@ def test_the_migration_task_refuses_what_the_config_snapshots_and_jobs_tell(sim,
              snapshots=_snap(346, 'vmdata', '346/vm-%d-disk-0.qcow2')),
     ]
     jobs = [{'id': '343-0', 'guest': 343, 'type': 'local', 'target': 'pve2', 'remove_job': 'full'}]
-    seed(sim, tmp_path, vms, replication=jobs)
+    seed(sim, tmp_path, vms, replication=jobs,  # 341's mapping covers the target (mappings.py, §64)
+         mappings={'pci': [{'id': 'gpu', 'map': ['node=pve1,path=0000:01:00.0', 'node=pve2,path=0000:01:00.0']}]})
     _aborted(sim, 340, "can't migrate VM which uses local devices: parallel0, usb0")
     _aborted(sim, 342, "can't migrate VM which uses local devices: virtiofs", online=1)
     _aborted(sim, 343, 'refusing to migrate replicated VM whose replication job is marked for removal')

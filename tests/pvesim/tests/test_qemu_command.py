@@ -28,7 +28,7 @@ def test_a_start_is_refused_for_what_the_config_alone_tells(sim, tmp_path):
         _vm(350, ostype='other', usb5='spice'),
         _vm(351, ostype='l26', machine='pc-i440fx-6.2', usb0='spice', usb6='spice', sockets=64),
         _vm(352, ostype='win11', usb5='spice'),
-    ])
+    ], mappings={'dir': [{'id': 'share', 'map': ['node=pve1,path=/srv/share']}]})  # mappings.py (§64)
     refused = {
         330: 'numa needs to be enabled to use hugepages',
         331: 'missing NUMA node0 memory value',

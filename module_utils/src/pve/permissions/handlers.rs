@@ -112,13 +112,14 @@ pub fn cpu_model(new: &str, existing: Option<&str>) -> Vec<Need> {
 
 /// QemuServer.pm `check_mapping_access` on a clone's source config: a host USB device (not
 /// `spice`) or a host PCI device is root's; a mapped USB or PCI device, a hardware RNG and a
-/// virtiofs directory need `Mapping.Use` on their mapping (keys in order; PVE walks a hash).
+/// virtiofs directory need `Mapping.Use` on their mapping (keys in order; PVE walks a hash);
+/// neither host nor mapping is refused but for root@pam, whom the check skips (§64).
 pub fn mapping_access(config: &BTreeMap<String, String>) -> Vec<Need> {
     let mut needs = Vec::new();
     for (key, value) in config {
         let mapping = |kind: &str, id: Option<String>| match id {
             Some(id) => all(format!("/mapping/{kind}/{id}"), &["Mapping.Use"]),
-            None => Need::Refused("either 'host' or 'mapping' must be set.".into()),
+            None => Need::RootOnly("either 'host' or 'mapping' must be set.".into()),
         };
         if indexed(key, "usb") {
             needs.push(match prop(value, "host", true) {

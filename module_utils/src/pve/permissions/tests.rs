@@ -544,3 +544,14 @@ fn a_rom_file_on_a_mapped_pci_device_is_root_at_pam_s() {
     assert_eq!(needs[2], Need::RootOnly("hostpci0: only root@pam can set 'romfile' option".into()));
     assert_eq!(device(100, None, "hostpci0", "mapping=gpu").len(), 2);
 }
+
+#[test]
+fn a_device_with_neither_host_nor_mapping_is_refused_but_for_root_at_pam() {
+    // Qemu.pm check_hostpci_perm and check_usb_perm return first for root@pam, then die on neither (§64)
+    let either = Need::RootOnly("either 'host' or 'mapping' must be set.".into());
+    assert_eq!(device(100, None, "hostpci0", "pcie=1"), vec![either.clone()]);
+    assert_eq!(device(100, None, "usb0", "usb3=1").last(), Some(&either));
+    assert!(
+        matches!(&device(100, None, "hostpci0", "0000:01:00.0,pcie=1")[0], Need::RootOnly(m) if m.contains("non-mapped"))
+    );
+}

@@ -32,6 +32,9 @@ impl Checks<'_> {
         if let Some(words) = handler.or_else(prepared) {
             return Ok(Some(words));
         }
+        if let Some(words) = self.mapped_migration(config, target, running)? {
+            return Ok(Some(words)); // prepare's mapped devices, after the local ones (§64)
+        }
         // none for a VM that exists only as a prediction (a create or clone makes none)
         let snapshots: Vec<_> = World::snapshots(self.api, vm)?.into_iter().map(|s| s.current).collect();
         let storages = self.preflight.storages()?;

@@ -1,0 +1,48 @@
+//! What proxmox_kvm checks last before a write: one cloud-init drive, and a restore's hints, the storages the archive's own config names for its drives (`pve::restore::hint_storages`, docs/pve-semantics.md §64).
+
+use module_utils::pve::config::VmConfig;
+use module_utils::pve::permissions::Need;
+use module_utils::pve::restore;
+use module_utils::{Error, Result};
+
+use super::volumes::one_cloudinit;
+use super::{described, value, Checks};
+use crate::plan::Write;
+
+impl Checks<'_> {
+    /// The checks PVE makes last: one cloud-init drive (`one_cloudinit`), then, for a restore,
+    /// the restore task's `$parse_backup_hints`: each storage the restore allocates on holds
+    /// `images` and grants `Datastore.AllocateSpace`. The archive's config is read
+    /// (`extractconfig`) only for a restore whose request names no `storage`.
+    pub(super) fn last(&self, write: &Write, before: Option<&VmConfig>, vmid: u64) -> Result<()> {
+        one_cloudinit(write, before, vmid)?;
+        let Write::Create { node, form, .. } = write else { return Ok(()) };
+        let Some(archive) = value(form, "archive").filter(|a| *a != "-") else { return Ok(()) };
+        // a `storage` in the request takes every drive, and create_vm checks it first (R-any-133)
+        if value(form, "storage").is_some() {
+            return Ok(());
+        }
+        let config = match restore::extracted_config(self.api, node, archive) {
+            Ok(config) => config,
+            // extractconfig wants VM.Backup on the backup's VM, which a restore of one's own VM does not; a
+            // backup PVE cannot read fails the restore in its own words
+            Err(e) => {
+                let why = format!("reading its config failed ({e})");
+                self.privileges
+                    .not_known(format!("the storages the restore of '{archive}' allocates on are not known: {why}"));
+                return Ok(());
+            }
+        };
+        let hints = restore::hint_storages(&config, None);
+        let storages = self.preflight.storages()?;
+        for sid in hints {
+            if storages.iter().any(|s| s.storage == sid && !s.content.contains("images")) {
+                return Err(Error::failed(format!("Content type 'images' is not available on storage '{sid}'")));
+            }
+            let need =
+                [Need::Privs { path: format!("/storage/{sid}"), privs: vec!["Datastore.AllocateSpace"], any: false }];
+            self.privileges.require_for(&need, &described(write, vmid))?;
+        }
+        Ok(())
+    }
+}
