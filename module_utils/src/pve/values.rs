@@ -80,6 +80,20 @@ pub fn request_clipboard(form: &Form) -> Option<String> {
 /// custom NUMA topology, the VNC clipboard, a NIC's MTU and virtio-fs ACLs (`command`, §59).
 /// `config`: the config the VM starts with.
 pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Option<String> {
+    start_on(config, node_cpus, &[])
+}
+
+/// `start` with the volumes' storages (`storages`, storage.cfg as this user sees it), whose
+/// drives and PCI devices `devices` checks (§62): before the rest, after the PCI devices, and
+/// after the VNC clipboard.
+pub fn start_on(
+    config: &BTreeMap<String, String>,
+    node_cpus: Option<u64>,
+    storages: &[StorageConfig],
+) -> Option<String> {
+    if let Some(words) = devices::content(config, storages).or_else(|| devices::hostpci(config)) {
+        return Some(words);
+    }
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
@@ -95,6 +109,7 @@ pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Optio
     let hotplug = hotplug_memory(config.get("hotplug").map(String::as_str));
     command::numa(config, hotplug)
         .or_else(|| config.get("vga").and_then(|v| vga_clipboard(v)))
+        .or_else(|| devices::drive(config, storages))
         .or_else(|| command::mtu(config))
         .or_else(|| command::virtiofs(config))
 }
@@ -177,12 +192,18 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
 }
 
 /// The rule above that `op` on `vm` meets, after `pve::state`'s (the lock, protection, power),
-/// as PVE's handlers check them after those: a start (`config`'s effective values, `node_cpus`
-/// its node's CPU count when known), a removal without `purge`, a hibernation (`config`'s
+/// as PVE's handlers check them after those: a start (`config`'s effective values; `node`: its
+/// node's CPU count when known, and storage.cfg), a removal without `purge`, a hibernation (`config`'s
 /// applied values).
-pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpus: Option<u64>) -> Option<String> {
+pub fn refusal(
+    op: Op,
+    vm: &VmResource,
+    config: &VmConfig,
+    purge: bool,
+    node: (Option<u64>, &[StorageConfig]),
+) -> Option<String> {
     match op {
-        Op::Start => start(&config.effective(), node_cpus),
+        Op::Start => start_on(&config.effective(), node.0, node.1),
         Op::Destroy => destroy(vm, purge),
         Op::Suspend { to_disk: true } => hibernate(vm, &config.current),
         _ => None,
@@ -190,6 +211,7 @@ pub fn refusal(op: Op, vm: &VmResource, config: &VmConfig, purge: bool, node_cpu
 }
 
 pub mod command;
+pub mod devices;
 /// pve-guest-common `GuestHelpers.pm` `check_hookscript`, which `update_vm_api` (not `create_vm`)
 /// runs on `hookscript`, a parameter error on the key: the volume's content type must be
 /// `snippets`. Decided here for a VM image or an ISO on a storage of `storages`, whose names PVE's

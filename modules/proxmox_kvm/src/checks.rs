@@ -191,12 +191,13 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // a start's node CPU count (`None` when not shown), read only for a start
+            // a start's node CPU count (`None` when not shown) and storage.cfg, read only for a start
             let cpus = match op {
                 Op::Start => self.preflight.nodes()?.iter().find(|n| n.node == vm.node).and_then(|n| n.maxcpu),
                 _ => None,
             };
-            let values = || values::refusal(op, vm, config, p.purge, cpus);
+            let storages = if op == Op::Start { self.preflight.storages()? } else { Default::default() };
+            let values = || values::refusal(op, vm, config, p.purge, (cpus, &storages));
             if let Some(words) = state::refusal(op, &facts).or_else(values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }

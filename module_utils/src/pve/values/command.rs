@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use crate::pve::schema::current_memory;
 
 /// Perl's truth of a config value: set, not empty, not `0`.
-fn set<'c>(config: &'c BTreeMap<String, String>, key: &str) -> Option<&'c str> {
+pub(super) fn set<'c>(config: &'c BTreeMap<String, String>, key: &str) -> Option<&'c str> {
     config.get(key).map(String::as_str).filter(|v| !v.is_empty() && *v != "0")
 }
 
 /// The value of `key` in a property string (`k=v,...`; the first part without `=` is the
 /// default key's, which `default` names).
-fn prop<'v>(value: &'v str, key: &str, default: Option<&str>) -> Option<&'v str> {
+pub(super) fn prop<'v>(value: &'v str, key: &str, default: Option<&str>) -> Option<&'v str> {
     value.split(',').enumerate().find_map(|(i, part)| match part.split_once('=') {
         Some((k, v)) if k == key => Some(v),
         None if i == 0 && default == Some(key) => Some(part),
