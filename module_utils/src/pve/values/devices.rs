@@ -117,9 +117,7 @@ pub fn hostpci(config: &BTreeMap<String, String>) -> Option<String> {
     let mut igd = false;
     for i in 0..16 {
         let Some(value) = set(config, &format!("hostpci{i}")) else { continue };
-        let Some(host) = prop(value, "host", Some("host")).filter(|_| prop(value, "mapping", None).is_none()) else {
-            return None;
-        };
+        let host = prop(value, "host", Some("host")).filter(|_| prop(value, "mapping", None).is_none())?;
         let ids: Vec<&str> = host.split(';').collect();
         let mdev = prop(value, "mdev", None).is_some();
         if ids.len() > 1 && mdev {

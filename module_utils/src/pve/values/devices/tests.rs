@@ -5,6 +5,9 @@ use serde_json::json;
 use super::*;
 use crate::pve::values::start_on;
 
+/// A config as `(key, value)` pairs, with what a rule says of it.
+type Cases<'a> = &'a [(&'a [(&'a str, &'a str)], Option<&'a str>)];
+
 fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
@@ -25,7 +28,7 @@ fn storages() -> Vec<StorageConfig> {
 #[test]
 fn a_volume_on_a_storage_without_its_content_type_is_refused_before_the_command_line() {
     let s = storages();
-    let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+    let cases: Cases = &[
         (
             &[("scsi0", "local:100/vm-100-disk-0.raw,size=4G")],
             Some("storage 'local' does not support content-type 'images'"),
@@ -51,7 +54,7 @@ fn a_volume_on_a_storage_without_its_content_type_is_refused_before_the_command_
 fn drive_formats_scsi_count_and_volume_chains_follow_the_drive_loop() {
     let s = storages();
     let chain = "storage for 'chain:vm-100-disk-0.qcow2' is configured for snapshots as a volume chain - this requires QEMU machine version >= 10.0. See https://pve.proxmox.com/wiki/QEMU_Machine_Version_Upgrade";
-    let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+    let cases: Cases = &[
         (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "pc-i440fx-4.0")],
             Some("scsi14: machine version 4.1~pve2 or higher is required to use more than 14 SCSI disks")),
         (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "type=pc-q35-4.1")],
