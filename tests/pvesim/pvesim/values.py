@@ -26,6 +26,7 @@ from fakepve.server import USER, ok
 
 from . import options as o
 from . import qemu_command as qc
+from . import qemu_devices as qd
 
 # extract_node_stats with $exclude_stats: what a user without Sys.Audit on the node does not see
 NODE_STATS = ('uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk')
@@ -186,6 +187,10 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
+        # qemu_devices.py: vm_start_nolock's check_volume_storage_type, then the PCI devices (§62)
+        words = qd.content_error(conf, self.storages, self._parse_volname) or qd.hostpci_error(conf)
+        if words:
+            return words
         if qc.usb_error(conf):
             return qc.usb_error(conf)  # qemu_command.py: USB.pm, before the CPU count (§59)
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
@@ -207,6 +212,7 @@ class ValuesMixin:
         # qemu_command.py: the rest of Memory.pm config, then the clipboard, the NICs and virtio-fs (§59)
         hotplug = 'memory' in o.hotplug_features(conf.get('hotplug'))
         return (qc.numa_error(conf, hotplug, o.current_memory(conf.get('memory'))) or clipboard_error(conf.get('vga'))
+                or qd.drive_error(conf, self.storages, self._parse_volname)  # the drive loop (§62)
                 or qc.mtu_error(conf) or qc.virtiofs_error(conf))
 
     async def _do_suspend(self, vm, user, p):
