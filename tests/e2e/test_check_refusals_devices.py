@@ -12,7 +12,7 @@ task by task (test_check_vs_real.py's `run_batch`); every row is a refusal, so t
 import json
 import os
 
-from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, kvm, one, run_batch, write_seed
+from test_check_vs_real import SEED_DIR, _vm, assert_rows_agree, disk, kvm, one, run_batch, write_seed
 
 CHAIN = ("storage for 'chain:vm-798-disk-0.qcow2' is configured for snapshots as a volume chain - this requires QEMU"
          " machine version >= 10.0")
@@ -28,6 +28,7 @@ VMS = [
     _vm(796, 'row-796', hostpci0='00:02.0,legacy-igd=1'),
     _vm(797, 'row-797', hostpci0='00:02.0,legacy-igd=1,x-vga=1', vga='none'),
     _vm(798, 'row-798', machine='pc-q35-9.2+pve1', scsi0='chain:vm-798-disk-0.qcow2,size=4G'),
+    _vm(799, 'row-799'),
 ]
 
 ROWS = [
@@ -50,6 +51,17 @@ ROWS = [
         real_failure='legacy IGD assignment is not compatible with x-vga'),
     one('volume chain on machine 9.2: start', kvm(node='pve1', vmid=798, state='started'),
         real_failure=CHAIN),
+    one('subvolume attached (update)', kvm(node='pve1', vmid=799, update=True,
+                                           scsi={'scsi0': 'local-lvm:vm-799-disk-0,size=4G',
+                                                 'scsi1': 'vmdata:799/subvol-799-disk-1.subvol'}),
+        real_failure="volume 'vmdata:799/subvol-799-disk-1.subvol' - not a QEMU image format 'subvol'"),
+    one('ova as an import source (disk)', disk(vmid=799, disk='scsi2', storage='local-lvm',
+                                               import_from='local:import/appliance.ova'),
+        real_failure="volume 'local:import/appliance.ova' - not a QEMU image format 'ova'"),
+    one('ovf as an import source (update)', kvm(node='pve1', vmid=799, update=True,
+                                                scsi={'scsi0': 'local-lvm:vm-799-disk-0,size=4G',
+                                                      'scsi1': 'local-lvm:1,import-from=local:import/appliance.ovf'}),
+        real_failure="volume 'local:import/appliance.ovf' - not a QEMU image format 'ovf'"),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -64,6 +76,9 @@ CENSUS = {
     'mdev on a multifunction device: start': ('R-power-153',),
     'legacy igd with a vga: start': ('R-power-153',),
     'legacy igd with x-vga: start': ('R-power-153',),
+    'subvolume attached (update)': ('R-power-154',),
+    'ova as an import source (disk)': ('R-power-154',),
+    'ovf as an import source (update)': ('R-power-154',),
 }
 
 

@@ -96,9 +96,8 @@ impl<'a> Checks<'a> {
         Ok(self.preflight.storages()?.as_ref().clone())
     }
 
-    /// The drives and NICs a create or config write sets: each new disk's storage holds images
-    /// (a cloud-init drive's too), each ISO or import source it names exists, each bridge is on
-    /// the node.
+    /// The drives and NICs a create or config write sets: each new disk's storage holds images (a
+    /// cloud-init drive's too), each ISO or import source it names exists and parses (§62.3), each bridge is on the node.
     fn config_values(&self, node: &str, values: &Form, default_storage: Option<&str>) -> Result<()> {
         for (key, value) in values.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
             let Some(disk) = Disk::parse(key, value) else { continue };
@@ -108,6 +107,7 @@ impl<'a> Checks<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.storage(node, sid, Content::Images, &option)?;
                 }
+                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_source(src, &option))?;
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {

@@ -16,6 +16,7 @@ pvesim has no host PCI devices: every `host` id is taken as present (PVE's `lspc
 import re
 
 from fakepve.qemu import volume_ref
+from fakepve.routing import die
 
 from . import drives as d
 from .qemu_command import _props
@@ -138,3 +139,37 @@ def hostpci_error(conf):
         if not re.search(r'02\.0$', ids[0] if '.' in ids[0] else ids[0] + '.0'):
             return 'legacy IGD assignment only works for devices on host bus 00:02.0'
     return None
+
+
+def import_format(name):
+    """pve-storage Plugin.pm parse_volname of an `import/` volume's format: `ova+<ext>` for an OVA member
+    (`<name>.ova/<member>.<qcow2|raw|vmdk>`), else the extension (ova, ovf, qcow2, raw, vmdk)."""
+    found = re.match(r'^import/.+\.ova/.+\.(qcow2|raw|vmdk)$', name)
+    if found:
+        return 'ova+' + found.group(1)
+    found = re.match(r'^import/.+\.(ova|ovf|qcow2|raw|vmdk)$', name)
+    return found.group(1) if found else None
+
+
+class QemuFormatMixin:
+    """QemuServer/Drive.pm checked_parse_volname where a create or config update reaches it: API2/Qemu.pm
+    $check_storage_access on an `import-from` source, and create_disks on an attached existing volume (in PVE's
+    create task; pvesim checks it with the drive, before the task: the create fails either way, nothing kept)."""
+
+    def _qm_check_drive(self, user, vmid, pool, key, value, default):
+        super()._qm_check_drive(user, vmid, pool, key, value, default)
+        volume, props = d.parse_drive(value)
+        source = props.get('import-from')
+        for volid, is_source in ((source, True), (volume, False)):
+            sid, name = volume_ref(volid or '')
+            store = self.storages.get(sid) if sid else None
+            if store is None or not name or (not is_source and (d.is_cloudinit(value) or re.match(r'^\d+(\.\d+)?$', name))):
+                continue
+            vtype, _owner, fmt = self._parse_volname(store, name)
+            if vtype == 'import':
+                fmt = import_format(name) or fmt
+                if fmt.startswith('ova+'):
+                    continue
+            fmt = fmt or 'raw'
+            if not QEMU_FORMAT.match(fmt):
+                raise die("volume '{0}' - not a QEMU image format '{1}'".format(volid, fmt))

@@ -26,6 +26,7 @@ from .lifecycle import LifecycleMixin
 from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
+from .qemu_devices import QemuFormatMixin
 from .replication import ReplicationMixin
 from .run_state import RunStateMixin
 from .snapshots import SnapshotsMixin
@@ -42,7 +43,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ProfileMixin, ReplicationMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, FakePve):

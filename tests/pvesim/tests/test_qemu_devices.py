@@ -9,7 +9,7 @@ import os
 
 from test_values import SEED_DIR, _vm, seed, task_error
 
-from conftest import Q, run
+from conftest import Q, config, error_of, run
 
 CHAIN = ("storage for 'chain:vm-409-disk-0.qcow2' is configured for snapshots as a volume chain - this requires QEMU"
          " machine version >= 10.0. See https://pve.proxmox.com/wiki/QEMU_Machine_Version_Upgrade")
@@ -63,3 +63,20 @@ def test_a_start_is_refused_for_its_drives_and_pci_devices(sim, tmp_path):
         assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
     for vmid in (420, 421, 422, 423, 424):
         assert run(sim, 'POST', Q + '/%d/status/start' % vmid)['exitstatus'] == 'OK', vmid
+
+
+def test_an_attached_volume_or_import_source_in_a_format_qemu_does_not_take_is_refused(sim, tmp_path):
+    # Drive.pm checked_parse_volname from API2/Qemu.pm $check_storage_access (an import-from source) and
+    # create_disks (an attached volume); an OVA's member is taken, the OVA itself is not
+    seed(sim, tmp_path, [_vm(430)])
+    cases = {
+        'local-lvm:0,import-from=local:import/x.ova': "volume 'local:import/x.ova' - not a QEMU image format 'ova'",
+        'local-lvm:0,import-from=local:import/x.ovf': "volume 'local:import/x.ovf' - not a QEMU image format 'ovf'",
+        'vmdata:430/subvol-430-disk-0.subvol':
+            "volume 'vmdata:430/subvol-430-disk-0.subvol' - not a QEMU image format 'subvol'",
+    }
+    for value, words in cases.items():
+        assert words in error_of(sim.api, 'PUT', Q + '/430/config', {'scsi1': value}).message, value
+        assert 'scsi1' not in config(sim, 430)
+    err = error_of(sim.api, 'PUT', Q + '/430/config', {'scsi1': 'local-lvm:0,import-from=local:import/x.ova/d.vmdk'})
+    assert 'QEMU image format' not in err.message

@@ -79,11 +79,9 @@ pub fn drive(config: &BTreeMap<String, String>, storages: &[StorageConfig]) -> O
             ));
         }
         let (file, storage) = volume(value, storages)?;
-        let parsed = Volume::parse(file)?;
-        let subvol = storage.plugintype == "zfspool" && parsed.file.starts_with("subvol-");
-        let format = if subvol { "subvol" } else { parsed.format() };
-        if !QEMU_FORMATS.contains(&format) {
-            return Some(format!("volume '{file}' - not a QEMU image format '{format}'"));
+        let format = volume_format(file, storage, false)?;
+        if let Some(words) = not_qemu_format(file, format) {
+            return Some(words);
         }
         if let Some(asked) = prop(value, "format", None).filter(|f| *f != format) {
             return Some(format!(
@@ -96,6 +94,40 @@ pub fn drive(config: &BTreeMap<String, String>, storages: &[StorageConfig]) -> O
             )
         })
     })
+}
+
+/// A volume's format as its storage's `parse_volname` gives it: the name's (raw on a block
+/// storage, a file's extension, `.qcow2` on LVM), `subvol` for a ZFS container volume; with
+/// `source`, an `import/` volume's too (an OVA member `ova+<ext>`, else its extension; an ESXi
+/// volume's `vmx`). `None` for an import volume otherwise.
+fn volume_format<'v>(volid: &'v str, storage: &StorageConfig, source: bool) -> Option<&'v str> {
+    let parsed = Volume::parse(volid)?;
+    let import = match storage.plugintype.as_str() {
+        "esxi" => volid.ends_with(".vmx").then_some("vmx"),
+        _ => parsed.volname.strip_prefix("import/").map(|name| match name.contains(".ova/") {
+            true => "ova+", // ova+<member's extension>, which pve-storage's parser limits to QEMU's
+            false => name.rsplit_once('.').map_or(name, |(_, ext)| ext),
+        }),
+    };
+    if import.is_some() {
+        return import.filter(|_| source); // as a drive's volume: its content type is refused first
+    }
+    let subvol = storage.plugintype == "zfspool" && parsed.file.starts_with("subvol-");
+    Some(if subvol { "subvol" } else { parsed.format() })
+}
+
+/// Drive.pm `checked_parse_volname`: an OVA member is taken (its extension is one of QEMU's,
+/// as pve-storage's parser allows), any other format must be one of QEMU's.
+fn not_qemu_format(volid: &str, format: &str) -> Option<String> {
+    (!format.starts_with("ova+") && !QEMU_FORMATS.contains(&format))
+        .then(|| format!("volume '{volid}' - not a QEMU image format '{format}'"))
+}
+
+/// `checked_parse_volname` of a volume a create or config update attaches (Qemu.pm
+/// `create_disks`) or takes as an `import-from` source (`source`, `$check_storage_access`), on
+/// `storage`: its words when the volume's format is not one QEMU takes.
+pub fn attached_format(volid: &str, storage: &StorageConfig, source: bool) -> Option<String> {
+    not_qemu_format(volid, volume_format(volid, storage, source)?)
 }
 
 /// Perl's truth of a parsed boolean option (`1`, `on`, `yes`, `true`).
