@@ -163,7 +163,9 @@ class QemuFormatMixin:
         for volid, is_source in ((source, True), (volume, False)):
             sid, name = volume_ref(volid or '')
             store = self.storages.get(sid) if sid else None
-            if store is None or not name or (not is_source and (d.is_cloudinit(value) or re.match(r'^\d+(\.\d+)?$', name))):
+            # not a volume to parse: a new disk (`<sid>:<size>`), a new or existing cloud-init drive
+            new = re.match(r'^\d+(\.\d+)?$', name) or name == 'cloudinit' or d.is_cloudinit(value)
+            if store is None or not name or (not is_source and new):
                 continue
             vtype, _owner, fmt = self._parse_volname(store, name)
             if vtype == 'import':
