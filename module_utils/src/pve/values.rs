@@ -92,10 +92,14 @@ pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Opti
     let resolved = command_cpu::resolve_custom(config, facts.reported.as_deref());
     let config = resolved.as_ref().unwrap_or(config);
     let (node_cpus, models) = (facts.cpus, facts.models.as_deref());
+    if let Some(words) = devices::content(config, &facts.storages) {
+        return Some(words);
+    }
     let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
     let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
     let cores = number("cores").unwrap_or(1);
-    if let Some(words) = command_cpu::firmware(config).or_else(|| command::usb(config)) {
+    let firmware = || command_cpu::firmware(config).or_else(|| devices::hostpci(config));
+    if let Some(words) = firmware().or_else(|| command::usb(config)) {
         return Some(words);
     }
     if let Some(cpus) = node_cpus.filter(|n| *n < sockets * cores) {
@@ -109,6 +113,7 @@ pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Opti
     command::numa(config, hotplug)
         .or_else(|| command_cpu::dimm(config))
         .or_else(|| config.get("vga").and_then(|v| vga_clipboard(v)))
+        .or_else(|| devices::drive(config, &facts.storages))
         .or_else(|| command::mtu(config))
         .or_else(|| config.get("machine").and_then(|m| command_cpu::machine(m)))
         .or_else(|| command::virtiofs(config))
@@ -248,6 +253,7 @@ pub fn drives(current: &BTreeMap<String, String>, set: &Form) -> Option<String> 
     None
 }
 
+pub mod devices;
 /// pve-guest-common `GuestHelpers.pm` `check_hookscript`, which `update_vm_api` (not `create_vm`)
 /// runs on `hookscript`, a parameter error on the key: the volume's content type must be
 /// `snippets`. Decided here for a VM image or an ISO on a storage of `storages`, whose names PVE's

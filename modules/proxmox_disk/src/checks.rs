@@ -75,10 +75,11 @@ pub fn guard(
     };
     if let Action::SetDrive(_) = &plan.action {
         // check_volume_access parses a named volume before it weighs the privileges on it (§57.1)
-        for (volid, option) in [(&params.iso_image, "iso_image"), (&params.import_from, "import_from")] {
-            if let Some(volid) = volid {
-                checks.preflight.volname(volid, option)?;
-            }
+        if let Some(volid) = &params.iso_image {
+            checks.preflight.volname(volid, "iso_image")?;
+        }
+        if let Some(volid) = &params.import_from {
+            checks.preflight.import_source(volid, "import_from")?; // and its format (§62.3)
         }
     }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());

@@ -95,9 +95,8 @@ impl<'a> Checks<'a> {
         Ok(self.preflight.storages()?.as_ref().clone())
     }
 
-    /// The drives and NICs a create or config write sets: each new disk's storage holds images
-    /// (a cloud-init drive's too), each ISO or import source it names exists, each bridge is on
-    /// the node.
+    /// The drives and NICs a create or config write sets: each new disk's storage holds images (a
+    /// cloud-init drive's too), each ISO or import source it names exists and parses (§62.3), each bridge is on the node.
     fn config_values(&self, node: &str, values: &Form, default_storage: Option<&str>) -> Result<()> {
         for (key, value) in values.iter().filter(|(k, _)| is_disk_key(k) && !k.starts_with("unused")) {
             let Some(disk) = Disk::parse(key, value) else { continue };
@@ -107,6 +106,7 @@ impl<'a> Checks<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3)
                 }
+                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_source(src, &option))?;
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {
@@ -191,7 +191,8 @@ impl<'a> Checks<'a> {
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
             // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
             let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
-            let node = if op == Op::Start { start(config)? } else { Default::default() };
+            let mut node = if op == Op::Start { start(config)? } else { Default::default() };
+            node.storages = if op == Op::Start { self.preflight.storages()?.to_vec() } else { Vec::new() };
             if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
                 self.privileges.not_known(what);
             }

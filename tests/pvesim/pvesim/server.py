@@ -30,6 +30,7 @@ from .network import NetworkMixin
 from .permissions import PermissionsMixin
 from .qemu_cpu import CpuModelsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
+from .qemu_devices import QemuFormatMixin
 from .replication import ReplicationMixin
 from .restore_hints import RestoreHintsMixin, RestoreTaskMixin
 from .run_state import RunStateMixin
@@ -47,7 +48,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, RestoreTaskMixin, FakePve):

@@ -27,6 +27,7 @@ from fakepve.server import USER, ok
 from . import options as o
 from . import qemu_command as qc
 from . import qemu_cpu as qcpu
+from . import qemu_devices as qd
 
 # extract_node_stats with $exclude_stats: what a user without Sys.Audit on the node does not see
 NODE_STATS = ('uptime', 'cpu', 'mem', 'disk', 'maxcpu', 'maxmem', 'maxdisk')
@@ -189,9 +190,12 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
-        if qcpu.firmware_error(conf) or qc.usb_error(conf):
-            # qemu_cpu.py: OVMF (§61); qemu_command.py: USB.pm, before the CPU count (§59)
-            return qcpu.firmware_error(conf) or qc.usb_error(conf)
+        # qemu_devices.py: vm_start_nolock's check_volume_storage_type (§62); qemu_cpu.py: OVMF (§61); then the PCI
+        # devices (§62) and qemu_command.py's USB.pm, before the CPU count (§59)
+        words = (qd.content_error(conf, self.storages, self._parse_volname) or qcpu.firmware_error(conf)
+                 or qd.hostpci_error(conf) or qc.usb_error(conf))
+        if words:
+            return words
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
         cores = int(conf.get('cores') or 1)
         allowed = self._node_cpus(vm.node)
@@ -213,10 +217,10 @@ class ValuesMixin:
                 return 'Memory hotplug does not work in combination with virtio-fs.'
         # qemu_command.py: the rest of Memory.pm config, then the clipboard, the NICs and virtio-fs (§59)
         hotplug = 'memory' in o.hotplug_features(conf.get('hotplug'))
-        # qemu_cpu.py: the DIMMs last in Memory.pm config, the vIOMMU after the NICs (§61)
+        # qemu_cpu.py: the DIMMs last in Memory.pm config, the vIOMMU after the NICs (§61); the drive loop (§62)
         return (qc.numa_error(conf, hotplug, o.current_memory(conf.get('memory'))) or qcpu.dimm_error(conf)
-                or clipboard_error(conf.get('vga')) or qc.mtu_error(conf) or qcpu.machine_error(conf.get('machine'))
-                or qc.virtiofs_error(conf))
+                or clipboard_error(conf.get('vga')) or qd.drive_error(conf, self.storages, self._parse_volname)
+                or qc.mtu_error(conf) or qcpu.machine_error(conf.get('machine')) or qc.virtiofs_error(conf))
 
     async def _do_suspend(self, vm, user, p):
         """Qemu.pm vm_suspend with `todisk`: not running, then HA (`vm_is_ha_managed`), then a passed-through PCI

@@ -2,6 +2,7 @@
 
 use super::{refuse, Preflight};
 use crate::error::Result;
+use crate::pve::values::devices::attached_format;
 use crate::pve::volume::Volume;
 
 impl Preflight<'_> {
@@ -11,11 +12,25 @@ impl Preflight<'_> {
     /// `checked_parse_volname` (an `import-from` source) die with the plugin's words before PVE
     /// looks for the volume; as `option`'s error. A storage this user cannot see, or whose type's
     /// parser is not known here, is left to PVE. §57.1.
+    /// Then qemu-server's `checked_parse_volname` (Qemu.pm `create_disks` for an attached volume,
+    /// `$check_storage_access` for an `import-from` source) takes only QEMU's formats
+    /// (`values::devices::attached_format`, §62.3; an `import/` volume's as a source only:
+    /// `import_source`).
     pub fn volname(&self, volid: &str, option: &str) -> Result<()> {
+        self.parsed_volname(volid, option, false)
+    }
+
+    /// `volname` of an `import-from` source.
+    pub fn import_source(&self, volid: &str, option: &str) -> Result<()> {
+        self.parsed_volname(volid, option, true)
+    }
+
+    fn parsed_volname(&self, volid: &str, option: &str, source: bool) -> Result<()> {
         let Some(volume) = Volume::parse(volid) else { return Ok(()) };
         let storages = self.storages()?;
         let scfg = storages.iter().find(|s| s.storage == volume.storage);
-        match scfg.and_then(|s| s.refuses_volname(volume.volname)) {
+        let format = || scfg.and_then(|s| attached_format(volid, s, source));
+        match scfg.and_then(|s| s.refuses_volname(volume.volname)).or_else(format) {
             Some(why) => Err(refuse(option, why)),
             None => Ok(()),
         }
@@ -87,6 +102,18 @@ mod tests {
         assert!(pf.volname("thin:vm-100-disk-0", "scsi1").is_ok());
         // a storage storage.cfg does not show is left to the storage check
         assert!(pf.volname("gone:foo", "scsi1").is_ok());
+        // checked_parse_volname: a container's subvolume is no QEMU image; an import volume only as a source
+        assert_eq!(
+            text(pf.volname("files:100/subvol-100-disk-0.subvol", "scsi1")),
+            "scsi1: volume 'files:100/subvol-100-disk-0.subvol' - not a QEMU image format 'subvol'"
+        );
+        assert!(pf.volname("files:import/x.ova", "scsi1").is_ok());
+        assert_eq!(
+            text(pf.import_source("files:import/x.ova", "import_from")),
+            "import_from: volume 'files:import/x.ova' - not a QEMU image format 'ova'"
+        );
+        assert!(pf.import_source("files:import/x.ova/disk1.vmdk", "import_from").is_ok());
+        assert!(pf.import_source("files:import/x.qcow2", "import_from").is_ok());
         assert_eq!(
             text(pf.resizable("files:100/vm-100-disk-0.vmdk", "resizing scsi1")),
             "resizing scsi1: can't resize this image format"

@@ -1,0 +1,132 @@
+//! The drive and PCI device rules as tables: each config with what a start says of it (docs/pve-semantics.md §62).
+
+use serde_json::json;
+
+use super::*;
+use crate::pve::values::start_on;
+
+/// A config as `(key, value)` pairs, with what a rule says of it.
+type Cases<'a> = &'a [(&'a [(&'a str, &'a str)], Option<&'a str>)];
+
+fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn storages() -> Vec<StorageConfig> {
+    [
+        json!({"storage": "local", "type": "dir", "content": "iso,import", "path": "/var/lib/vz"}),
+        json!({"storage": "local-lvm", "type": "lvmthin", "content": "images,rootdir"}),
+        json!({"storage": "vmdata", "type": "dir", "content": "images", "path": "/mnt/vmdata"}),
+        json!({"storage": "zfs", "type": "zfspool", "content": "images,rootdir", "pool": "rpool"}),
+        json!({"storage": "chain", "type": "lvm", "content": "images", "vgname": "vg", "snapshot-as-volume-chain": 1}),
+    ]
+    .iter()
+    .filter_map(StorageConfig::from_json)
+    .collect()
+}
+
+#[test]
+fn a_volume_on_a_storage_without_its_content_type_is_refused_before_the_command_line() {
+    let s = storages();
+    let cases: Cases = &[
+        (
+            &[("scsi0", "local:100/vm-100-disk-0.raw,size=4G")],
+            Some("storage 'local' does not support content-type 'images'"),
+        ),
+        (
+            &[("ide2", "vmdata:iso/debian.iso,media=cdrom")],
+            Some("storage 'vmdata' does not support content-type 'iso'"),
+        ),
+        (
+            &[("vmstate", "local:100/vm-100-state-s1.raw")],
+            Some("storage 'local' does not support content-type 'images'"),
+        ),
+        (&[("ide2", "local:iso/debian.iso,media=cdrom"), ("scsi0", "local-lvm:vm-100-disk-0")], None),
+        // a storage this user does not see, `none`, a path: PVE's to tell, or nothing to check
+        (&[("scsi0", "hidden:vm-100-disk-0"), ("ide2", "none,media=cdrom"), ("sata0", "/dev/sdb")], None),
+    ];
+    for (config, words) in cases {
+        assert_eq!(content(&cfg(config), &s).as_deref(), *words, "{config:?}");
+    }
+}
+
+#[test]
+fn drive_formats_scsi_count_and_volume_chains_follow_the_drive_loop() {
+    let s = storages();
+    let chain = "storage for 'chain:vm-100-disk-0.qcow2' is configured for snapshots as a volume chain - this requires QEMU machine version >= 10.0. See https://pve.proxmox.com/wiki/QEMU_Machine_Version_Upgrade";
+    let cases: Cases = &[
+        (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "pc-i440fx-4.0")],
+            Some("scsi14: machine version 4.1~pve2 or higher is required to use more than 14 SCSI disks")),
+        (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "type=pc-q35-4.1")],
+            Some("scsi14: machine version 4.1~pve2 or higher is required to use more than 14 SCSI disks")),
+        (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "pc-i440fx-4.1+pve2")], None),
+        (&[("scsi14", "local-lvm:vm-100-disk-1"), ("machine", "q35")], None),
+        (&[("scsi13", "local-lvm:vm-100-disk-1"), ("machine", "pc-i440fx-2.0")], None),
+        (&[("scsi0", "local-lvm:vm-100-disk-0,format=qcow2")],
+            Some("drive 'scsi0' - volume 'local-lvm:vm-100-disk-0' - 'format=qcow2' option different from storage format 'raw'")),
+        (&[("virtio1", "vmdata:100/vm-100-disk-1.qcow2,format=qcow2")], None),
+        (&[("ide2", "local:iso/debian.iso,media=cdrom,format=raw")], None),
+        (&[("scsi1", "zfs:subvol-100-disk-0")], Some("volume 'zfs:subvol-100-disk-0' - not a QEMU image format 'subvol'")),
+        (&[("scsi1", "vmdata:100/subvol-100-disk-0.subvol")],
+            Some("volume 'vmdata:100/subvol-100-disk-0.subvol' - not a QEMU image format 'subvol'")),
+        (&[("scsi0", "chain:vm-100-disk-0.qcow2"), ("machine", "pc-q35-9.2+pve1")], Some(chain)),
+        (&[("scsi0", "chain:vm-100-disk-0.qcow2"), ("machine", "pc-q35-10.0")], None),
+        (&[("scsi0", "chain:vm-100-disk-0.qcow2")], None),
+        // the EFI disk and TPM state are printed before the loop, by other rules
+        (&[("efidisk0", "local-lvm:vm-100-disk-2,format=qcow2")], None),
+    ];
+    for (config, words) in cases {
+        assert_eq!(drive(&cfg(config), &s).as_deref(), *words, "{config:?}");
+    }
+}
+
+#[test]
+fn hostpci_option_combinations_are_refused_from_the_config() {
+    let igd = |v: &str| cfg(&[("hostpci0", v), ("vga", "none")]);
+    let cases: Vec<(BTreeMap<String, String>, Option<&str>)> = vec![
+        (
+            cfg(&[("hostpci0", "01:00.0;01:00.1,mdev=i915-GVTg_V5_4")]),
+            Some("cannot use mediated device with multifunction device"),
+        ),
+        (cfg(&[("hostpci0", "01:00.0,pcie=1")]), Some("q35 machine model is not enabled")),
+        (cfg(&[("hostpci0", "01:00.0,pcie=1"), ("machine", "q35")]), None),
+        (cfg(&[("hostpci0", "00:02.0,legacy-igd=1")]), Some("legacy IGD assignment requires VGA mode to be 'none'")),
+        (igd("00:02.0,legacy-igd=1,rombar=0"), Some("legacy IGD assignment requires rombar to be enabled")),
+        (igd("00:02.0,legacy-igd=1,x-vga=1"), Some("legacy IGD assignment is not compatible with x-vga")),
+        (igd("00:02.0,legacy-igd=1,mdev=i915-GVTg_V5_4"), Some("legacy IGD assignment is not compatible with mdev")),
+        (
+            igd("00:02.0;00:02.1,legacy-igd=1"),
+            Some("legacy IGD assignment is not compatible with multifunction devices"),
+        ),
+        (igd("00:03.0,legacy-igd=1"), Some("legacy IGD assignment only works for devices on host bus 00:02.0")),
+        (igd("00:02.0,legacy-igd=1"), None),
+        (igd("00:02,legacy-igd=1"), None),
+        (
+            cfg(&[("hostpci0", "00:02.0,legacy-igd=1"), ("hostpci1", "00:02.0,legacy-igd=1"), ("vga", "none")]),
+            Some("only one device can be assigned in legacy-igd mode"),
+        ),
+        (
+            cfg(&[("hostpci0", "00:02.0,legacy-igd=1"), ("vga", "none"), ("machine", "pc-q35-9.0")]),
+            Some("legacy IGD assignment is not compatible with q35"),
+        ),
+        // a mapping is the mapping's to tell first (docs/refusals.md R-config-90's rows)
+        (cfg(&[("hostpci0", "mapping=gpu"), ("hostpci1", "01:00.0,pcie=1")]), None),
+    ];
+    for (config, words) in &cases {
+        assert_eq!(hostpci(config).as_deref(), *words, "{config:?}");
+    }
+}
+
+#[test]
+fn a_start_checks_the_volumes_first_then_the_pci_devices_then_the_drives_after_the_clipboard() {
+    let s = storages();
+    let both = cfg(&[("scsi0", "local:100/vm-100-disk-0.raw"), ("hostpci0", "01:00.0,pcie=1")]);
+    assert_eq!(start_on(&both, None, &s).as_deref(), Some("storage 'local' does not support content-type 'images'"));
+    let clip = cfg(&[("scsi0", "local-lvm:vm-100-disk-0,format=qcow2"), ("vga", "serial0,clipboard=vnc")]);
+    assert_eq!(start_on(&clip, None, &s).as_deref(), Some("vga type serial0 is not compatible with VNC clipboard"));
+    let mtu = cfg(&[
+        ("scsi0", "local-lvm:vm-100-disk-0,format=qcow2"),
+        ("net0", "virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=500"),
+    ]);
+    assert!(start_on(&mtu, None, &s).is_some_and(|w| w.starts_with("drive 'scsi0'")));
+}
