@@ -79,7 +79,7 @@ pub fn guard(
             checks.preflight.volname(volid, "iso_image")?;
         }
         if let Some(volid) = &params.import_from {
-            checks.preflight.import_source(volid, "import_from")?; // and its format (§62.3)
+            checks.preflight.import_format(volid, "import_from")?; // and its format (§62.3)
         }
     }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());

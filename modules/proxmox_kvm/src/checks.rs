@@ -106,7 +106,7 @@ impl<'a> Checks<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3)
                 }
-                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_source(src, &option))?;
+                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_format(src, &option))?;
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {

@@ -148,7 +148,12 @@ fn a_custom_model_stands_for_the_model_it_reports() {
     assert_eq!(start_with(&ovmf, &StartFacts::default()), None);
     // a built-in type is never resolved
     assert_eq!(resolve_custom(&conf(&[("cpu", "kvm32")]), Some("qemu64")), None);
-    let arm = StartFacts { reported: Some("cortex-a53".into()), models: Some(vec!["kvm64".into()]), cpus: None };
+    let arm = StartFacts {
+        reported: Some("cortex-a53".into()),
+        models: Some(vec!["kvm64".into()]),
+        cpus: None,
+        ..Default::default()
+    };
     assert_eq!(
         start_with(&conf(&[("cpu", "custom-arm")]), &arm).as_deref(),
         Some("CPU model 'cortex-a53' does not exist for configured vCPU architecture 'x86_64'")

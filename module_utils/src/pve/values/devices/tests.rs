@@ -3,7 +3,11 @@
 use serde_json::json;
 
 use super::*;
-use crate::pve::values::start_on;
+use crate::pve::values::{command_cpu::StartFacts, start_with};
+
+fn start_on(config: &BTreeMap<String, String>, cpus: Option<u64>, storages: &[StorageConfig]) -> Option<String> {
+    start_with(config, &StartFacts { cpus, storages: storages.to_vec(), ..StartFacts::default() })
+}
 
 /// A config as `(key, value)` pairs, with what a rule says of it.
 type Cases<'a> = &'a [(&'a [(&'a str, &'a str)], Option<&'a str>)];
