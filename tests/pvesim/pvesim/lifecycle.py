@@ -13,7 +13,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.routing import die, param_error
 from fakepve.server import API, USER, ok, params
 
-from . import activation, drives as d, nets, options as o
+from . import activation, drives as d, nets, options as o, qemu_devices as qd
 
 
 class LifecycleMixin:
@@ -120,8 +120,10 @@ class LifecycleMixin:
             if vm.start_error:
                 raise TaskError(vm.start_error)
             self._apply_pending(vm)
-            # vm_start_nolock activates the config's volumes before config_to_command (activation.py)
-            words = self.missing_volume(activation.current_volumes(vm.config)) or self._start_refusal(vm)
+            # vm_start_nolock: get_current_vm_volumes checks each volume's content type (qemu_devices.py), then
+            # activates the volumes (activation.py), before config_to_command
+            content = qd.content_error(vm.config, self.storages, self._parse_volname)
+            words = content or self.missing_volume(activation.current_volumes(vm.config)) or self._start_refusal(vm)
             if words:
                 raise TaskError(words)
             # vm_start_nolock applies pending first; QEMU's pve-bridge script then fails on a missing bridge

@@ -40,7 +40,7 @@ def test_a_start_is_refused_for_its_drives_and_pci_devices(sim, tmp_path):
         _vm(420, machine='pc-i440fx-4.1+pve2', scsi14='local-lvm:vm-420-disk-1'),
         _vm(421, machine='q35', hostpci0='01:00.0,pcie=1'),
         _vm(422, hostpci0='00:02.0,legacy-igd=1', vga='none'),
-        _vm(423, scsi0='vmdata:423/vm-423-disk-0.qcow2,format=qcow2', ide2='local:iso/x.iso,media=cdrom'),
+        _vm(423, scsi0='vmdata:423/vm-423-disk-0.qcow2,format=qcow2', ide2='isos:iso/debian-13-netinst.iso,media=cdrom'),
         _vm(424, scsi0='chain:vm-424-disk-0.qcow2'),
     ], storages=storages)
     refused = {
