@@ -36,9 +36,28 @@ def _tags(text):
     return [t for t in re.split(r'[;,\s]+', str(text or '')) if t]
 
 
+# Qemu.pm $cpuoptions, $memoryoptions, $hwtypeoptions, $generaloptions, $vmpoweroptions, $diskoptions: the privilege
+# $check_vm_modify_config_perm checks for each (qemu-server 9.2.6).
+OPTION_PRIVS = dict(
+    [(k, 'VM.Config.CPU') for k in ('cores', 'cpu', 'runningcpu', 'cpulimit', 'cpuunits', 'numa', 'smp', 'sockets',
+                                    'vcpus')]
+    + [(k, 'VM.Config.Memory') for k in ('memory', 'balloon', 'shares', 'allow-ksm')]
+    + [(k, 'VM.Config.HWType') for k in ('acpi', 'hotplug', 'kvm', 'machine', 'runningmachine', 'scsihw', 'smbios1',
+                                         'tablet', 'vga', 'watchdog', 'audio0', 'rng0')]
+    + [(k, 'VM.Config.Options') for k in ('agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime',
+                                          'migrate_downtime', 'migrate_speed', 'name', 'onboot', 'ostype',
+                                          'protection', 'reboot', 'startdate', 'startup', 'tdf', 'template')]
+    + [('freeze', 'VM.PowerMgmt')] + [(k, 'VM.Config.Disk') for k in ('boot', 'bootdisk', 'vmstatestorage')])
+
+
 class HandlerPermsMixin:
     """The value-dependent checks of create_vm and update_vm_api, try_deallocate_drive's storage check,
     vm_suspend's `todisk` checks, and the tag policy (GET /cluster/options, assert_tag_permissions)."""
+
+    def _config_priv(self, key):
+        """Qemu.pm $check_vm_modify_config_perm's privilege of an option of its tables (`bios` is
+        VM.Config.Options, not fakepve's VM.Config.HWType); the other keys as fakepve decides them."""
+        return OPTION_PRIVS.get(key) or super()._config_priv(key)
 
     def check_permissions(self, user, perms, values, declared=None):
         """RPCEnvironment.pm check_api2_permissions: a method open to `user => 'all'` passes for anyone logged in,

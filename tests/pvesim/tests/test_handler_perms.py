@@ -163,3 +163,14 @@ def test_a_restore_needs_access_to_the_archive(sim):
     err = error_of(sim.api, 'POST', Q, {'vmid': 323, 'archive': '/root/dump.vma'}, token='restore@pve!t=s')
     assert err.message == 'Only root can pass arbitrary filesystem paths.'
     assert 323 not in [int(r['vmid']) for r in sim.api('GET', '/cluster/resources', {'type': 'vm'})]
+
+
+def test_bios_is_a_general_option_not_a_hardware_type(sim):
+    # Qemu.pm $check_vm_modify_config_perm: `bios` is in $generaloptions (VM.Config.Options), `scsihw` in
+    # $hwtypeoptions (found by the differential run, seed 13: pvesim asked VM.Config.HWType for `bios`)
+    sim.add_user('opts@pve', tokens={'t': 's'}, acl={'/vms': ['VM.Allocate', 'VM.Config.Options', 'VM.Audit']})
+    token = 'opts@pve!t=s'
+    upid = sim.api('POST', Q, {'vmid': 730, 'name': 'b', 'bios': 'seabios'}, token=token)
+    assert sim.wait_task(upid)['exitstatus'] == 'OK'
+    err = error_of(sim.api, 'POST', Q, {'vmid': 731, 'scsihw': 'virtio-scsi-single'}, token=token)
+    assert err.status == 403 and 'VM.Config.HWType' in str(err), err
