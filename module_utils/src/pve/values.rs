@@ -95,9 +95,7 @@ pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Opti
     if let Some(words) = devices::content(config, &facts.storages) {
         return Some(words);
     }
-    let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
-    let sockets = number("sockets").or_else(|| number("smp")).unwrap_or(1);
-    let cores = number("cores").unwrap_or(1);
+    let (sockets, cores) = sockets_and_cores(config);
     let firmware = || command_cpu::firmware(config).or_else(|| devices::hostpci(config));
     if let Some(words) = firmware().or_else(|| command::usb(config)) {
         return Some(words);
@@ -193,14 +191,20 @@ pub fn reassign_nodes(source: &VmResource, target: &VmResource) -> Option<String
         .then(|| format!("Both VMs need to be on the same node ({} != {})", source.node, target.node))
 }
 
+/// The `sockets` (its old name `smp`) and `cores` QEMU is given (`config_to_command`), 1 each when
+/// unset or not a positive number.
+fn sockets_and_cores(config: &BTreeMap<String, String>) -> (u64, u64) {
+    let number = |k: &str| config.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
+    (number("sockets").or_else(|| number("smp")).unwrap_or(1), number("cores").unwrap_or(1))
+}
+
 /// What a start's CPU check cannot tell when the node's CPU count is hidden (`node_cpus` `None`:
 /// no `Sys.Audit` on `/nodes/<node>`): a VM of more than one vCPU (`sockets` × `cores` of the
 /// config it starts with, pending values applied) may be refused, in PVE's words with the count
 /// known after apply; a one-vCPU VM never is (every node has a CPU).
 pub fn start_unknown(vm: &VmResource, config: &VmConfig, node_cpus: Option<u64>) -> Option<String> {
-    let effective = config.effective();
-    let number = |k: &str| effective.get(k).and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0);
-    let vcpus = number("sockets").or_else(|| number("smp")).unwrap_or(1) * number("cores").unwrap_or(1);
+    let (sockets, cores) = sockets_and_cores(&config.effective());
+    let vcpus = sockets * cores;
     (node_cpus.is_none() && vcpus > 1).then(|| {
         format!(
             "whether VM {} starts is not known: it starts with {vcpus} vCPUs and the CPU count of node {} is shown only with Sys.Audit on /nodes/{}; PVE may refuse it: MAX (known after apply) vcpus allowed per VM on this node",

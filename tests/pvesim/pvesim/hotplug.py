@@ -9,7 +9,7 @@ import re
 from fakepve.model import PveError
 from fakepve.routing import die
 
-from . import drives as d, nets, options as o
+from . import drives as d, nets, options as o, qemu_command as qc
 from .validation import parse_boolean
 
 
@@ -26,17 +26,10 @@ class HotplugMixin:
             return False
 
         def parse(text):
-            out = {}
-            for part in str(text).split(','):
-                key, eq, val = part.partition('=')
-                key, val = (key, val) if eq else ('enabled', key)
-                key = {'freeze-fs': 'freeze-fs-on-backup', 'guest-fsfreeze': 'freeze-fs-on-backup'}.get(key, key)
-                if key in ('enabled', 'freeze-fs-on-backup', 'freeze-fs', 'fstrim_cloned_disks'):
-                    val = parse_boolean(val) or val
-                if part:
-                    out[key] = val
+            aliases = {'freeze-fs': 'freeze-fs-on-backup', 'guest-fsfreeze': 'freeze-fs-on-backup'}
+            out = {aliases.get(k, k): v for k, v in qc._props(text, 'enabled').items()}
             out.pop('fstrim_cloned_disks', None)
-            return out
+            return {k: parse_boolean(v) or v if k in ('enabled', 'freeze-fs-on-backup') else v for k, v in out.items()}
 
         return parse(old) == parse(new)
 

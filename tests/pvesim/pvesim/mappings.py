@@ -19,18 +19,10 @@ docs/pve-semantics.md §64.
 import json
 import re
 
-from .qemu_command import _props as _property_string
+from .qemu_command import _props
 
 ROOT = 'root@pam'
 SEE = ('Mapping.Modify', 'Mapping.Use', 'Mapping.Audit')
-
-
-def _props(value, default_key):
-    """qemu_command.py's property string, its first part without `=` under `default_key`."""
-    out = _property_string(value)
-    if '' in out:
-        out[default_key] = out.pop('')
-    return out
 
 
 def named(key, value):

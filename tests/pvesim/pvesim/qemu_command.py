@@ -17,15 +17,15 @@ def _set(value):
     return value not in (None, '', '0', 0)
 
 
-def _props(value):
-    """A property string as a dict; the first part without `=` under the key `''`."""
+def _props(value, default_key=''):
+    """A property string as a dict; the first part without `=` under `default_key` (the format's default key)."""
     out = {}
     for i, part in enumerate(str(value or '').split(',')):
         key, eq, val = part.partition('=')
         if eq:
             out[key] = val
         elif i == 0:
-            out[''] = part
+            out[default_key] = part
     return out
 
 

@@ -190,10 +190,10 @@ class ValuesMixin:
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
         no virtio-fs), then the VNC clipboard."""
         conf = vm.config
-        # qemu_devices.py: vm_start_nolock's check_volume_storage_type (§62); qemu_cpu.py: OVMF (§61); then the PCI
-        # devices (§62) and qemu_command.py's USB.pm, before the CPU count (§59)
-        words = (qd.content_error(conf, self.storages, self._parse_volname) or qcpu.firmware_error(conf)
-                 or qd.hostpci_error(conf) or qc.usb_error(conf))
+        # (the volumes' content types come before, in lifecycle.py's start, as vm_start_nolock checks them before it
+        # activates the volumes.) qemu_cpu.py: OVMF (§61); then the PCI devices (§62) and qemu_command.py's USB.pm,
+        # before the CPU count (§59)
+        words = qcpu.firmware_error(conf) or qd.hostpci_error(conf) or qc.usb_error(conf)
         if words:
             return words
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)
