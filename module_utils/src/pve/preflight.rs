@@ -577,6 +577,7 @@ fn drive_storages(config: &BTreeMap<String, String>) -> BTreeSet<String> {
 mod activate;
 mod cpu_models;
 mod features;
+mod handler_values;
 mod imports;
 mod mirror;
 pub use activate::current_volumes;

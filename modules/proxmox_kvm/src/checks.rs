@@ -250,10 +250,9 @@ impl<'a> Checks<'a> {
             Write::Config { vm, body, .. } => {
                 let (set, _) = split_config_body(body);
                 self.config_values(&vm.node, &set, None)?;
-                // update_vm_api's check_hookscript, after the drives (§58.5)
-                let script =
-                    value(&set, "hookscript").map(|h| self.preflight.storages().map(|s| values::hookscript(h, &s)));
-                script.transpose()?.flatten().map_or(Ok(()), |words| Err(Error::failed(words)))?;
+                // update_vm_api's check_hookscript, after the drives (§58.5, §67.1)
+                value(&set, "hookscript")
+                    .map_or(Ok(()), |h| self.preflight.hookscript(&self.privileges, &vm.node, h))?;
                 self.replicated_drives(write)
             }
             Write::Clone { source, body, node, configure, .. } => {

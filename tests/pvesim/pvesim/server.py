@@ -21,6 +21,7 @@ from .disk_calls import DiskCallsMixin
 from .drive_rules import DriveRulesMixin
 from .empty_values import EmptyValuesMixin
 from .handler_perms import HandlerPermsMixin
+from .hook_scsi import HookScsiMixin
 from .hotplug import HotplugMixin
 from . import key_order
 from .key_order import KeyOrderMixin
@@ -48,7 +49,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(HookScsiMixin, ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, RestoreTaskMixin, FakePve):

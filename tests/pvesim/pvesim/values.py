@@ -169,8 +169,8 @@ class ValuesMixin:
     def _check_hookscript(self, volid):
         """Qemu.pm update_vm_api (not create_vm) runs pve-guest-common GuestHelpers.pm check_hookscript on `hookscript`,
         a parameter error on the key: Storage.pm `path` of the volume (a storage that does not exist is refused
-        there), then its content type must be `snippets`. (That the file exists and is executable is not modelled:
-        pvesim's storages hold no snippets; every snippet is taken. A name the storage's parser refuses is PVE's
+        there), then its content type must be `snippets`. (That the file exists: hook_scsi.py, from the storage's
+        `files`; that it is executable is not modelled. A name the storage's parser refuses is PVE's
         `unable to parse ...`; pvesim calls it another content.)"""
         sid, _, volname = volid.partition(':')
         if sid not in self.storages:

@@ -26,6 +26,14 @@ def _vm(vmid, status='stopped', ha_state=None, **extra):
     return spec
 
 
+def with_snippet():
+    """The default seed's storages, `local` holding the snippet `snippets/hook.pl` (hook_scsi.py)."""
+    with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
+        storages = json.load(f)['storages']
+    storages['local']['files'] = {'snippets/hook.pl': 120}
+    return storages
+
+
 def seed(sim, tmp_path, vms, **more):
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         data = json.load(f)
@@ -152,9 +160,10 @@ def test_a_disk_moves_only_to_a_vm_on_the_same_node(sim, tmp_path):
     assert 'scsi1' in config(sim, 350)
 
 
-def test_a_hookscript_must_be_a_snippet(sim):
+def test_a_hookscript_must_be_a_snippet(sim, tmp_path):
     # Qemu.pm update_vm_api: `eval { PVE::GuestHelpers::check_hookscript($param->{$opt}, $storecfg) };
     # raise_param_exc({ $opt => $@ }) if $@;` (GuestHelpers.pm: "'<volid>' is not in the snippets directory")
+    seed(sim, tmp_path, [], storages=with_snippet())
     before = config(sim, 100)
     for volid in ('local-lvm:vm-100-disk-0', 'isos:iso/debian-13-netinst.iso'):
         err = error_of(sim.api, 'PUT', Q + '/100/config', {'hookscript': volid})

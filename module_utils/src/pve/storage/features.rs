@@ -120,10 +120,23 @@ pub fn volume_has_feature(plugintype: &str, feature: Feature, volume: &Volume, s
         t if super::is_file_storage(t) => plugin_formats(feature, state),
         t => return block_states(t, feature).map(|states| states.contains(&state)),
     };
-    if volume.kind == VolumeKind::Other {
-        return None;
+    let format = match volume.kind {
+        VolumeKind::Other => import_format(volume.volname)?,
+        _ => volume.format(),
+    };
+    Some(formats.contains(&format))
+}
+
+/// Plugin.pm `parse_volname` of an `import/` volume: its format is its name's extension (`ova`,
+/// `ovf`, `qcow2`, `raw`, `vmdk`); a disk inside an OVA is `ova+<format>`, in no table.
+fn import_format(volname: &str) -> Option<&str> {
+    let name = volname.strip_prefix("import/")?;
+    let ext = name.rsplit_once('.')?.1;
+    let ova = name.split_once(".ova/").is_some_and(|(a, d)| !a.is_empty() && !d.contains('/'));
+    if ova {
+        return Some("ova+");
     }
-    Some(formats.contains(&volume.format()))
+    (!name.contains('/') && ["ova", "ovf", "qcow2", "raw", "vmdk"].contains(&ext)).then_some(ext)
 }
 
 #[cfg(test)]
@@ -131,7 +144,7 @@ mod tests {
     use super::*;
 
     fn has(plugintype: &str, feature: Feature, volid: &str, snap: bool) -> Option<bool> {
-        volume_has_feature(plugintype, feature, &Volume::parse(volid).unwrap(), snap)
+        volume_has_feature(plugintype, feature, &Volume::parse(volid).expect(volid), snap)
     }
 
     #[test]
@@ -176,5 +189,39 @@ mod tests {
         assert_eq!(has("lvm", Template, "slx:vm-100-disk-0", false), Some(false));
         assert_eq!(has("dir", Template, "sdx:100/vm-100-disk-0.subvol", false), Some(true));
         assert_eq!(has("dir", Snapshot, "sdx:100/vm-100-disk-0.raw", false), Some(false));
+    }
+
+    #[test]
+    fn every_import_source_pve_lets_through_has_the_copy_feature() {
+        // Qemu.pm `$import_from_volid` asks 'copy' of a source `$check_storage_access` took: content
+        // `images` or `import`, a QEMU format (`checked_parse_volname`; `.ova`, `.ovf`, `.vmx` and
+        // `subvol` refused before), an OVA's disk extracted first. Every storage type PVE ships
+        // offers it there, so the refusal is left to a third-party plugin (docs/refusals.md, §67.3).
+        let files = ["sx:100/vm-100-disk-0.raw", "sx:100/vm-100-disk-0.qcow2", "sx:100/base-100-disk-0.vmdk"];
+        let imports = ["sx:import/a.raw", "sx:import/a.qcow2", "sx:import/a.vmdk"];
+        for t in ["dir", "nfs", "cifs", "cephfs", "btrfs", "glusterfs"] {
+            for volid in files.iter().chain(imports.iter()) {
+                assert_eq!(has(t, Copy, volid, false), Some(true), "{t} {volid}");
+            }
+        }
+        let blocks = [
+            ("lvm", "sx:vm-100-disk-0"),
+            ("lvm", "sx:vm-100-disk-0.qcow2"),
+            ("iscsi", "sx:0.0.1.scsi-36001"),
+            ("iscsidirect", "sx:lun0"),
+            ("esxi", "sx:dc/ds/vm/disk.vmdk"),
+        ];
+        let thin = ["lvmthin", "rbd", "zfspool", "zfs"]
+            .into_iter()
+            .flat_map(|t| [(t, "sx:vm-100-disk-0"), (t, "sx:base-100-disk-0")]);
+        for (t, volid) in blocks.into_iter().chain(thin) {
+            assert_eq!(has(t, Copy, volid, false), Some(true), "{t} {volid}");
+        }
+        // what the table refuses is refused before: not QEMU formats, or extracted first
+        for volid in ["sx:import/a.ova", "sx:import/a.ovf", "sx:import/a.ova/disk1.vmdk", "sx:100/vm-100-disk-0.subvol"]
+        {
+            assert_eq!(has("dir", Copy, volid, false), Some(false), "{volid}");
+        }
+        assert_eq!(has("dir", Copy, "sx:snippets/a.pl", false), None, "not an import source");
     }
 }

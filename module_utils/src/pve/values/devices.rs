@@ -54,7 +54,7 @@ pub fn content(config: &BTreeMap<String, String>, storages: &[StorageConfig]) ->
 
 /// The pinned `machine`'s version as (major, minor, pve), `+pveN` 0 when not given; `None`
 /// without a pinned version (the node's QEMU, 10.0 or later on every PVE 9 node).
-fn machine_version(config: &BTreeMap<String, String>) -> Option<(u64, u64, u64)> {
+pub(crate) fn machine_version(config: &BTreeMap<String, String>) -> Option<(u64, u64, u64)> {
     let machine = config.get("machine").map(String::as_str).unwrap_or_default();
     let kind = prop(machine, "type", Some("type")).unwrap_or_default();
     let (version, pve) = kind.rsplit('-').next()?.split_once("+pve").unwrap_or((kind.rsplit('-').next()?, "0"));

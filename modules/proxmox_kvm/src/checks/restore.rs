@@ -1,5 +1,7 @@
 //! What proxmox_kvm checks last before a write: one cloud-init drive, and a restore's hints, the storages the archive's own config names for its drives (`pve::restore::hint_storages`, docs/pve-semantics.md §64).
 
+use std::collections::BTreeMap;
+
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::permissions::Need;
 use module_utils::pve::restore;
@@ -15,6 +17,7 @@ impl Checks<'_> {
     /// `images` and grants `Datastore.AllocateSpace`. The archive's config is read
     /// (`extractconfig`) only for a restore whose request names no `storage`.
     pub(super) fn last(&self, write: &Write, before: Option<&VmConfig>, vmid: u64) -> Result<()> {
+        self.scsi_identity(write, before)?;
         one_cloudinit(write, before, vmid)?;
         let Write::Create { node, form, .. } = write else { return Ok(()) };
         let Some(archive) = value(form, "archive").filter(|a| *a != "-") else { return Ok(()) };
@@ -44,5 +47,26 @@ impl Checks<'_> {
             self.privileges.require_for(&need, &described(write, vmid))?;
         }
         Ok(())
+    }
+
+    /// Qemu.pm `assert_scsi_feature_compatibility` on each `scsiN` a create or config write sets,
+    /// against the machine `get_vm_machine` reads: the request's at a create (in its task, before
+    /// `create_disks`), the applied config's at an update (`Preflight::scsi_identity`, §67.2).
+    fn scsi_identity(&self, write: &Write, before: Option<&VmConfig>) -> Result<()> {
+        let (form, machine, context) = match (write, before) {
+            (Write::Create { form, .. }, _) => (form, value(form, "machine"), None),
+            (Write::Config { body, context, .. }, Some(c)) => {
+                (body, c.current.get("machine").map(String::as_str), Some(context))
+            }
+            _ => return Ok(()),
+        };
+        let config = machine.map(|m| BTreeMap::from([("machine".to_string(), m.to_string())])).unwrap_or_default();
+        form.iter().filter(|(k, _)| k.starts_with("scsi") && k != "scsihw").try_for_each(|(k, v)| {
+            let refused = self.preflight.scsi_identity(k, v, &config);
+            refused.map_err(|e| match context {
+                Some(c) => e.context(c),
+                None => e,
+            })
+        })
     }
 }
