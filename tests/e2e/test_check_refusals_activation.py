@@ -1,4 +1,4 @@
-"""Check versus real, issue 32: a migration's volume that only a snapshot names, gone from its file storage (R-power-158).
+"""Check versus real, issue 32: a migration's volume only a snapshot names, gone from its file storage (R-power-158).
 
 QemuMigrate.pm `scan_local_volumes` walks QemuServer.pm `foreach_volid`, whose volumes are the config's, its pending
 values' and each snapshot's (drives, unused volumes, `vmstate`); `$test_volid` activates each one on storage that is

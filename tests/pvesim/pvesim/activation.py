@@ -7,8 +7,8 @@ src/PVE/QemuServer.pm `get_current_vm_volumes` (what `vm_start_nolock` activates
 `vmstate`; a cloud-init volume that is gone is made again first, QemuServer/Cloudinit.pm `commit_cloudinit_disk`),
 src/PVE/QemuMigrate.pm `scan_local_volumes` (`$test_volid` activates every volume `foreach_volid` finds on storage
 that is not shared before its other checks: the config's, its pending values' and each snapshot's drives, unused
-volumes and `vmstate`), src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `), `move_vm_disk` (the moved
-drive's volume, before its eval), `resize_vm` (the resized volume).
+volumes and `vmstate`), src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `),
+`move_vm_disk` (the moved drive's volume, before its eval), `resize_vm` (the resized volume).
 
 A seed's storage may list `gone` volume names: files removed on the host behind PVE's back, which the storage no
 longer lists although a config names them (fakepve lists every volume a config names).
