@@ -128,6 +128,20 @@ fn local_path(volid: &str, storages: &[StorageConfig]) -> Option<String> {
     }
 }
 
+/// QemuMigrate.pm `scan_local_volumes` (`foreach_volid`): the volume ids of `configs` (the
+/// applied config, its pending values, or a snapshot's) on storages that are not shared, sorted:
+/// each drive's and unused volume's, and `vmstate` (a hibernated VM's, a snapshot's with RAM).
+/// `$test_volid` activates each before anything else of it (R-any-116, R-power-158).
+pub fn scanned_volumes(configs: &[&BTreeMap<String, String>], storages: &[StorageConfig]) -> Vec<String> {
+    let local =
+        |v: &String| Volume::parse(v).is_some_and(|v| storages.iter().any(|s| s.storage == v.storage && !s.shared));
+    let volume = |(k, v): (&String, &String)| if k == "vmstate" { Some(v.clone()) } else { Disk::parse(k, v)?.volume };
+    let mut out: Vec<String> = configs.iter().flat_map(|c| c.iter()).filter_map(volume).filter(local).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// QemuMigrate.pm `scan_local_volumes`, after it has looked at every volume of the VM (`configs`:
 /// the applied config, its pending values, each snapshot's): two volume ids of the VM's own on
 /// storages that are not shared that name one path (two storages on one directory, volume

@@ -5,8 +5,10 @@ Sources: pve-storage 9.1.7 src/PVE/Storage/Plugin.pm `activate_volume` (`-e` of 
 directory, NFS, CIFS, CephFS, BTRFS and GlusterFS plugins inherit; the others override it); qemu-server 9.2.6
 src/PVE/QemuServer.pm `get_current_vm_volumes` (what `vm_start_nolock` activates: every drive's volume id and
 `vmstate`; a cloud-init volume that is gone is made again first, QemuServer/Cloudinit.pm `commit_cloudinit_disk`),
-src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `), `move_vm_disk` (the moved
-drive's volume, before its eval), `resize_vm` (the resized volume).
+src/PVE/QemuMigrate.pm `scan_local_volumes` (`$test_volid` activates every volume `foreach_volid` finds on storage
+that is not shared before its other checks: the config's, its pending values' and each snapshot's drives, unused
+volumes and `vmstate`), src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `),
+`move_vm_disk` (the moved drive's volume, before its eval), `resize_vm` (the resized volume).
 
 A seed's storage may list `gone` volume names: files removed on the host behind PVE's back, which the storage no
 longer lists although a config names them (fakepve lists every volume a config names).
@@ -26,6 +28,19 @@ def current_volumes(config):
     out = [d.parse_drive(config[k])[0] for k in sorted(config) if d.is_drive(k) and not d.is_cloudinit(config[k])]
     out.append(config.get('vmstate'))
     return [v for v in out if v and volume_ref(v)[0]]
+
+
+def snapshot_volumes(vm):
+    """QemuServer.pm foreach_volid over the snapshots' sections: each snapshot's drive, unused and `vmstate` volume
+    ids, sorted (scan_local_volumes activates each, docs/pve-semantics.md §69)."""
+    out = set()
+    for snap in (getattr(vm, 'snapshots', None) or {}).values():
+        for key, value in snap.items():
+            if key == 'vmstate' or d.is_drive(key) or d.UNUSED_KEY.match(key):
+                volume = value if key == 'vmstate' else d.parse_drive(value)[0]
+                if volume and volume_ref(volume)[0]:
+                    out.add(volume)
+    return sorted(out)
 
 
 class ActivationMixin:

@@ -149,6 +149,15 @@ class CloneMigrateMixin:
                     errors[volume] = 'local cdrom image'
                 continue
             found[volume] = 'unused' if d.UNUSED_KEY.match(key) else 'attached'
+        for volume in activation.snapshot_volumes(vm):
+            # a volume only a snapshot names (a drive, or a snapshot's vmstate): $test_volid activates it too
+            # (activation.py); its snapshot checks are migrate_task.snapshot_errors'
+            sid = volume_ref(volume)[0]
+            if volume in found or volume in errors or sid not in self.storages or self.storages[sid].get('shared'):
+                continue
+            words = self.missing_volume([volume])
+            if words:
+                errors[volume] = words
         return found, errors
 
     async def _sim_migrate(self, v, user):
@@ -223,7 +232,9 @@ class CloneMigrateMixin:
                 vm.config.pop('lock', None)
                 self._sync_vm(vm)
                 raise abort(aliased)
-            errors.update(migrate_task.snapshot_errors(vm, self.storages, self._jobs_of(vmid), target, running))
+            for volume, words in migrate_task.snapshot_errors(vm, self.storages, self._jobs_of(vmid), target,
+                                                              running).items():
+                errors.setdefault(volume, words)  # a volume that is gone died in its activation first
             for volume, ref in sorted(local.items()):
                 if ref == 'attached' and running and not with_local:
                     errors[volume] = "can't live migrate attached local disks without with-local-disks option"

@@ -58,3 +58,27 @@ def test_a_migration_logs_a_local_volume_gone_and_aborts(sim, tmp_path):
     assert status['exitstatus'] == 'migration aborted', status
     assert any(line.endswith("can't migrate local disk 'files:160/vm-160-disk-1.qcow2': " + GONE)
                for line in task_log(sim, status)), task_log(sim, status)
+
+
+def test_a_migration_activates_the_volumes_only_a_snapshot_names(sim, tmp_path):
+    """QemuMigrate.pm scan_local_volumes walks QemuServer.pm `foreach_volid`, the snapshots' sections too: a
+    snapshot's drive and its `vmstate` that are gone from the file storage abort the migration, each in its
+    activation, before the snapshot checks (docs/pve-semantics.md §69)."""
+    seed = json.loads(json.dumps(dict(SEED, nodes=['pve1', 'pve2'])))
+    seed['storages']['files']['gone'] = ['164/vm-164-disk-1.qcow2', '165/vm-165-state-s1.raw']
+    seed['vms'] = [
+        dict(_vm(164), snapshots={'s1': {'scsi0': 'thin:vm-164-disk-0,size=1G',
+                                         'scsi1': 'files:164/vm-164-disk-1.qcow2,size=1G'}}),
+        dict(_vm(165), snapshots={'s1': {'scsi0': 'thin:vm-165-disk-0,size=1G',
+                                         'vmstate': 'files:165/vm-165-state-s1.raw'}}),
+        dict(_vm(166, scsi1='files:166/vm-166-disk-1.qcow2,size=1G'),
+             snapshots={'s1': {'scsi1': 'files:166/vm-166-disk-1.qcow2,size=1G'}})]
+    path = tmp_path / 'snap-gone.json'
+    path.write_text(json.dumps(seed))
+    sim.reset(str(path))
+    for vmid, volid in ((164, 'files:164/vm-164-disk-1.qcow2'), (165, 'files:165/vm-165-state-s1.raw')):
+        status = migrate(sim, vmid, target='pve2')
+        assert status['exitstatus'] == 'migration aborted', status
+        words = "can't migrate local disk '{0}': volume '{0}' does not exist".format(volid)
+        assert any(line.endswith(words) for line in task_log(sim, status)), task_log(sim, status)
+    ok(migrate(sim, 166, target='pve2'))

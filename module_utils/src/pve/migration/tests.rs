@@ -118,3 +118,22 @@ fn two_storages_on_one_path_alias_a_volume() {
     let other = cfg(&[("scsi2", "alias:701/vm-701-disk-0.qcow2")]);
     assert_eq!(aliased_volumes(700, &[&current, &other], &all), None);
 }
+
+#[test]
+fn the_scan_takes_drives_unused_volumes_and_vmstate_on_local_storage_sorted() {
+    let snapshot = cfg(&[
+        ("scsi1", "local:700/vm-700-disk-1.qcow2,size=1G"),
+        ("unused0", "local-lvm:vm-700-disk-2"),
+        ("vmstate", "local:700/vm-700-state-s1.raw"),
+        ("scsi2", "ceph:vm-700-disk-3,size=1G"),
+        ("ide2", "none,media=cdrom"),
+        ("scsi3", "/dev/sdb"),
+        ("name", "web"),
+    ]);
+    let current = cfg(&[("scsi1", "local:700/vm-700-disk-1.qcow2,size=1G")]);
+    assert_eq!(
+        scanned_volumes(&[&current, &snapshot], &storages()),
+        ["local-lvm:vm-700-disk-2", "local:700/vm-700-disk-1.qcow2", "local:700/vm-700-state-s1.raw"]
+    );
+    assert!(scanned_volumes(&[&cfg(&[("scsi2", "ceph:vm-700-disk-3,size=1G")])], &storages()).is_empty());
+}

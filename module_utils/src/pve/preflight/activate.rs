@@ -33,6 +33,14 @@ impl Preflight<'_> {
     /// that is not a file storage or not enabled on `node`, or one this user's listing would not
     /// show (`permissions::lists_volume`).
     pub fn activated(&self, privileges: &Privileges, node: &str, volids: &[String], context: &str) -> Result<()> {
+        match self.gone(privileges, node, volids)? {
+            Some(volid) => Err(Error::failed(format!("{context}volume '{volid}' does not exist"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The first of `volids` that `activated` refuses, for a caller that words the refusal itself.
+    pub fn gone<'v>(&self, privileges: &Privileges, node: &str, volids: &'v [String]) -> Result<Option<&'v String>> {
         let storages = self.storages()?;
         for volid in volids {
             let Some(volume) = Volume::parse(volid) else { continue };
@@ -45,9 +53,9 @@ impl Preflight<'_> {
                 continue;
             }
             if !self.volumes_on(node, volume.storage)?.contains_key(volid) {
-                return Err(Error::failed(format!("{context}volume '{volid}' does not exist")));
+                return Ok(Some(volid));
             }
         }
-        Ok(())
+        Ok(None)
     }
 }

@@ -46,6 +46,13 @@ impl Checks<'_> {
         if snapshots.is_empty() {
             return Ok(None);
         }
+        // $test_volid activates a snapshot's volumes (drives, unused, vmstate) before their snapshot
+        // checks; `Preflight::gone`, as for the config's (`Checks::activated`, R-power-158, §69)
+        let snapshot_configs: Vec<_> = snapshots.iter().collect();
+        let scanned = migration::scanned_volumes(&snapshot_configs, &storages);
+        if let Some(v) = self.preflight.gone(&self.privileges, &vm.node, &scanned)? {
+            return Ok(Some(format!("can't migrate local disk '{v}': volume '{v}' does not exist")));
+        }
         // replication keeps a running VM's volumes only where a `local` job targets the node
         let replicated = jobs.iter().any(|j| j.kind == "local" && j.target == target);
         Ok(migration::snapshot_volumes(vm.vmid, &snapshots, &storages, running, replicated))

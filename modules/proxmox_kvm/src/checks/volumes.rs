@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::{is_disk_key, parse_new_cloudinit, parse_new_disk, second_cloudinit, Disk};
+use module_utils::pve::migration;
 use module_utils::pve::preflight::{current_volumes, NewVolume};
 use module_utils::pve::request::Form;
 use module_utils::pve::resources::VmResource;
@@ -43,19 +44,14 @@ impl Checks<'_> {
             }
             Write::Migrate { vm, context, .. } if before.is_some() && !predicted(vm) => {
                 // scan_local_volumes activates each volume on a storage that is not shared and logs
-                // its error; the config's and its pending values' here (a snapshot's own: R-any-115)
+                // its error: the config's and its pending values' here; a snapshot's:
+                // `Checks::migration` (R-power-158)
                 let storages = self.preflight.storages()?;
-                let local = |v: &String| {
-                    Volume::parse(v).is_some_and(|v| storages.iter().any(|s| s.storage == v.storage && !s.shared))
-                };
-                let all = before.iter().flat_map(|c| c.current.iter().chain(&c.pending));
-                let mut volumes: Vec<String> =
-                    all.filter_map(|(k, v)| Disk::parse(k, v)?.volume).filter(local).collect();
-                volumes.sort();
-                volumes.dedup();
-                for v in &volumes {
-                    let context = format!("{context}: can't migrate local disk '{v}': ");
-                    self.preflight.activated(&self.privileges, &vm.node, std::slice::from_ref(v), &context)?;
+                let configs: Vec<_> = before.iter().flat_map(|c| [&c.current, &c.pending]).collect();
+                let volumes = migration::scanned_volumes(&configs, &storages);
+                if let Some(v) = self.preflight.gone(&self.privileges, &vm.node, &volumes)? {
+                    let words = format!("can't migrate local disk '{v}': volume '{v}' does not exist");
+                    return Err(Error::failed(format!("{context}: {words}")));
                 }
                 return Ok(());
             }
