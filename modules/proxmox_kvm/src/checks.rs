@@ -192,12 +192,15 @@ impl<'a> Checks<'a> {
             // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
             let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
             let mut node = if op == Op::Start { start(config)? } else { Default::default() };
-            node.storages = if op == Op::Start { self.preflight.storages()?.to_vec() } else { Vec::new() };
+            if op == Op::Start {
+                node.storages = self.preflight.storages()?;
+                self.start_mappings(vm, config, &mut node)?;
+            }
             if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
                 self.privileges.not_known(what);
             }
             let values = || values::refusal(op, vm, config, p.purge, &node);
-            if let Some(words) = self.mapped(op, vm, config, state::refusal(op, &facts), values)? {
+            if let Some(words) = self.mapped(op, config, &node, state::refusal(op, &facts), values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             let replicated = || self.replicated_state(write, &form, config, running, p.purge);
