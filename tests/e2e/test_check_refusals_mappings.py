@@ -32,10 +32,13 @@ MAPPINGS = {
     'dir': [{'id': 'docs', 'map': ['node=pve2,path=/srv/docs']},
             {'id': 'gone', 'map': ['node=pve1,path=/srv/gone']}],
 }
-MAPPINGS['pci'].append({'id': 'igds', 'map': ['node=pve1,path=0000:00:02.0', 'node=pve1,path=0000:01:00.0']})
+MAPPINGS['pci'].append({'id': 'igds', 'map': ['node=pve1,path=0000:00:02.0,id=8086:3e92',
+                                               'node=pve1,path=0000:01:00.0,id=8086:3e92']})
 MAPPINGS['pci'].append({'id': 'moved', 'map': ['node=pve1,path=0000:05:00.0,id=10de:2204,iommugroup=12']})
 # pve1's hardware and directories, which `check-node` compares the entries with (Mapping/*.pm assert_valid)
-NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12}}, 'dirs': ['/srv/here']}}
+NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12},
+                                  '0000:00:02.0': {'id': '8086:3e92'}, '0000:01:00.0': {'id': '8086:3e92'}},
+                         'dirs': ['/srv/here']}}
 
 # Rows' VMs: 790-797 and 799 on pve1.
 VMS = [
