@@ -189,13 +189,8 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
-            let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
-            let mut node = if op == Op::Start { start(config)? } else { Default::default() };
-            if op == Op::Start {
-                node.storages = self.preflight.storages()?;
-                self.start_mappings(vm, config, &mut node)?;
-            }
+            // what a start reads of its node, CPU model, storages and mappings (§61, §62, §70); a hidden CPU count warns
+            let node = if op == Op::Start { self.start_facts(vm, config)? } else { Default::default() };
             if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
                 self.privileges.not_known(what);
             }

@@ -30,15 +30,18 @@ impl Checks<'_> {
         sees
     }
 
-    /// For a start: the mappings `config` names (`facts.mappings`, read with the node's checks,
-    /// nothing read for a config that names none), and those this user cannot see
-    /// (`facts.hidden`, each warned of), which `values::start_with` checks in their places.
-    pub(super) fn start_mappings(&self, vm: &VmResource, config: &VmConfig, facts: &mut StartFacts) -> Result<()> {
+    /// What a start of `vm` reads beyond its config (`Preflight::start_facts`, §61), storage.cfg
+    /// (shared, §62), the mappings `config` names (`facts.mappings`, read with the node's checks,
+    /// nothing read for a config that names none) and those this user cannot see (`facts.hidden`,
+    /// each warned of), which `values::start_with` checks in their places (§70).
+    pub(super) fn start_facts(&self, vm: &VmResource, config: &VmConfig) -> Result<StartFacts> {
         let effective = config.effective();
-        let named: Vec<_> = effective.iter().filter_map(|(k, v)| mappings::named(k, v)).collect();
+        let mut facts = self.preflight.start_facts(&vm.node, &effective)?;
+        facts.storages = self.preflight.storages()?;
         facts.node = vm.node.clone();
+        let named: Vec<_> = effective.iter().filter_map(|(k, v)| mappings::named(k, v)).collect();
         if named.is_empty() {
-            return Ok(());
+            return Ok(facts);
         }
         facts.mappings = mappings::read(self.api, &effective, Some(&vm.node))?;
         for (kind, id) in named {
@@ -47,7 +50,7 @@ impl Checks<'_> {
                 facts.hidden.push((kind, id));
             }
         }
-        Ok(())
+        Ok(facts)
     }
 
     /// `state` (the VM's state's refusal) if any; then `values` (the config's values, the mapped
