@@ -104,9 +104,10 @@ impl<'a> Checks<'a> {
             let option = option_of(key);
             if let Some((storage, _)) = parse_new_disk(file) {
                 if let Some(sid) = storage.or(default_storage) {
-                    self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3)
+                    self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3, §70)
+                } else if let Some(src) = disk.other.get("import-from") {
+                    self.preflight.import_source(node, key, src, &option)?;
                 }
-                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_format(src, &option))?;
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {
