@@ -15,7 +15,7 @@ impl Preflight<'_> {
     /// Then qemu-server's `checked_parse_volname` (Qemu.pm `create_disks` for an attached volume,
     /// `$check_storage_access` for an `import-from` source) takes only QEMU's formats
     /// (`values::devices::attached_format`, §62.3; an `import/` volume's as a source only:
-    /// `import_format`).
+    /// `Preflight::import_source`).
     pub fn volname(&self, volid: &str, option: &str) -> Result<()> {
         self.parsed_volname(volid, option, false)
     }
