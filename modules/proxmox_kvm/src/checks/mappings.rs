@@ -2,9 +2,9 @@
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::mappings;
-use module_utils::pve::values::command_cpu::StartFacts;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state::Op;
+use module_utils::pve::values::command_cpu::StartFacts;
 use module_utils::Result;
 
 use super::Checks;
