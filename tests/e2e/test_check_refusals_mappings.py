@@ -9,7 +9,9 @@ refuses each as PVE does (tests/pvesim/pvesim/mappings.py, tests/pvesim/tests/te
 
 1. A start: qemu-server QemuServer/PCI.pm `parse_hostpci` (no entry for the node), QemuServer/USB.pm `parse_usb_device`
    (two entries for the node), QemuServer/Virtiofs.pm `assert_virtiofs_config` (pve-guest-common Mapping/Dir.pm
-   `find_on_current_node`); the module predicts them in `pve::mappings::start_devices` and `start_dirs`.
+   `find_on_current_node`); the module predicts them in `pve::mappings::pci_on_node`, `start_usb` and `start_dirs`.
+   `legacy-igd` on a mapping with several entries for the node: PCI.pm `parse_hostpci_devices` (`alternate devices`),
+   predicted in `pve::values::devices::hostpci` with the mapping's entries (docs/pve-semantics.md §70).
    Each entry for the node is checked against the node's hardware and directories (pve-guest-common Mapping/PCI.pm,
    USB.pm, Dir.pm `assert_valid`), which the lists give with `check-node` and pvesim models with `node_devices`.
 2. A migration: QemuMigrate.pm `prepare` with QemuMigrate/Helpers.pm `check_local_resources` (a mapping with no entry
@@ -30,11 +32,15 @@ MAPPINGS = {
     'dir': [{'id': 'docs', 'map': ['node=pve2,path=/srv/docs']},
             {'id': 'gone', 'map': ['node=pve1,path=/srv/gone']}],
 }
+MAPPINGS['pci'].append({'id': 'igds', 'map': ['node=pve1,path=0000:00:02.0,id=8086:3e92',
+                                               'node=pve1,path=0000:01:00.0,id=8086:3e92']})
 MAPPINGS['pci'].append({'id': 'moved', 'map': ['node=pve1,path=0000:05:00.0,id=10de:2204,iommugroup=12']})
 # pve1's hardware and directories, which `check-node` compares the entries with (Mapping/*.pm assert_valid)
-NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12}}, 'dirs': ['/srv/here']}}
+NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup': 12},
+                                  '0000:00:02.0': {'id': '8086:3e92'}, '0000:01:00.0': {'id': '8086:3e92'}},
+                         'dirs': ['/srv/here']}}
 
-# Rows' VMs: 790-797 on pve1.
+# Rows' VMs: 790-797 and 799 on pve1.
 VMS = [
     _vm(790, 'row-790', hostpci0='mapping=gpu,pcie=1', machine='q35'),
     _vm(791, 'row-791', usb0='mapping=keys'),
@@ -44,6 +50,7 @@ VMS = [
     _vm(795, 'row-795'),
     _vm(796, 'row-796', hostpci0='mapping=moved'),
     _vm(797, 'row-797', virtiofs0='dirid=gone'),
+    _vm(799, 'row-799', vga='none', hostpci0='mapping=igds,legacy-igd=1'),
 ]
 
 # The canary's privileges and Mapping.Audit (and Use) on /mapping: the lists show this token the mappings (without
@@ -84,6 +91,8 @@ ROWS = [
         real_failure="PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found"),
     one('mapped directory missing on the node: start', kvm(node='pve1', vmid=797, state='started'),
         real_failure='directory mapping invalid: Path /srv/gone does not exist'),
+    one('legacy igd on a mapping with two devices on the node: start', kvm(node='pve1', vmid=799, state='started'),
+        real_failure='legacy IGD assignment is not compatible with alternate devices'),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -97,6 +106,7 @@ CENSUS = {
     'pci device without host or mapping: update': ('R-config-160',),
     'pci device changed on the node: start': ('R-power-161',),
     'mapped directory missing on the node: start': ('R-power-96',),
+    'legacy igd on a mapping with two devices on the node: start': ('R-power-157',),
     "restore: a hint's storage without space": ('R-create-130',),
 }
 

@@ -94,40 +94,41 @@ fn on_node<'m>(mapping: &'m Mapping, node: &str) -> Vec<&'m String> {
     mapping.map.iter().filter(|e| prop(e, "node", false) == Some(node)).collect()
 }
 
-/// What a start on `node` refuses of the mapped devices of `config` (the config it starts with),
-/// in `config_to_command`'s order: each `hostpciN` (PCI.pm `parse_hostpci`), then each `usbN`
-/// (USB.pm `parse_usb_device`); `visible(kind, id)`: whether the user would see the mapping if it
-/// existed. The directories of `virtiofsN` come at the end of the command line: `start_dirs`.
-pub fn start_devices(
+/// PCI.pm `parse_hostpci` of `hostpciN`'s `mapping` `id` on `node` (`find_on_current_node`, then
+/// `assert_valid` of each entry through `check-node`'s errors): the `path` of each entry, one
+/// alternative each, or PVE's words; `None` when the user cannot see the mapping (`visible`).
+/// `values::devices::hostpci` checks the alternatives in their place (§70).
+pub fn pci_on_node(
+    id: &str,
+    node: &str,
+    maps: &Mappings,
+    visible: &dyn Fn(&str, &str) -> bool,
+) -> Option<Result<Vec<String>, String>> {
+    let not_found = || Some(Err(format!("PCI device mapping not found for '{id}'")));
+    let Some(m) = maps.get(&("pci", id.to_string())) else {
+        return if visible("pci", id) { not_found() } else { None };
+    };
+    let entries = on_node(m, node);
+    if entries.is_empty() {
+        return not_found();
+    }
+    if let Some(err) = m.errors.first() {
+        return Some(Err(format!("PCI device mapping invalid (hardware probably changed): {err}")));
+    }
+    Some(Ok(entries.iter().map(|e| prop(e, "path", false).unwrap_or_default().to_string()).collect()))
+}
+
+/// What a start on `node` refuses of the mapped USB devices of `config` (the config it starts
+/// with), after the PCI devices (`config_to_command`: USB.pm `parse_usb_device`); `visible(kind,
+/// id)`: whether the user would see the mapping if it existed. The directories of `virtiofsN`
+/// come at the end of the command line: `start_dirs`.
+pub fn start_usb(
     config: &BTreeMap<String, String>,
     node: &str,
     maps: &Mappings,
     visible: &dyn Fn(&str, &str) -> bool,
 ) -> Option<String> {
     let found = |kind: &'static str, id: &str| maps.get(&(kind, id.to_string())).map(|m| (on_node(m, node), m));
-    for i in 0..16 {
-        let Some(value) = config.get(&format!("hostpci{i}")) else { continue };
-        let (host, mapping) = (prop(value, "host", true), prop(value, "mapping", false));
-        let Some(id) = mapping else {
-            if host.is_none() {
-                return Some("Either 'host' or 'mapping' must be set.".into());
-            }
-            continue;
-        };
-        if host.is_some() {
-            return Some("Cannot set both 'host' and 'mapping'.".into());
-        }
-        match found("pci", id) {
-            Some((entries, m)) if !entries.is_empty() => {
-                if let Some(err) = m.errors.first() {
-                    return Some(format!("PCI device mapping invalid (hardware probably changed): {err}"));
-                }
-            }
-            Some(_) => return Some(format!("PCI device mapping not found for '{id}'")),
-            None if visible("pci", id) => return Some(format!("PCI device mapping not found for '{id}'")),
-            None => {}
-        }
-    }
     for i in 0..20 {
         let Some(value) = config.get(&format!("usb{i}")) else { continue };
         let (host, mapping) = (prop(value, "host", true), prop(value, "mapping", false));

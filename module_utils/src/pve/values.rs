@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::pve::config::VmConfig;
+use crate::pve::mappings;
 use crate::pve::request::Form;
 use crate::pve::resources::VmResource;
 use crate::pve::schema::current_memory;
@@ -96,7 +97,11 @@ pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Opti
         return Some(words);
     }
     let (sockets, cores) = sockets_and_cores(config);
-    let firmware = || command_cpu::firmware(config).or_else(|| devices::hostpci(config));
+    // the mapped devices in their places (§64, §70): each PCI one's checks with its `hostpciN`, then USB
+    let visible = |kind: &str, id: &str| !facts.hidden.iter().any(|(k, i)| *k == kind && i == id);
+    let mapped = |id: &str| mappings::pci_on_node(id, &facts.node, &facts.mappings, &visible);
+    let usb = || mappings::start_usb(config, &facts.node, &facts.mappings, &visible);
+    let firmware = || command_cpu::firmware(config).or_else(|| devices::hostpci(config, &mapped)).or_else(usb);
     if let Some(words) = firmware().or_else(|| command::usb(config)) {
         return Some(words);
     }

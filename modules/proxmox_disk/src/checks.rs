@@ -78,9 +78,6 @@ pub fn guard(
         if let Some(volid) = &params.iso_image {
             checks.preflight.volname(volid, "iso_image")?;
         }
-        if let Some(volid) = &params.import_from {
-            checks.preflight.import_format(volid, "import_from")?; // and its format (§62.3)
-        }
     }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());
     let request: Vec<String> = writes.iter().map(|(method, path, body)| describe(*method, path, body)).collect();
@@ -136,7 +133,8 @@ pub fn guard(
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => {
-                    preflight.import_source(node, disk, source)?; // an OVA's disk, the source's owner (§63.3)
+                    // its format, an OVA's disk, the source's owner (§62.3, §63.3, §70)
+                    preflight.import_source(node, disk, source, "import_from")?;
                     preflight.volume(node, source, "import_from")
                 }
                 None => Ok(()),

@@ -104,9 +104,10 @@ impl<'a> Checks<'a> {
             let option = option_of(key);
             if let Some((storage, _)) = parse_new_disk(file) {
                 if let Some(sid) = storage.or(default_storage) {
-                    self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3)
+                    self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3, §70)
+                } else if let Some(src) = disk.other.get("import-from") {
+                    self.preflight.import_source(node, key, src, &option)?;
                 }
-                disk.other.get("import-from").map_or(Ok(()), |src| self.preflight.import_format(src, &option))?;
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
             } else {
@@ -189,15 +190,13 @@ impl<'a> Checks<'a> {
             let deletes = removed_keys(&form, config);
             let Some(op) = op_of(write, path.segments().last().map(String::as_str), &form, &deletes) else { continue };
             let facts = Facts { vmid: vm.vmid, config, running, skiplock: p.skiplock };
-            // what a start reads of its node and CPU model (§61), read only for a start; a hidden CPU count warns
-            let start = |c: &VmConfig| self.preflight.start_facts(&vm.node, &c.effective());
-            let mut node = if op == Op::Start { start(config)? } else { Default::default() };
-            node.storages = if op == Op::Start { self.preflight.storages()?.to_vec() } else { Vec::new() };
+            // what a start reads of its node, CPU model, storages and mappings (§61, §62, §70); a hidden CPU count warns
+            let node = if op == Op::Start { self.start_facts(vm, config)? } else { Default::default() };
             if let Some(what) = (op == Op::Start).then(|| values::start_unknown(vm, config, node.cpus)).flatten() {
                 self.privileges.not_known(what);
             }
             let values = || values::refusal(op, vm, config, p.purge, &node);
-            if let Some(words) = self.mapped(op, vm, config, state::refusal(op, &facts), values)? {
+            if let Some(words) = self.mapped(op, config, &node, state::refusal(op, &facts), values) {
                 return Err(Error::failed(format!("{context}: {words}")));
             }
             let replicated = || self.replicated_state(write, &form, config, running, p.purge);

@@ -15,6 +15,7 @@ import re
 from fakepve.routing import die, param_error
 
 from . import drives as d
+from .qemu_command import _props
 
 NEW_DISK = re.compile(r'^(?:([^/:\s]+):)?(\d+(?:\.\d+)?)$')
 CLOUDINIT = re.compile(r'[:/](?:vm-\d+-)?cloudinit(?:\.(?:raw|qcow2|vmdk))?$')
@@ -87,8 +88,7 @@ class DriveRulesMixin:
             if vtype == 'images' and own != fmt:
                 raise die("drive '{0}' - volume '{1}' - 'format={2}' option different from storage format '{3}'"
                           .format(key, volume, fmt, own))
-        sev = str(conf.get('amd-sev') or '')
-        sev_type = dict(p.split('=', 1) if '=' in p else ('type', p) for p in sev.split(',') if p).get('type')
+        sev_type = _props(conf.get('amd-sev'), 'type').get('type')
         if key == 'efidisk0' and sev_type == 'snp' and NEW_DISK.match(volume or '') and not source:
             raise die('SEV-SNP uses consolidated read-only firmware and does not require an EFI disk')
         return super()._qm_new_drive(vmid, key, value, default)

@@ -15,20 +15,9 @@ from fakepve.model import PveError
 from fakepve.routing import die, param_error
 
 from . import drives as d
+from .qemu_command import _props
 
 ROOT = 'root@pam'
-
-
-def _props(value, default_key):
-    """A property string as {key: value}; a first item without `=` is the default key's."""
-    out = {}
-    for i, item in enumerate(str(value or '').split(',')):
-        if '=' in item:
-            k, _, v = item.partition('=')
-            out[k] = v
-        elif i == 0 and item:
-            out[default_key] = item
-    return out
 
 
 def _tags(text):

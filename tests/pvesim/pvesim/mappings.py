@@ -127,39 +127,40 @@ class MappingsMixin:
             return None
         return [m for m in entry.get('map', []) if _props(m, 'node').get('node') == node]
 
-    def _start_refusal(self, vm):
-        """config_to_command: the PCI devices (PCI.pm parse_hostpci) and the USB devices (USB.pm parse_usb_device)
-        come before the values values.py checks; the virtio-fs directories (Virtiofs.pm assert_virtiofs_config,
-        Dir.pm find_on_current_node) after them."""
-        conf, node = vm.config, vm.node
-        for i in range(16):
-            value = conf.get('hostpci{0}'.format(i))
-            if not value:
-                continue
-            props = _props(value, 'host')
-            if props.get('host') is not None and props.get('mapping') is not None:
-                return "Cannot set both 'host' and 'mapping'."
-            if props.get('mapping'):
-                entries = self._node_entries('pci', props['mapping'], node)
-                if not entries:
-                    return "PCI device mapping not found for '{0}'".format(props['mapping'])
-                for err in (self._invalid('pci', props['mapping'], e, node) for e in entries):
-                    if err:
-                        return 'PCI device mapping invalid (hardware probably changed): ' + err.strip()
-            elif not props.get('host'):
-                return "Either 'host' or 'mapping' must be set."
+    def _pci_mapped(self, vm):
+        """PCI.pm parse_hostpci of a `mapping` on the VM's node: find_on_current_node (not found when it names no
+        entry there), assert_valid of each entry, then one alternative per entry (its `path`), as (error, paths)."""
+        def mapped(mid):
+            entries = self._node_entries('pci', mid, vm.node)
+            if not entries:
+                return "PCI device mapping not found for '{0}'".format(mid), []
+            for err in (self._invalid('pci', mid, e, vm.node) for e in entries):
+                if err:
+                    return 'PCI device mapping invalid (hardware probably changed): ' + err.strip(), []
+            return None, [_props(e, 'node').get('path', '') for e in entries]
+        return mapped
+
+    def _usb_mapped_error(self, vm):
+        """USB.pm parse_usb_device (from get_usb_devices, after the PCI devices) of each mapped usbN."""
         for i in range(20):
-            props = _props(conf.get('usb{0}'.format(i)), 'host')
+            props = _props(vm.config.get('usb{0}'.format(i)), 'host')
             if not props.get('mapping') or props.get('host'):
                 continue  # parse_usb_device: `return if $value && $mapping`
-            entries = self._node_entries('usb', props['mapping'], node)
+            entries = self._node_entries('usb', props['mapping'], vm.node)
             if not entries:
                 return "USB device mapping not found for '{0}'".format(props['mapping'])
             if len(entries) > 1:
                 return 'More than one USB mapping per host not supported'
-            err = self._invalid('usb', props['mapping'], entries[0], node)
+            err = self._invalid('usb', props['mapping'], entries[0], vm.node)
             if err:
                 return 'USB Mapping invalid (hardware probably changed): ' + err.strip()
+        return None
+
+    def _start_refusal(self, vm):
+        """config_to_command: the PCI and USB devices are values.py's (with `_pci_mapped` and `_usb_mapped_error`);
+        the virtio-fs directories (Virtiofs.pm assert_virtiofs_config, Dir.pm find_on_current_node) come after
+        the values it checks."""
+        conf, node = vm.config, vm.node
         refused = super()._start_refusal(vm)
         if refused and not refused.startswith('Please disable ACLs for virtiofs'):
             return refused

@@ -14,6 +14,7 @@ import re
 from fakepve.qemu import volume_ref
 
 from . import drives as d, options as o
+from .qemu_command import _props
 from .replication import can_replicate
 
 OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-')
@@ -21,14 +22,6 @@ OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-')
 
 def _numbered(key, prefix):
     return re.fullmatch(re.escape(prefix) + r'\d+', key) is not None
-
-
-def _props(value):
-    out = {}
-    for i, part in enumerate(str(value).split(',')):
-        key, eq, val = part.partition('=')
-        out[key if eq else ('' if i else 'host')] = val if eq else part
-    return out
 
 
 def prepare_error(vm, jobs, target, running):
@@ -47,7 +40,7 @@ def prepare_error(vm, jobs, target, running):
             blocking.append('virtiofs')
     blocking += [k for k in ('hostusb', 'hostpci', 'ivshmem') if conf.get(k) not in (None, '', '0')]
     for key in sorted(conf, key=o.natural):
-        props = _props(conf[key])
+        props = _props(conf[key], 'host')
         if _numbered(key, 'usb'):
             if props.get('host', '').lower() == 'spice' or props.get('mapping'):
                 continue  # a SPICE port is no device; a mapped one is $mapped_res

@@ -100,8 +100,11 @@ def drive_error(conf, storages, parse_volname):
     return None
 
 
-def hostpci_error(conf):
-    """PCI.pm parse_hostpci_devices, each hostpciN after parse_hostpci (a mapping is not modelled here)."""
+def hostpci_error(conf, mapped=None):
+    """PCI.pm parse_hostpci_devices, each hostpciN after parse_hostpci: `host` or `mapping`, not both; a mapping's
+    own checks and its entries on the node, one alternative each (`mapped(id)`: (error, paths), mappings.py; without
+    it a mapping ends what is modelled); an alternative with several ids is a multifunction device; then the
+    legacy IGD rules, `alternate devices` (several alternatives) after the multifunction one (§70)."""
     q35 = re.match(r'^(?:pc-)?q35', _machine(conf) or '') is not None
     legacy_igd = False
     for i in range(16):
@@ -110,11 +113,23 @@ def hostpci_error(conf):
             continue
         props = _props(value)
         host = props.get('host') or props.get('')
-        if props.get('mapping') or not host:
+        if host and props.get('mapping'):
+            return "Cannot set both 'host' and 'mapping'."
+        if not host and not props.get('mapping'):
+            return "Either 'host' or 'mapping' must be set."
+        if host:
+            alternatives = [host]
+        elif mapped is None:
             return None
-        ids = host.split(';')
+        else:
+            error, alternatives = mapped(props['mapping'])
+            if error:
+                return error
+        # lspci of an id without a function lists its functions: the seed's node has them as given
+        ids = [alt.split(';') for alt in alternatives]
+        multi = any(len(a) > 1 for a in ids)
         mdev = bool(props.get('mdev'))
-        if len(ids) > 1 and mdev:
+        if multi and mdev:
             return 'cannot use mediated device with multifunction device'
         if not q35 and props.get('pcie') in TRUE:
             return 'q35 machine model is not enabled'
@@ -133,10 +148,13 @@ def hostpci_error(conf):
             return 'legacy IGD assignment is not compatible with mdev'
         if q35:
             return 'legacy IGD assignment is not compatible with q35'
-        if len(ids) > 1:
+        if multi:
             return 'legacy IGD assignment is not compatible with multifunction devices'
+        if len(ids) > 1:
+            return 'legacy IGD assignment is not compatible with alternate devices'
         # lspci's first function of an id without one is function 0
-        if not re.search(r'02\.0$', ids[0] if '.' in ids[0] else ids[0] + '.0'):
+        first = ids[0][0]
+        if not re.search(r'02\.0$', first if '.' in first else first + '.0'):
             return 'legacy IGD assignment only works for devices on host bus 00:02.0'
     return None
 

@@ -185,6 +185,14 @@ class ValuesMixin:
         if words:
             raise die(words)
 
+    def _pci_mapped(self, vm):
+        """What a hostpciN's mapping gives parse_hostpci (mappings.py); None: mappings not modelled."""
+        return None
+
+    def _usb_mapped_error(self, vm):
+        """USB.pm parse_usb_device of the mapped USB devices (mappings.py)."""
+        return None
+
     def _start_refusal(self, vm):
         """QemuServer.pm config_to_command, in vm_start's task with the pending values applied: sockets x cores
         above the node's CPUs, then Memory.pm config (memory hot-plug: NUMA, no custom topology, at least 1024 MiB,
@@ -193,7 +201,9 @@ class ValuesMixin:
         # (the volumes' content types come before, in lifecycle.py's start, as vm_start_nolock checks them before it
         # activates the volumes.) qemu_cpu.py: OVMF (§61); then the PCI devices (§62) and qemu_command.py's USB.pm,
         # before the CPU count (§59)
-        words = qcpu.firmware_error(conf) or qd.hostpci_error(conf) or qc.usb_error(conf)
+        # the mapped devices in their places (mappings.py): each PCI one with its hostpciN, then the USB ones (§70)
+        words = (qcpu.firmware_error(conf) or qd.hostpci_error(conf, self._pci_mapped(vm))
+                 or self._usb_mapped_error(vm) or qc.usb_error(conf))
         if words:
             return words
         sockets = int(conf.get('sockets') or conf.get('smp') or 1)

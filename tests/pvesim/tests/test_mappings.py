@@ -120,3 +120,28 @@ def test_assert_valid_compares_each_entry_with_the_node_s_hardware_and_directori
     usb = sim.api('GET', '/cluster/mapping/usb', {'check-node': 'pve1'}, **root)
     assert usb[0]['errors'] == [{'severity': 'error', 'message': "Invalid configuration: 'id' does not match for "
                                  "'stick' (1234:9999 != 1234:5678)\n"}]
+
+
+def test_legacy_igd_on_a_mapping_with_several_devices_on_the_node_is_refused_in_the_start(sim, tmp_path):
+    """PCI.pm `parse_hostpci` (one alternative per entry of the mapping on the node) and `parse_hostpci_devices`
+    (`alternate devices`, after the mapping's own checks and the multifunction rule; docs/pve-semantics.md §70)."""
+    maps = dict(MAPPINGS, pci=MAPPINGS['pci'] + [
+        {'id': 'igds', 'map': ['node=pve1,path=0000:00:02.0', 'node=pve1,path=0000:01:00.0',
+                               'node=pve2,path=0000:00:02.0']},
+        {'id': 'igd', 'map': ['node=pve1,path=0000:00:02.0', 'node=pve2,path=0000:00:02.0;0000:00:02.1']}])
+    seed(sim, tmp_path, [
+        _vm(390, vga='none', hostpci0='mapping=igds,legacy-igd=1'),
+        _vm(391, vga='none', hostpci0='mapping=gpu,legacy-igd=1'),
+        _vm(392, hostpci0='mapping=igds,legacy-igd=1'),
+        _vm(393, vga='none', hostpci0='mapping=igd,legacy-igd=1'),
+        _vm(394, vga='none', hostpci0='mapping=igds'),
+    ], mappings=maps)
+    refused = {
+        390: 'legacy IGD assignment is not compatible with alternate devices',
+        391: "PCI device mapping not found for 'gpu'",
+        392: "legacy IGD assignment requires VGA mode to be 'none'",
+    }
+    for vmid, words in refused.items():
+        assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
+    for vmid in (393, 394):
+        assert run(sim, 'POST', Q + '/%d/status/start' % vmid)['exitstatus'] == 'OK', vmid

@@ -26,6 +26,18 @@ fn sees_none(_: &str, _: &str) -> bool {
     false
 }
 
+/// A start's PCI and USB devices in their order: `values::devices::hostpci` with the mappings'
+/// checks of each `hostpciN`, then `start_usb`.
+fn start_devices(
+    c: &BTreeMap<String, String>,
+    node: &str,
+    m: &Mappings,
+    visible: &dyn Fn(&str, &str) -> bool,
+) -> Option<String> {
+    let mapped = |id: &str| pci_on_node(id, node, m, visible);
+    crate::pve::values::devices::hostpci(c, &mapped).or_else(|| start_usb(c, node, m, visible))
+}
+
 #[test]
 fn a_config_names_its_mapped_devices_but_not_spice_or_host_devices() {
     assert_eq!(named("usb0", "mapping=keys"), Some(("usb", "keys".into())));

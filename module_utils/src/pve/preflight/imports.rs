@@ -23,32 +23,37 @@ impl Preflight<'_> {
     pub fn new_drive(&self, node: &str, sid: &str, disk: &Disk, option: &str) -> Result<()> {
         self.storage(node, sid, Content::Images, option)?;
         match disk.other.get("import-from") {
-            Some(source) => self.import_source(node, &disk.key, source),
+            Some(source) => self.import_source(node, &disk.key, source, option),
             None => Ok(()),
         }
     }
 
-    /// Qemu.pm `$check_storage_access` on a drive `key` importing `source` on `node`: a disk inside
-    /// an OVA is extracted first, onto `import-working-storage` (the modules never send it) or else
-    /// the source's own storage, which must take images and be file based, else a parameter error
-    /// on the drive's key (a storage this user cannot see is left to PVE). Then `create_disks`'
-    /// `$import_from_volid`: an image whose owner VM is in the cluster (`/cluster/resources`, read
-    /// only then) must be on `node`, else `owner VM <n> not on local node` (§63.6).
-    pub fn import_source(&self, node: &str, key: &str, source: &str) -> Result<()> {
+    /// Every check of an `import-from` `source` for drive `key` on `node`, in PVE's order (§63.3,
+    /// §70). Qemu.pm `$check_storage_access` first: `checked_parse_volname` (the plugin's parse
+    /// and QEMU's formats, `Preflight::parsed_volname`, as `option`'s error, §57.1, §62.3); then
+    /// a disk inside an OVA is extracted, onto `import-working-storage` (the modules never send
+    /// it) or else the source's own storage, which must take images and be file based, else a
+    /// parameter error on `key` (a storage this user cannot see is left to PVE). Then, in the
+    /// task, `create_disks`' `$import_from_volid`: an image whose owner VM is in the cluster
+    /// (`/cluster/resources`, read only then) must be on `node`, else `owner VM <n> not on local
+    /// node` (§63.6).
+    pub fn import_source(&self, node: &str, key: &str, source: &str, option: &str) -> Result<()> {
+        self.parsed_volname(source, option, true)?;
+        if let Some(volume) = Volume::parse(source).filter(|v| in_ova(v.volname)) {
+            let storages = self.storages()?;
+            let scfg = storages.iter().find(|s| s.storage == volume.storage);
+            if let Some(scfg) = scfg.filter(|s| !s.content.contains("images") || !is_file_storage(&s.plugintype)) {
+                let words = "does not support 'images' content type or is not file based.";
+                return Err(refuse(key, format!("import working storage '{}' {words}", scfg.storage)));
+            }
+        }
         if let Some(owner) = Volume::parse(source).and(content_and_owner(source).1) {
             if cluster_vms(self.api)?.iter().any(|vm| vm.vmid == owner && vm.node != node) {
                 let words = format!("cannot import from '{source}' - owner VM {owner} not on local node");
                 return Err(refuse(key, words));
             }
         }
-        let Some(volume) = Volume::parse(source).filter(|v| in_ova(v.volname)) else { return Ok(()) };
-        let storages = self.storages()?;
-        let Some(scfg) = storages.iter().find(|s| s.storage == volume.storage) else { return Ok(()) };
-        if scfg.content.contains("images") && is_file_storage(&scfg.plugintype) {
-            return Ok(());
-        }
-        let words = "does not support 'images' content type or is not file based.";
-        Err(refuse(key, format!("import working storage '{}' {words}", scfg.storage)))
+        Ok(())
     }
 }
 
@@ -121,16 +126,30 @@ mod tests {
     fn an_import_source_needs_a_working_storage_and_its_owner_on_this_node() {
         let api = cluster();
         let pf = Preflight::new(&api);
-        let err = pf.import_source("pve1", "scsi1", "local:import/a.ova/d.vmdk").unwrap_err().to_string();
+        let err = pf.import_source("pve1", "scsi1", "local:import/a.ova/d.vmdk", "scsi1").unwrap_err().to_string();
         let words = "import working storage 'local' does not support 'images' content type or is not file based.";
         assert_eq!(err, format!("scsi1: {words}"));
-        assert!(pf.import_source("pve1", "scsi1", "work:import/a.ova/d.vmdk").is_ok());
-        assert!(pf.import_source("pve1", "scsi1", "local:import/d.qcow2").is_ok(), "no extraction");
+        assert!(pf.import_source("pve1", "scsi1", "work:import/a.ova/d.vmdk", "scsi1").is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "local:import/d.qcow2", "scsi1").is_ok(), "no extraction");
         let owned = "shared:750/vm-750-disk-0.qcow2";
-        let err = pf.import_source("pve1", "scsi1", owned).unwrap_err().to_string();
+        let err = pf.import_source("pve1", "scsi1", owned, "scsi1").unwrap_err().to_string();
         assert_eq!(err, format!("scsi1: cannot import from '{owned}' - owner VM 750 not on local node"));
-        assert!(pf.import_source("pve2", "scsi1", owned).is_ok());
-        assert!(pf.import_source("pve1", "scsi1", "shared:751/vm-751-disk-0.qcow2").is_ok(), "no such VM");
+        assert!(pf.import_source("pve2", "scsi1", owned, "scsi1").is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "shared:751/vm-751-disk-0.qcow2", "scsi1").is_ok(), "no such VM");
+    }
+
+    /// Two refusals of one source at once: `$check_storage_access`' format check comes before
+    /// `create_disks`' owner check (§70).
+    #[test]
+    fn an_import_source_refused_twice_gives_pve_s_first_refusal() {
+        let api = cluster();
+        let pf = Preflight::new(&api);
+        let owned = "vmdata:750/subvol-750-disk-0.subvol";
+        let err = pf.import_source("pve1", "scsi1", owned, "import_from").unwrap_err().to_string();
+        assert_eq!(err, format!("import_from: volume '{owned}' - not a QEMU image format 'subvol'"));
+        let owned_raw = "vmdata:750/vm-750-disk-0.raw";
+        let err = pf.import_source("pve1", "scsi1", owned_raw, "import_from").unwrap_err().to_string();
+        assert!(err.ends_with("owner VM 750 not on local node"), "{err}");
     }
 
     #[test]

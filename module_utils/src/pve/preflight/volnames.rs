@@ -15,17 +15,13 @@ impl Preflight<'_> {
     /// Then qemu-server's `checked_parse_volname` (Qemu.pm `create_disks` for an attached volume,
     /// `$check_storage_access` for an `import-from` source) takes only QEMU's formats
     /// (`values::devices::attached_format`, §62.3; an `import/` volume's as a source only:
-    /// `import_format`).
+    /// `Preflight::import_source`).
     pub fn volname(&self, volid: &str, option: &str) -> Result<()> {
         self.parsed_volname(volid, option, false)
     }
 
-    /// `volname` of an `import-from` source.
-    pub fn import_format(&self, volid: &str, option: &str) -> Result<()> {
-        self.parsed_volname(volid, option, true)
-    }
-
-    fn parsed_volname(&self, volid: &str, option: &str, source: bool) -> Result<()> {
+    /// `source`: `volname` of an `import-from` source, the first of `Preflight::import_source`'s checks.
+    pub(super) fn parsed_volname(&self, volid: &str, option: &str, source: bool) -> Result<()> {
         let Some(volume) = Volume::parse(volid) else { return Ok(()) };
         let storages = self.storages()?;
         let scfg = storages.iter().find(|s| s.storage == volume.storage);
@@ -109,11 +105,11 @@ mod tests {
         );
         assert!(pf.volname("files:import/x.ova", "scsi1").is_ok());
         assert_eq!(
-            text(pf.import_format("files:import/x.ova", "import_from")),
+            text(pf.import_source("pve1", "scsi1", "files:import/x.ova", "import_from")),
             "import_from: volume 'files:import/x.ova' - not a QEMU image format 'ova'"
         );
-        assert!(pf.import_format("files:import/x.ova/disk1.vmdk", "import_from").is_ok());
-        assert!(pf.import_format("files:import/x.qcow2", "import_from").is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "files:import/x.ova/disk1.vmdk", "import_from").is_ok());
+        assert!(pf.import_source("pve1", "scsi1", "files:import/x.qcow2", "import_from").is_ok());
         assert_eq!(
             text(pf.resizable("files:100/vm-100-disk-0.vmdk", "resizing scsi1")),
             "resizing scsi1: can't resize this image format"

@@ -77,13 +77,18 @@ pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<St
 /// What a start reads beyond the config for these rules (`Preflight::start_facts`), each `None`
 /// when not known: the node's CPU count, the CPU models its QEMU has for the VM's architecture,
 /// and the model a custom `cpu` reports (its definition, `GET /cluster/qemu/custom-cpu-models`);
-/// `storages`: storage.cfg as this user sees it, for the drives' and PCI devices' rules (§62).
+/// `storages`: storage.cfg as this user sees it, for the drives' and PCI devices' rules (§62),
+/// shared with the preflight's copy; `node`, `mappings`, `hidden`: the VM's node, the mappings
+/// its config names as this user reads them, and those the user cannot see (§64, §70).
 #[derive(Debug, Default)]
 pub struct StartFacts {
     pub cpus: Option<u64>,
     pub models: Option<Vec<String>>,
     pub reported: Option<String>,
-    pub storages: Vec<crate::pve::storage::StorageConfig>,
+    pub storages: std::rc::Rc<Vec<crate::pve::storage::StorageConfig>>,
+    pub node: String,
+    pub mappings: crate::pve::mappings::Mappings,
+    pub hidden: Vec<(&'static str, String)>,
 }
 
 /// The config with a custom `cpu` standing for the model it reports, as CPUConfig.pm

@@ -135,25 +135,43 @@ fn on(value: &str, key: &str) -> Option<bool> {
     prop(value, key, None).map(|v| matches!(v, "1" | "on" | "yes" | "true"))
 }
 
+/// What `parse_hostpci` makes of a `mapping` on the start's node: the `path` of each entry (one
+/// alternative each) or PVE's words, `None` when not known (`mappings::pci_on_node`).
+pub type Mapped<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<String>, String>>;
+
 /// PCI.pm `parse_hostpci_devices` (from `config_to_command`, before the USB devices), for
-/// `hostpci0`..`hostpci15` in order, each after `parse_hostpci`: several ids in `host`
-/// (`;`) make a multifunction device, which `mdev` cannot use; `pcie` needs a q35 machine;
-/// `legacy-igd` once, with `vga: none`, `rombar` on, no `x-vga`, `mdev`, q35 or multifunction
-/// device, on an id ending in `02.0`. `parse_hostpci` first looks each id up on the host
-/// (`lspci`: a device not there is refused first, in other words); a `mapping`, or an id
-/// without a function (whose functions only the host lists), ends what the config decides.
-pub fn hostpci(config: &BTreeMap<String, String>) -> Option<String> {
+/// `hostpci0`..`hostpci15` in order, each after `parse_hostpci`: `host` or `mapping`, not both;
+/// a mapping's own checks (`mapped`); each alternative (`host`, or a mapping's entry) with
+/// several ids (`;`) is a multifunction device, which `mdev` cannot use; `pcie` needs a q35
+/// machine; `legacy-igd` once, with `vga: none`, `rombar` on, no `x-vga`, `mdev`, q35,
+/// multifunction device or alternate devices (a mapping with several entries on the node), on an
+/// id ending in `02.0`. `parse_hostpci` looks each id up on the host (`lspci`: a device not there
+/// is refused first, in other words); an id without a function (whose functions only the host
+/// lists) ends what the config decides where their count matters, as does a hidden mapping.
+pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped) -> Option<String> {
     let machine = config.get("machine").map(String::as_str).unwrap_or_default();
     let kind = prop(machine, "type", Some("type")).unwrap_or_default();
     let q35 = kind == "q35" || kind.starts_with("pc-q35");
     let mut igd = false;
     for i in 0..16 {
         let Some(value) = set(config, &format!("hostpci{i}")) else { continue };
-        let host = prop(value, "host", Some("host")).filter(|_| prop(value, "mapping", None).is_none())?;
-        let ids: Vec<&str> = host.split(';').collect();
+        let alternatives = match (prop(value, "host", Some("host")), prop(value, "mapping", None)) {
+            (Some(_), Some(_)) => return Some("Cannot set both 'host' and 'mapping'.".into()),
+            (None, None) => return Some("Either 'host' or 'mapping' must be set.".into()),
+            (Some(host), None) => vec![host.to_string()],
+            (None, Some(id)) => match mapped(id)? {
+                Ok(paths) => paths,
+                Err(words) => return Some(words),
+            },
+        };
         let mdev = prop(value, "mdev", None).is_some();
-        if ids.len() > 1 && mdev {
+        let multi = alternatives.iter().any(|a| a.contains(';'));
+        // one id without a function: `lspci` lists its functions, one or several
+        let unknown = alternatives.iter().any(|a| !a.contains(';') && !a.contains('.'));
+        if multi && mdev {
             return Some("cannot use mediated device with multifunction device".into());
+        } else if unknown && mdev {
+            return None;
         }
         if !q35 && on(value, "pcie") == Some(true) {
             return Some("q35 machine model is not enabled".into());
@@ -173,11 +191,13 @@ pub fn hostpci(config: &BTreeMap<String, String>) -> Option<String> {
             "legacy IGD assignment is not compatible with mdev"
         } else if q35 {
             "legacy IGD assignment is not compatible with q35"
-        } else if ids.len() > 1 {
+        } else if multi {
             "legacy IGD assignment is not compatible with multifunction devices"
-        } else if !ids[0].contains('.') {
-            return None; // the host lists the device's functions (multifunction or not)
-        } else if !ids[0].ends_with("02.0") {
+        } else if unknown {
+            return None;
+        } else if alternatives.len() > 1 {
+            "legacy IGD assignment is not compatible with alternate devices"
+        } else if !alternatives[0].ends_with("02.0") {
             "legacy IGD assignment only works for devices on host bus 00:02.0"
         } else {
             igd = true;

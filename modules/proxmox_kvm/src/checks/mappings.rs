@@ -1,9 +1,10 @@
 //! What proxmox_kvm checks of a start and a migration of a VM with mapped devices or directories, reading the mappings only when the config names one (`pve::mappings`, docs/pve-semantics.md §64).
 
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::mappings::{self, Mappings};
+use module_utils::pve::mappings;
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state::Op;
+use module_utils::pve::values::command_cpu::StartFacts;
 use module_utils::Result;
 
 use super::Checks;
@@ -29,37 +30,50 @@ impl Checks<'_> {
         sees
     }
 
-    /// `state` (the VM's state's refusal) if any; then a start's refusals in `config_to_command`'s
-    /// order: the mapped PCI and USB devices on the VM's node, `values` (the config's values),
-    /// the mapped directories; any other `op`: `values`. The mappings are read (with the node's
-    /// checks) only for a config that names one.
+    /// What a start of `vm` reads beyond its config (`Preflight::start_facts`, §61), storage.cfg
+    /// (shared, §62), the mappings `config` names (`facts.mappings`, read with the node's checks,
+    /// nothing read for a config that names none) and those this user cannot see (`facts.hidden`,
+    /// each warned of), which `values::start_with` checks in their places (§70).
+    pub(super) fn start_facts(&self, vm: &VmResource, config: &VmConfig) -> Result<StartFacts> {
+        let effective = config.effective();
+        let mut facts = self.preflight.start_facts(&vm.node, &effective)?;
+        facts.storages = self.preflight.storages()?;
+        facts.node = vm.node.clone();
+        let named: Vec<_> = effective.iter().filter_map(|(k, v)| mappings::named(k, v)).collect();
+        if named.is_empty() {
+            return Ok(facts);
+        }
+        facts.mappings = mappings::read(self.api, &effective, Some(&vm.node))?;
+        for (kind, id) in named {
+            let known = facts.mappings.contains_key(&(kind, id.clone())) || facts.hidden.contains(&(kind, id.clone()));
+            if !known && !self.sees(kind, &id, "start") {
+                facts.hidden.push((kind, id));
+            }
+        }
+        Ok(facts)
+    }
+
+    /// `state` (the VM's state's refusal) if any; then `values` (the config's values, the mapped
+    /// devices among them); for a start, the mapped directories, which come last on the command
+    /// line (`facts`: what `start_mappings` read).
     pub(super) fn mapped(
         &self,
         op: Op,
-        vm: &VmResource,
         config: &VmConfig,
+        facts: &StartFacts,
         state: Option<String>,
         values: impl FnOnce() -> Option<String>,
-    ) -> Result<Option<String>> {
+    ) -> Option<String> {
         if state.is_some() || op != Op::Start {
-            return Ok(state.or_else(values));
+            return state.or_else(values);
         }
-        let effective = config.effective();
-        let maps = if effective.iter().any(|(k, v)| mappings::named(k, v).is_some()) {
-            mappings::read(self.api, &effective, Some(&vm.node))?
-        } else {
-            Mappings::new()
-        };
-        let sees = |kind: &str, id: &str| self.sees(kind, id, "start");
-        if let Some(words) = mappings::start_devices(&effective, &vm.node, &maps, &sees) {
-            return Ok(Some(words));
-        }
+        let visible = |kind: &str, id: &str| !facts.hidden.iter().any(|(k, i)| *k == kind && i == id);
         // virtio-fs comes last; Virtiofs.pm looks the directory up before its ACL check
-        let dirs = mappings::start_dirs(&effective, &vm.node, &maps, &sees);
-        Ok(match values() {
-            Some(w) if w.starts_with(ACL) => dirs.filter(|d| !d.starts_with("directory mapping invalid")).or(Some(w)),
-            other => other.or(dirs),
-        })
+        let dirs = || mappings::start_dirs(&config.effective(), &facts.node, &facts.mappings, &visible);
+        match values() {
+            Some(w) if w.starts_with(ACL) => dirs().filter(|d| !d.starts_with("directory mapping invalid")).or(Some(w)),
+            other => other.or_else(dirs),
+        }
     }
 
     /// QemuMigrate.pm `prepare`'s mapped devices, after the local ones: the mappings of the

@@ -6,7 +6,7 @@ use super::*;
 use crate::pve::values::{command_cpu::StartFacts, start_with};
 
 fn start_on(config: &BTreeMap<String, String>, cpus: Option<u64>, storages: &[StorageConfig]) -> Option<String> {
-    start_with(config, &StartFacts { cpus, storages: storages.to_vec(), ..StartFacts::default() })
+    start_with(config, &StartFacts { cpus, storages: storages.to_vec().into(), ..StartFacts::default() })
 }
 
 /// A config as `(key, value)` pairs, with what a rule says of it.
@@ -113,12 +113,42 @@ fn hostpci_option_combinations_are_refused_from_the_config() {
             cfg(&[("hostpci0", "00:02.0,legacy-igd=1"), ("vga", "none"), ("machine", "pc-q35-9.0")]),
             Some("legacy IGD assignment is not compatible with q35"),
         ),
-        // a mapping is the mapping's to tell first (docs/refusals.md R-config-90's rows)
+        // a mapping this user cannot see ends what the config decides (§64)
         (cfg(&[("hostpci0", "mapping=gpu"), ("hostpci1", "01:00.0,pcie=1")]), None),
+        (igd("01:00,mdev=i915-GVTg_V5_4"), None),
     ];
     for (config, words) in &cases {
-        assert_eq!(hostpci(config).as_deref(), *words, "{config:?}");
+        assert_eq!(hostpci(config, &|_| None).as_deref(), *words, "{config:?}");
     }
+}
+
+/// PCI.pm `parse_hostpci` (a mapping's entries on the node, one alternative each) and
+/// `parse_hostpci_devices` (`legacy IGD assignment is not compatible with alternate devices`,
+/// after the multifunction check, before the `02.0` one), per device in `hostpciN` order (§70).
+#[test]
+fn a_legacy_igd_mapping_with_several_devices_on_the_node_is_refused_in_its_place() {
+    let paths = |p: &[&str]| Some(Ok(p.iter().map(|s| s.to_string()).collect()));
+    let two = |_: &str| paths(&["0000:00:02.0", "0000:00:02.1"]);
+    let igd = |v: &str| cfg(&[("hostpci0", v), ("vga", "none")]);
+    let alternate = Some("legacy IGD assignment is not compatible with alternate devices");
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &two).as_deref(), alternate);
+    assert_eq!(hostpci(&igd("mapping=gpu"), &two), None);
+    let one = |_: &str| paths(&["0000:00:02.0"]);
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &one), None);
+    // a multifunction entry is refused first; an entry without a function is the host's to tell
+    let multi = |_: &str| paths(&["0000:00:02.0", "0000:00:02.0;0000:00:02.1"]);
+    let words = hostpci(&igd("mapping=gpu,legacy-igd=1"), &multi);
+    assert_eq!(words.as_deref(), Some("legacy IGD assignment is not compatible with multifunction devices"));
+    let whole = |_: &str| paths(&["0000:00:02", "0000:00:03.0"]);
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &whole), None);
+    // the VGA rule comes before the devices; the mapping's own checks before both
+    let vga = cfg(&[("hostpci0", "mapping=gpu,legacy-igd=1")]);
+    assert_eq!(hostpci(&vga, &two).as_deref(), Some("legacy IGD assignment requires VGA mode to be 'none'"));
+    let gone = |id: &str| Some(Err(format!("PCI device mapping not found for '{id}'")));
+    assert_eq!(hostpci(&vga, &gone).as_deref(), Some("PCI device mapping not found for 'gpu'"));
+    // each device in its turn: hostpci0's refusal before hostpci1's mapping
+    let first = cfg(&[("hostpci0", "01:00.0,pcie=1"), ("hostpci1", "mapping=gpu")]);
+    assert_eq!(hostpci(&first, &gone).as_deref(), Some("q35 machine model is not enabled"));
 }
 
 #[test]
