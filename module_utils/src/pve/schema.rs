@@ -387,7 +387,7 @@ pub fn parse_property_string(
     if errors.is_empty() {
         return Ok(parsed);
     }
-    errors.sort();
+    errors.sort_unstable();
     Err(format!("format error\n{}", errors.join("\n")))
 }
 
