@@ -74,7 +74,8 @@ fn unicode_classes(pattern: &str) -> Result<String, String> {
             }
             '(' if !in_class && chars.peek() == Some(&'?') => {
                 out.push(c);
-                let flags: String = chars.clone().skip(1).take_while(|f| f.is_ascii_alphabetic() || *f == '-').collect();
+                let flags: String =
+                    chars.clone().skip(1).take_while(|f| f.is_ascii_alphabetic() || *f == '-').collect();
                 if !flags.starts_with('P') && flags.contains(['i', 'u', 'x']) {
                     return Err(format!("the flags {flags} are not supported"));
                 }

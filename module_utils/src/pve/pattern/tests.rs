@@ -21,7 +21,11 @@ fn carried_patterns() -> Vec<String> {
     };
     json_patterns(include_str!("../schema/params.json"), &mut out);
     json_patterns(include_str!("../schema/formats.rs"), &mut out);
-    for text in [include_str!("../storage/volname.rs"), include_str!("../cipassword.rs"), include_str!("../propstring/formats.rs")] {
+    for text in [
+        include_str!("../storage/volname.rs"),
+        include_str!("../cipassword.rs"),
+        include_str!("../propstring/formats.rs"),
+    ] {
         for piece in text.split("r\"^").skip(1) {
             out.push(format!("^{}", piece.split('"').next().unwrap_or_default()));
         }
@@ -45,18 +49,81 @@ fn every_carried_pattern_compiles_in_both_engines() {
 /// spaces and letters in them: every string of up to three pieces, and the samples.
 fn texts() -> Vec<String> {
     const PIECES: &[&str] = &[
-        "", "0", "7", "\u{663}", "\u{1D7CE}", " ", "\u{A0}", "\u{3000}", "\n", "a", "\u{E9}", "x", "-", ".", "/", "_",
-        ":", ";", ",", "=", "+", "$", "vm", "100", "disk",
+        "",
+        "0",
+        "7",
+        "\u{663}",
+        "\u{1D7CE}",
+        " ",
+        "\u{A0}",
+        "\u{3000}",
+        "\n",
+        "a",
+        "\u{E9}",
+        "x",
+        "-",
+        ".",
+        "/",
+        "_",
+        ":",
+        ";",
+        ",",
+        "=",
+        "+",
+        "$",
+        "vm",
+        "100",
+        "disk",
     ];
     const SAMPLES: &[&str] = &[
-        "vm-100-disk-0", "vm-100-disk-0.qcow2", "base-100-disk-0/vm-101-disk-1", "subvol-100-disk-0.subvol",
-        "100/vm-100-disk-0.raw", "100/base-100-disk-0.raw/101/vm-101-disk-0.qcow2", "iso/debian.iso", "iso/DEBIAN.ISO",
-        "vztmpl/x.tar.gz", "pc-q35-8.1+pve0", "pc-i440fx-9.0", "q35", "virt-9.0", "net0=1,net1=2", "0x1234",
-        "0x0123456789abcdef", "10G", "+1.5T", "now", "2024-01-02T03:04:05", "/dev/ttyS0", "socket",
-        "$5$salt$hash", "$2y$x$y", "12345678-1234-1234-1234-123456789abc", "1", "scsi0", "virtio15", "lun5",
-        "backup/vm/100/2024-01-01T00:00:00Z", "1.2.3.abc", "1.2.\u{663}.abc", "snap-x.qcow2", "vendor 1",
-        "vendor\u{A0}1", "1-2;3-4", "1\u{663}-2", "0x1234:0x5678", "1-2.3", "spice", "SPICE", "+aes;-pcid",
-        "aa:bb.c", "0000:aa:bb.1", "dGVzdA==", "acdn", "vm-\u{663}-disk-0", "vm-100-disk 0",
+        "vm-100-disk-0",
+        "vm-100-disk-0.qcow2",
+        "base-100-disk-0/vm-101-disk-1",
+        "subvol-100-disk-0.subvol",
+        "100/vm-100-disk-0.raw",
+        "100/base-100-disk-0.raw/101/vm-101-disk-0.qcow2",
+        "iso/debian.iso",
+        "iso/DEBIAN.ISO",
+        "vztmpl/x.tar.gz",
+        "pc-q35-8.1+pve0",
+        "pc-i440fx-9.0",
+        "q35",
+        "virt-9.0",
+        "net0=1,net1=2",
+        "0x1234",
+        "0x0123456789abcdef",
+        "10G",
+        "+1.5T",
+        "now",
+        "2024-01-02T03:04:05",
+        "/dev/ttyS0",
+        "socket",
+        "$5$salt$hash",
+        "$2y$x$y",
+        "12345678-1234-1234-1234-123456789abc",
+        "1",
+        "scsi0",
+        "virtio15",
+        "lun5",
+        "backup/vm/100/2024-01-01T00:00:00Z",
+        "1.2.3.abc",
+        "1.2.\u{663}.abc",
+        "snap-x.qcow2",
+        "vendor 1",
+        "vendor\u{A0}1",
+        "1-2;3-4",
+        "1\u{663}-2",
+        "0x1234:0x5678",
+        "1-2.3",
+        "spice",
+        "SPICE",
+        "+aes;-pcid",
+        "aa:bb.c",
+        "0000:aa:bb.1",
+        "dGVzdA==",
+        "acdn",
+        "vm-\u{663}-disk-0",
+        "vm-100-disk 0",
     ];
     let mut out: Vec<String> = SAMPLES.iter().map(|s| s.to_string()).collect();
     for a in PIECES {
@@ -89,7 +156,8 @@ fn every_carried_pattern_matches_and_captures_as_the_regex_crate_did() {
 fn perl_classes_are_the_regex_crates_for_every_code_point() {
     let both = |p: &str| (p.to_string(), regex::Regex::new(p).unwrap(), compile(p).unwrap());
     let classes = [both(r"^\d$"), both(r"^\s$")];
-    let forms = [both(r"^\D$"), both(r"^\S$"), both(r"^[a\d]$"), both(r"^[^/\s]$"), both(r"^[^\d_]$"), both(r"^x\sy\dz$")];
+    let forms =
+        [both(r"^\D$"), both(r"^\S$"), both(r"^[a\d]$"), both(r"^[^/\s]$"), both(r"^[^\d_]$"), both(r"^x\sy\dz$")];
     // The code points where the tables change (each range's ends, one either side).
     let mut edges: Vec<u32> = [DIGIT, SPACE]
         .iter()
