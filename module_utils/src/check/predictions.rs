@@ -313,7 +313,7 @@ impl Predictions {
                 out.push(r);
             }
         }
-        out.sort_by_key(|v| v.vmid);
+        crate::pve::resources::sort_by_vmid(&mut out);
         out
     }
 }

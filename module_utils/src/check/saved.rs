@@ -359,7 +359,7 @@ pub(crate) fn compare_read(planned: &Record, read: &Read) -> Result<()> {
     }
     let mut changes = Vec::new();
     let mut keys: Vec<&String> = plan.config.keys().chain(read.config.keys()).collect();
-    keys.sort();
+    keys.sort_unstable();
     keys.dedup();
     for k in keys.into_iter().filter(|k| known(k)) {
         let (was, now) = (plan.config.get(k), read.config.get(k));

@@ -87,7 +87,7 @@ pub fn compare(planned: &[Input], now: &Input) -> Option<String> {
         return Some(format!("{what} is gone since the plan"));
     }
     let mut keys: Vec<&String> = plan.facts.keys().chain(now.facts.keys()).collect();
-    keys.sort();
+    keys.sort_unstable();
     keys.dedup();
     let changes: Vec<String> = keys
         .into_iter()

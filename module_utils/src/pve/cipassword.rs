@@ -22,7 +22,7 @@ pub const MASKED: &str = "**********";
 /// qemu-server's test for a value that is already a crypt hash (`update_vm_api`:
 /// `/^\$(?:[156]|2[ay])(\$.+){2}/`): such a value is stored as given.
 pub fn looks_hashed(value: &str) -> bool {
-    regex::Regex::new(r"^\$(?:[156]|2[ay])(\$.+){2}").is_ok_and(|re| re.is_match(value))
+    super::pattern::compile(r"^\$(?:[156]|2[ay])(\$.+){2}").is_ok_and(|re| re.is_match(value))
 }
 
 /// Whether the stored password `stored` is the task's `wanted`: `Some(true)` or `Some(false)`

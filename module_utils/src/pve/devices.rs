@@ -403,10 +403,16 @@ pub fn parse_config_disks(config: &Map<String, Value>) -> Vec<Disk> {
     sorted_entries(config, is_disk_key).into_iter().filter_map(|(k, v)| Disk::parse(k, &v)).collect()
 }
 
+/// Sorts config keys in natural order (`net2` before `net10`); one function, so that the binary
+/// holds one copy of the sort for every caller (ARCHITECTURE.md "Release size").
+pub fn sort_natural(keys: &mut [&String]) {
+    keys.sort_by(|a, b| natural_cmp(a, b));
+}
+
 /// A config as `key: value` lines (what `--diff` shows) in natural key order (`net2` before `net10`), `digest` left out.
 pub fn config_text(config: &Map<String, Value>) -> String {
     let mut keys: Vec<&String> = config.keys().filter(|k| k.as_str() != "digest").collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
+    sort_natural(&mut keys);
     let mut out = String::new();
     for key in keys {
         let value = match &config[key.as_str()] {

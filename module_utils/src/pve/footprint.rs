@@ -168,7 +168,7 @@ impl Footprint {
         if self.touches.volumes {
             let mut storages = owned_storages(state.config.as_ref().into_iter().flatten(), self.vmid);
             storages.extend(self.extra_storages.iter().cloned());
-            storages.sort();
+            storages.sort_unstable();
             storages.dedup();
             for storage in storages {
                 // Only the VM's volumes: pve-storage's `vdisk_list` passes `vmid` to the plugin's
@@ -209,7 +209,7 @@ fn new_vm_storages(api: Read<'_>, path: &ApiPath, params: &Form) -> Vec<String> 
     } else {
         out.extend(params.iter().filter(|(k, _)| is_disk_key(k)).filter_map(|(_, v)| storage_of(v)));
     }
-    out.sort();
+    out.sort_unstable();
     out.dedup();
     out
 }

@@ -87,7 +87,7 @@ pub fn snapshot_volumes(
             .collect()
     };
     let mut in_snapshots: Vec<String> = snapshots.iter().flat_map(volumes).collect();
-    in_snapshots.sort();
+    in_snapshots.sort_unstable();
     in_snapshots.dedup();
     for volid in in_snapshots {
         let Some(volume) = Volume::parse(&volid) else { continue };

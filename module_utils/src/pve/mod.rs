@@ -14,6 +14,7 @@ pub mod inflight;
 pub mod journal;
 pub mod mappings;
 pub mod migration;
+pub mod pattern;
 pub mod permissions;
 pub mod pools;
 pub mod preflight;

@@ -515,7 +515,7 @@ fn check_value(kind: ValueType, value: &str) -> std::result::Result<(), String> 
             }
         }
         ValueType::Str => Ok(()),
-        ValueType::Pattern(re) => match regex::Regex::new(re) {
+        ValueType::Pattern(re) => match super::pattern::compile(re) {
             Ok(r) if r.is_match(value) => Ok(()),
             Ok(_) => Err(format!("value does not match the regex pattern {re}")),
             Err(e) => Err(format!("internal error: bad pattern {re}: {e}")),

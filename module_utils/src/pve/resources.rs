@@ -57,6 +57,12 @@ impl VmResource {
     }
 }
 
+/// Sorts VMs by vmid (stable); one function, so that the binary holds one copy of the sort for
+/// every caller (ARCHITECTURE.md "Release size").
+pub fn sort_by_vmid(vms: &mut [VmResource]) {
+    vms.sort_by_key(|v| v.vmid);
+}
+
 /// All VMs and containers of the cluster, sorted by vmid.
 pub fn cluster_vms(api: &dyn Api) -> Result<Vec<VmResource>> {
     cluster_vms_and_nodes(api).map(|(vms, _)| vms)
@@ -78,7 +84,7 @@ pub fn cluster_vms_and_nodes(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<Valu
         .filter(|i| matches!(kind(i).as_deref(), Some("qemu" | "lxc")))
         .filter_map(VmResource::from_json)
         .collect();
-    vms.sort_by_key(|v| v.vmid);
+    sort_by_vmid(&mut vms);
     let nodes = items.into_iter().filter(|i| kind(i).as_deref() == Some("node")).collect();
     Ok((vms, nodes))
 }
@@ -96,7 +102,7 @@ pub fn node_bridges(api: &dyn Api, node: &str) -> Result<Vec<String>> {
         .as_array()
         .map(|items| items.iter().filter_map(|i| i.get("iface").and_then(Value::as_str).map(str::to_string)).collect())
         .unwrap_or_default();
-    names.sort();
+    names.sort_unstable();
     Ok(names)
 }
 
@@ -160,7 +166,7 @@ pub fn cluster_vms_and_storages(api: &dyn Api) -> Result<(Vec<VmResource>, Vec<S
         .filter(|i| matches!(i.get("type").and_then(Value::as_str), Some("qemu" | "lxc")))
         .filter_map(VmResource::from_json)
         .collect();
-    vms.sort_by_key(|v| v.vmid);
+    sort_by_vmid(&mut vms);
     let storages = items.iter().filter_map(StorageResource::from_json).collect();
     Ok((vms, storages))
 }

@@ -6,7 +6,7 @@ use module_utils::ansible::diff::Diff;
 use module_utils::protocol::{Context, Outcome};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::config_text;
-use module_utils::pve::devices::{format_for_key, is_nic_key, natural_cmp};
+use module_utils::pve::devices::{format_for_key, is_nic_key, sort_natural};
 use module_utils::pve::pools::PoolMove;
 use module_utils::pve::propstring::PropertyString;
 use module_utils::pve::resources::VmResource;
@@ -37,7 +37,7 @@ pub fn devices(config: &BTreeMap<String, String>) -> Map<String, Value> {
 /// key order (`net2` before `net10`).
 fn field_by_key(config: &BTreeMap<String, String>, is_key: fn(&str) -> bool, field: &str) -> Map<String, Value> {
     let mut keys: Vec<&String> = config.keys().filter(|k| is_key(k)).collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
+    sort_natural(&mut keys);
     keys.into_iter()
         .filter_map(|k| {
             let ps = PropertyString::parse_lenient(format_for_key(k)?, &config[k]).ok()?;

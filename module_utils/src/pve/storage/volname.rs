@@ -11,7 +11,7 @@
 //! `BTRFSPlugin.pm` (a subvolume); `Plugin.pm` and `BTRFSPlugin.pm` `alloc_image` (a `subvol` with a
 //! size: no quotas), which `Storage.pm` `vdisk_alloc` reaches with storage.cfg's default `format`.
 
-use regex::Regex;
+use crate::pve::pattern::compile;
 
 use super::StorageConfig;
 
@@ -19,15 +19,15 @@ use super::StorageConfig;
 /// `parse_volname` and `volume_resize`; BTRFSPlugin.pm keeps the first).
 const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "cephfs", "glusterfs", "btrfs"];
 
-/// Whether `text` matches `pattern` (each pattern here is a constant that compiles without the
-/// regex crate's `unicode-case` feature, which the workspace leaves out: no `(?i)`).
+/// Whether `text` matches `pattern` (each pattern here is a constant that pve::pattern compiles:
+/// no `(?i)`; `pattern/tests.rs` compiles each).
 fn is(pattern: &str, text: &str) -> bool {
-    Regex::new(pattern).is_ok_and(|re| re.is_match(text))
+    compile(pattern).is_ok_and(|re| re.is_match(text))
 }
 
 /// The groups of `pattern` in `text`, when it matches.
 fn groups(pattern: &str, text: &str) -> Option<Vec<String>> {
-    let re = Regex::new(pattern).ok()?;
+    let re = compile(pattern).ok()?;
     let c = re.captures(text)?;
     Some(c.iter().skip(1).map(|m| m.map_or(String::new(), |m| m.as_str().to_string())).collect())
 }

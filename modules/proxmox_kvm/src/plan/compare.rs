@@ -119,7 +119,7 @@ fn ssh_lines(encoded: &str) -> Vec<String> {
 fn tag_set(text: &str) -> Vec<String> {
     let mut tags: Vec<String> =
         text.split([',', ';', ' ']).filter(|t| !t.is_empty()).map(str::to_ascii_lowercase).collect();
-    tags.sort();
+    tags.sort_unstable();
     tags.dedup();
     tags
 }

@@ -301,7 +301,7 @@ pub fn clone_smbios1(source: Option<&str>) -> String {
         .map(str::to_string)
         .collect();
     parts.push(format!("uuid={KNOWN_AFTER_APPLY}"));
-    parts.sort();
+    parts.sort_unstable();
     parts.join(",")
 }
 
