@@ -9,12 +9,16 @@ use crate::pve::resources::VmResource;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::{Volume, VolumeKind};
 
-/// QemuServer.pm `storage_allows_io_uring_default`, for the storage types it names by storage.cfg
-/// alone: `lvm` and `cifs` never. (An `rbd` storage with `krbd` refuses it too unless the drive's
-/// cache is direct, `drive_uses_cache_direct`; `krbd` is not among what `StorageConfig` reads, so
-/// that case is left to PVE.)
-fn refuses_io_uring(scfg: &StorageConfig) -> bool {
-    matches!(scfg.plugintype.as_str(), "lvm" | "cifs")
+/// Drive.pm `storage_allows_io_uring_default`: never on `lvm` or `cifs`, not on `rbd` with `krbd`
+/// unless the drive's cache is direct (`direct`).
+fn allows_io_uring(scfg: &StorageConfig, direct: bool) -> bool {
+    !matches!(scfg.plugintype.as_str(), "lvm" | "cifs") && !(scfg.plugintype == "rbd" && scfg.krbd && !direct)
+}
+
+/// Drive.pm `drive_uses_cache_direct` for a drive (not a CD-ROM: those are not mirrored) with
+/// `cache` on its source storage `src`.
+fn cache_direct(cache: Option<&str>, src: &StorageConfig) -> bool {
+    cache.map_or(!(src.plugintype == "btrfs" && !src.nocow), |c| matches!(c, "off" | "none" | "directsync"))
 }
 
 /// The (major, minor) of a machine type as QEMU names it (`pc-i440fx-9.2+pve1` is 9.2): Machine.pm
@@ -33,8 +37,7 @@ fn machine_major_minor(machine: &str) -> Option<(u64, u64)> {
 /// when its `aio` is `io_uring`; without `aio`, when the running QEMU's machine is older than
 /// 10.0 (`get_current_qemu_machine`, which `status/current` shows as `running-machine`: `machine`
 /// is asked for it, only then) and the source storage allows io_uring by default
-/// (`storage_allows_io_uring_default` with `drive_uses_cache_direct`; an rbd source with a cache
-/// that is not direct depends on `krbd`, which `StorageConfig` does not read: left to PVE).
+/// (`storage_allows_io_uring_default` with `drive_uses_cache_direct`).
 /// PVE's words, without the caller's prefix.
 pub fn mirror_refusal(
     key: &str,
@@ -53,18 +56,20 @@ pub fn mirror_refusal(
     let (Some(source), Some(volume)) = (disk.storage.as_deref(), disk.volume.as_deref()) else { return Ok(None) };
     // an EFI disk, a TPM state and a cloud-init drive are allocated by their own branch, unchecked
     let cloudinit = Volume::parse(volume).is_some_and(|v| v.kind == VolumeKind::CloudInit);
-    let dst = storages.iter().find(|s| s.storage == target);
-    if source == target || key == "efidisk0" || cloudinit || !dst.is_some_and(refuses_io_uring) {
+    let (Some(src), Some(dst)) =
+        (storages.iter().find(|s| s.storage == source), storages.iter().find(|s| s.storage == target))
+    else {
+        return Ok(None);
+    };
+    let direct = cache_direct(disk.other.get("cache").map(String::as_str), src);
+    if source == target || key == "efidisk0" || cloudinit || allows_io_uring(dst, direct) {
         return Ok(None);
     }
     let uses = match disk.other.get("aio").map(String::as_str) {
         Some(aio) => aio == "io_uring",
         None => {
-            let src = storages.iter().find(|s| s.storage == source);
-            let cache = disk.other.get("cache").map(String::as_str);
-            let direct = cache.map_or(true, |c| matches!(c, "off" | "none" | "directsync"));
-            let allows = src.is_some_and(|s| !refuses_io_uring(s) && (s.plugintype != "rbd" || direct));
-            allows && machine()?.as_deref().and_then(machine_major_minor).is_some_and(|v| v < (10, 0))
+            allows_io_uring(src, direct)
+                && machine()?.as_deref().and_then(machine_major_minor).is_some_and(|v| v < (10, 0))
         }
     };
     Ok(uses.then_some("target storage is known to cause issues with aio=io_uring (used by current drive)"))
@@ -123,9 +128,10 @@ mod tests {
     use serde_json::json;
 
     fn storages() -> Vec<StorageConfig> {
-        [("local-lvm", "lvmthin"), ("thick", "lvm"), ("share", "cifs"), ("vmdata", "dir")]
+        [("local-lvm", "lvmthin"), ("thick", "lvm"), ("share", "cifs"), ("vmdata", "dir"), ("ceph", "rbd")]
             .iter()
             .filter_map(|(sid, t)| StorageConfig::from_json(&json!({"storage": sid, "type": t, "content": "images"})))
+            .chain(StorageConfig::from_json(&json!({"storage": "kceph", "type": "rbd", "krbd": 1})))
             .collect()
     }
 
@@ -169,6 +175,12 @@ mod tests {
         assert_eq!(refusal("scsi1", plain, "thick", None), None);
         // a source that does not allow io_uring by default: the drive does not use it
         assert_eq!(refusal("scsi1", "share:100/vm-100-disk-1.raw", "thick", Some("pc-i440fx-9.2")), None);
+        // krbd: an rbd target refuses a cache that is not direct; an rbd source with one does not use io_uring
+        assert_eq!(refusal("scsi1", "local-lvm:vm-100-disk-1,aio=io_uring,cache=writeback", "kceph", None), words);
+        assert_eq!(refusal("scsi1", "local-lvm:vm-100-disk-1,aio=io_uring", "kceph", None), None);
+        assert_eq!(refusal("scsi1", "local-lvm:vm-100-disk-1,aio=io_uring,cache=writeback", "ceph", None), None);
+        assert_eq!(refusal("scsi1", "kceph:vm-100-disk-1,cache=writeback", "thick", Some("pc-q35-9.0")), None);
+        assert_eq!(refusal("scsi1", "ceph:vm-100-disk-1,cache=writeback", "thick", Some("pc-q35-9.0")), words);
         assert_eq!(machine_major_minor("virt-9.2"), Some((9, 2)));
         assert_eq!(machine_major_minor("q35"), None);
     }
