@@ -1,7 +1,7 @@
 """Check versus real, issue 32: refusals of config values, restores and drive copies (docs/pve-semantics.md §58).
 
-Census rows (docs/refusals.md) R-config-93, R-config-132, R-create-132, R-clone-91, R-clone-92 and R-move-90, split
-out of R-config-90, R-clone-90 and R-move-90.
+Census rows (docs/refusals.md) R-config-93, R-config-132, R-create-132, R-clone-91, R-clone-92, R-clone-171 and
+R-move-90, split out of R-config-90, R-clone-90, R-clone-93 (retired) and R-move-90.
 
 Each row runs the same play with `--check --diff` and for real, from the same pvesim state, and the two must agree
 task by task (test_check_vs_real.py's `run_batch` and `compare_row`); every row is a refusal, so nothing may be
@@ -9,7 +9,8 @@ written. The module decides each before any write from what it reads: the task's
 state, storage.cfg, the privileges. pvesim follows PVE in each (tests/pvesim/tests/test_handler_perms.py,
 test_mirror.py): qemu-server Qemu.pm `check_hostpci_perm` (`romfile` is root@pam's, even on a mapped device),
 QemuServer.pm `clone_disk` (a running VM's TPM state is not mirrored) and `clone_disk_check_io_uring` (a drive with
-`aio=io_uring` is not mirrored to an lvm or cifs storage) inside the tasks of `move_vm_disk` and `clone_vm`, and
+`aio=io_uring`, or without `aio` on a running machine older than 10.0, which status/current shows as
+`running-machine`, is not mirrored to an lvm or cifs storage, nor to rbd with `krbd` without a direct cache) inside the tasks of `move_vm_disk` and `clone_vm`, and
 `move_vm_disk`'s `target-vmid` that must differ from the source's; `update_vm_api`'s hook script, which must be a
 snippet (pve-guest-common GuestHelpers.pm `check_hookscript`, tests/pvesim/tests/test_values.py).
 """
@@ -29,6 +30,11 @@ VMS = [
     _vm(703, 'row-703', status='running', scsi1='local-lvm:vm-703-disk-1,aio=io_uring,size=1G'),
     _vm(704, 'row-704', status='running', tpmstate0='local-lvm:vm-704-disk-1,size=4M,version=v2.0'),
     _vm(705, 'row-705', scsi1='local-lvm:vm-705-disk-1,size=1G'),
+    # running with a machine older than 10.0 (status/current's running-machine): no aio means io_uring
+    dict(_vm(706, 'row-706', status='running', scsi1='local-lvm:vm-706-disk-1,size=1G'),
+         running_machine='pc-i440fx-9.2+pve1'),
+    dict(_vm(707, 'row-707', status='running'), running_machine='pc-q35-8.1+pve0'),
+    _vm(708, 'row-708', status='running', scsi1='local-lvm:vm-708-disk-1,aio=io_uring,cache=writeback,size=1G'),
 ]
 
 # Every VM privilege, the storages, and Mapping.Use: a mapped PCI device is this token's to set, its ROM file not.
@@ -70,6 +76,15 @@ ROWS = [
     one('io_uring mirrored to thick LVM: full clone', kvm(node='pve1', vmid=703, clone='row-703', newid=713,
                                                           name='row-713', full=True, storage='thick'),
         real_failure='clone failed: ' + IO_URING),
+    one('default io_uring of a machine before 10.0 mirrored to thick LVM: move',
+        disk(vmid=706, disk='scsi1', state='moved', target_storage='thick'),
+        real_failure='storage migration failed: ' + IO_URING),
+    one('default io_uring of a machine before 10.0 mirrored to thick LVM: full clone',
+        kvm(node='pve1', vmid=707, clone='row-707', newid=717, name='row-717', full=True, storage='thick'),
+        real_failure='clone failed: ' + IO_URING),
+    one('io_uring with a writeback cache mirrored to rbd with krbd: move',
+        disk(vmid=708, disk='scsi1', state='moved', target_storage='kceph'),
+        real_failure='storage migration failed: ' + IO_URING),
     one('TPM state of a running VM: move', disk(vmid=704, disk='tpmstate0', state='moved', target_storage='vmdata'),
         real_failure='storage migration failed: cannot move TPM state while VM is running'),
     one('hookscript not a snippet', kvm(node='pve1', vmid=700, update=True, hookscript='local-lvm:vm-700-disk-0'),
@@ -87,6 +102,9 @@ CENSUS = {
     "restore: another VM's backup without VM.Backup": ('R-create-132',),
     'io_uring mirrored to thick LVM: move': ('R-clone-91',),
     'io_uring mirrored to thick LVM: full clone': ('R-clone-91',),
+    'default io_uring of a machine before 10.0 mirrored to thick LVM: move': ('R-clone-171',),
+    'default io_uring of a machine before 10.0 mirrored to thick LVM: full clone': ('R-clone-171',),
+    'io_uring with a writeback cache mirrored to rbd with krbd: move': ('R-clone-91',),
     'TPM state of a running VM: move': ('R-clone-92',),
     'reassign to the same VM': ('R-move-90',),
     'hookscript not a snippet': ('R-config-93',),
@@ -97,6 +115,7 @@ def _storages():
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         storages = copy.deepcopy(json.load(f)['storages'])
     storages['thick'] = {'type': 'lvm', 'vgname': 'thick', 'content': 'images', 'shared': 0, 'total': 20 * GIB}
+    storages['kceph'] = {'type': 'rbd', 'pool': 'rbd', 'krbd': 1, 'content': 'images', 'total': 20 * GIB}
     return storages
 
 

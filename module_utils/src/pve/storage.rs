@@ -52,6 +52,10 @@ pub struct StorageConfig {
     /// An lvm storage's `snapshot-as-volume-chain` option (PVE 9): qcow2 volumes on its LVs,
     /// named `vm-<vmid>-disk-<n>.qcow2`, and qcow2 the default of a new one (§42).
     pub volume_chain: bool,
+    /// An rbd storage's `krbd` and a btrfs storage's `nocow`: what QemuServer.pm
+    /// `storage_allows_io_uring_default` and Drive.pm `drive_uses_cache_direct` ask (§71.1).
+    pub krbd: bool,
+    pub nocow: bool,
 }
 
 impl StorageConfig {
@@ -80,6 +84,8 @@ impl StorageConfig {
             preallocation: text("preallocation"),
             saferemove: lenient_bool(v.get("saferemove")),
             volume_chain: lenient_bool(v.get("snapshot-as-volume-chain")),
+            krbd: lenient_bool(v.get("krbd")),
+            nocow: lenient_bool(v.get("nocow")),
         })
     }
 }

@@ -117,7 +117,7 @@ pub fn guard(
             moved_with_delete(checks, vm, facts, params, &plan.action)?;
             // its task's clone_disk mirrors a running VM's drive, and refuses some before allocating
             if let Some(value) = facts.running.then(|| config.get(disk)).flatten() {
-                if let Some(words) = preflight.mirrored_drive(disk, value, storage)? {
+                if let Some(words) = preflight.mirrored_drive(vm, disk, value, storage)? {
                     return Err(Error::failed(format!("target_storage: storage migration failed: {words}")));
                 }
             }

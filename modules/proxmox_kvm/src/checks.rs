@@ -271,8 +271,9 @@ impl<'a> Checks<'a> {
                 self.preflight.clone_features(&source_config, full, snapshot)?;
                 // its task's clone_disk: QEMU mirrors a running source's drives, some refused (§58)
                 if full && !snapshot && source.status == "running" {
-                    if let Some(words) = self.preflight.mirrored_clone(&source_config, value(body, "storage"))? {
-                        let option = if value(body, "storage").is_some() { "storage" } else { "clone" };
+                    let storage = value(body, "storage");
+                    if let Some(words) = self.preflight.mirrored_clone(source, &source_config, storage)? {
+                        let option = if storage.is_some() { "storage" } else { "clone" };
                         return Err(Error::failed(format!("{option}: clone failed: {words}")));
                     }
                 }

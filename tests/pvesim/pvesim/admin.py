@@ -181,6 +181,8 @@ class AdminMixin(object):
         vm.ha_state = spec.get('ha_state')
         if vm.status == 'running' and spec.get('qmpstatus'):
             vm.qmpstatus = spec['qmpstatus']  # a running VM's QEMU state, e.g. `paused` (status/current)
+        if vm.status == 'running' and spec.get('running_machine'):
+            vm.running_machine = spec['running_machine']  # the machine QEMU runs it with (status/current, mirror.py)
         if spec.get('agent_running') is False:
             vm.agent_down = True
         self.vms.append(vm)

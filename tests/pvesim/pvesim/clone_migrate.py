@@ -52,7 +52,7 @@ class CloneMigrateMixin:
             # QemuServer.pm clone_disk: a full clone of a running VM (no snapshot) is mirrored by QEMU (mirror.py)
             if src.status == 'running' and not v.get('snapname') and (str(full) in ('1', 'True') or (
                     full is None and not src.template)):
-                self.__dict__.setdefault('clone_mirrors', {})[int(v['newid'])] = storage
+                self.__dict__.setdefault('clone_mirrors', {})[int(v['newid'])] = (storage, mirror.running_machine(src))
         return await super()._qm_clone(v, user)
 
     async def ceph_io(self, vm, keys=None):
@@ -72,11 +72,11 @@ class CloneMigrateMixin:
                 self.__dict__.get('clone_mirrors', {}).pop(vm.vmid, None)
                 raise die(words)
         if vm.lock == 'clone' and vm.vmid in self.__dict__.get('clone_mirrors', {}):
-            storage, source = self.clone_mirrors.pop(vm.vmid), self.clone_sources.get(vm.vmid, ({},))[0]
+            (storage, machine), source = self.clone_mirrors.pop(vm.vmid), self.clone_sources.get(vm.vmid, ({},))[0]
             for key in sorted(source, key=o.natural):
                 sid = volume_ref(d.parse_drive(source[key])[0] or 'none')[0]
                 words = d.is_drive(key) and not d.is_cdrom(source[key]) and mirror.refusal(
-                    key, source[key], storage or sid, self.storages)
+                    key, source[key], storage or sid, self.storages, machine)
                 if words:
                     self.clone_sources.pop(vm.vmid, None)
                     raise die(words)

@@ -152,7 +152,8 @@ class DiskCallsMixin:
             size = d.fixed_size(disk, cur_props) or int(src.get('size') or d.parse_size(cur_props.get('size')) or 0)
             target_fmt = self._target_format(storage, fmt, src.get('format'))
             # QemuServer.pm clone_disk: QEMU mirrors a running VM's drive, and some it refuses first (mirror.py)
-            words = mirror.refusal(disk, current, storage, self.storages) if vm.status == 'running' else None
+            words = mirror.refusal(disk, current, storage, self.storages, mirror.running_machine(vm)) \
+                if vm.status == 'running' else None
             if words:
                 raise TaskError('storage migration failed: {0}'.format(words))
             newvol = None

@@ -5,6 +5,7 @@ Sources: qemu-server 9.2.6 src/PVE/API2/Qemu.pm (Qemu.pm) `vm_start`, `vm_stop`,
 §9, §16, §47.3.
 """
 
+import json
 import time
 
 from fakepve import schema as pve_schema
@@ -13,7 +14,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.routing import die, param_error
 from fakepve.server import API, USER, ok, params
 
-from . import activation, drives as d, nets, options as o, qemu_devices as qd
+from . import activation, drives as d, mirror, nets, options as o, qemu_devices as qd
 
 
 class LifecycleMixin:
@@ -83,7 +84,14 @@ class LifecycleMixin:
     async def _status_current(self, request):
         """GET .../status/current, with its parameters checked against the schema."""
         self._verify(request, await params(request))
-        return await super()._status_current(request)
+        answer = await super()._status_current(request)
+        # QemuServer.pm vmstatus (full): a running VM's `running-machine` from QMP query-machines ($machinecb)
+        vm = self._vm(request, 'VM.Audit')
+        if vm.status == 'running':
+            data = json.loads(answer.body)
+            data['data']['running-machine'] = mirror.running_machine(vm)
+            return ok(data['data'])
+        return answer
 
     async def _qm_destroy(self, v, user):
         """QemuServer.pm destroy_vm: `check_lock` runs only when the config's lock is not `suspended`
@@ -141,6 +149,7 @@ class LifecycleMixin:
                 vm.config.pop('lock', None)
                 self._sync_vm(vm)
             vm.status = vm.qmpstatus = 'running'
+            vm.__dict__.pop('running_machine', None)  # a seeded running machine was the last start's
             vm.started_at = time.time()
         return await self.task(vm.node, 'qmstart', vm.vmid, user, body, vm=vm)
 

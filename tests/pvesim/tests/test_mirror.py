@@ -28,7 +28,9 @@ SEED = {
     'vms': [_vm(130, 'running', scsi1='thin:vm-130-disk-1,aio=io_uring,size=1G',
                 tpmstate0='thin:vm-130-disk-2,size=4M,version=v2.0'),
             _vm(131, 'running', scsi1='thin:vm-131-disk-1,aio=io_uring,size=1G'),
-            _vm(132, 'stopped', scsi1='thin:vm-132-disk-1,aio=io_uring,size=1G')],
+            _vm(132, 'stopped', scsi1='thin:vm-132-disk-1,aio=io_uring,size=1G'),
+            dict(_vm(133, 'running', scsi1='thin:vm-133-disk-1,size=1G'), running_machine='pc-i440fx-9.2+pve1'),
+            _vm(134, 'running', scsi1='thin:vm-134-disk-1,size=1G')],
 }
 
 
@@ -59,3 +61,18 @@ def test_a_running_vm_s_drive_is_not_mirrored_where_pve_refuses(sim, tmp_path):
     assert status['exitstatus'] == 'clone failed: ' + IO_URING
     assert error_of(sim.api, 'GET', Q + '/140/config').status == 500
     ok(run(sim, 'POST', Q + '/131/clone', {'newid': 141, 'full': 1, 'storage': 'files'}))
+
+
+def test_without_aio_the_running_machine_decides(sim, tmp_path):
+    """clone_disk_check_io_uring without `aio`: Machine.pm get_current_qemu_machine (QMP query-machines), which
+    QemuServer.pm vmstatus shows as status/current's `running-machine` ($machinecb); below 10.0 the source storage's
+    default (storage_allows_io_uring_default: lvmthin allows it) is io_uring, and thick LVM refuses it."""
+    _reset(sim, tmp_path)
+    assert sim.api('GET', Q + '/133/status/current')['running-machine'] == 'pc-i440fx-9.2+pve1'
+    assert sim.api('GET', Q + '/134/status/current')['running-machine'].startswith('pc-i440fx-10.')
+    assert 'running-machine' not in sim.api('GET', Q + '/132/status/current')
+    assert _move(sim, 133, 'scsi1', 'thick')['exitstatus'] == 'storage migration failed: ' + IO_URING
+    status = run(sim, 'POST', Q + '/133/clone', {'newid': 142, 'full': 1, 'storage': 'thick'})
+    assert status['exitstatus'] == 'clone failed: ' + IO_URING
+    # a machine from 10.0 switches aio on the fly: moved
+    ok(_move(sim, 134, 'scsi1', 'thick'))
