@@ -157,7 +157,7 @@ pub fn guard(
             preflight.growth(node, &volid, want.saturating_sub(have), &context)
         }
         (Action::SetDrive(_), None) => match &params.iso_image {
-            Some(iso) => preflight.volume(node, iso, "iso_image"),
+            Some(iso) => preflight.attached(node, iso, "iso_image"),
             None => Ok(()),
         },
         _ => Ok(()),

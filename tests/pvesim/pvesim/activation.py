@@ -5,7 +5,8 @@ Sources: pve-storage 9.1.7 src/PVE/Storage/Plugin.pm `activate_volume` (`-e` of 
 directory, NFS, CIFS, CephFS, BTRFS and GlusterFS plugins inherit; the others override it); qemu-server 9.2.6
 src/PVE/QemuServer.pm `get_current_vm_volumes` (what `vm_start_nolock` activates: every drive's volume id and
 `vmstate`; a cloud-init volume that is gone is made again first, QemuServer/Cloudinit.pm `commit_cloudinit_disk`),
-src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `), `move_vm_disk` (the moved
+src/PVE/API2/Qemu.pm `create_disks` (a drive of a create or config write naming an existing volume: after its
+access, content type and format checks, before its size: docs/pve-semantics.md §68), `clone_vm` (the source's drives, inside its eval: `clone failed: `), `move_vm_disk` (the moved
 drive's volume, before its eval), `resize_vm` (the resized volume).
 
 A seed's storage may list `gone` volume names: files removed on the host behind PVE's back, which the storage no
@@ -13,11 +14,14 @@ longer lists although a config names them (fakepve lists every volume a config n
 """
 
 import json
+import re
 
+from fakepve.routing import die
 from fakepve.qemu import volume_ref
 
 from . import drives as d
 
+NEW_VOLUME = re.compile(r'(?:[^/:\s]+:)?(?:cloudinit|\d+(?:\.\d+)?)')
 FILE_TYPES = ('dir', 'nfs', 'cifs', 'cephfs', 'btrfs', 'glusterfs')
 
 
@@ -43,6 +47,14 @@ class ActivationMixin:
     def _volumes(self, name):
         gone = getattr(self, 'gone', {}).get(name) or ()
         return dict((k, v) for k, v in super()._volumes(name).items() if k not in gone)
+
+    def _qm_new_drive(self, vmid, key, value, default):
+        """Qemu.pm create_disks, a drive naming an existing volume: activate_volumes dies first on a file storage."""
+        volume = d.parse_drive(value)[0] or ''
+        words = None if NEW_VOLUME.fullmatch(volume) else self.missing_volume([volume])
+        if words:
+            raise die(words)
+        return super()._qm_new_drive(vmid, key, value, default)
 
     def missing_volume(self, volids):
         """Storage.pm activate_volumes: PVE's words for the first volume on a file storage that is gone, or None."""
