@@ -313,7 +313,8 @@ impl<'a> Preflight<'a> {
             return Ok(());
         };
         let storages = self.storages()?;
-        let file = activates && activate::FILE_TYPES.contains(&enabled(&storages, storage, node, option)?.plugintype.as_str());
+        let scfg = enabled(&storages, storage, node, option)?;
+        let file = activates && activate::FILE_TYPES.contains(&scfg.plugintype.as_str());
         self.volname(volid, option)?;
         match self.volumes_on(node, storage)?.contains_key(volid) {
             true => Ok(()),

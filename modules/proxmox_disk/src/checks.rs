@@ -341,15 +341,14 @@ fn allocation_fits(
 /// storage, before its copy, and `create_disks` of a drive naming an existing volume), which must still be on its file storage (`Preflight::activated`,
 /// docs/pve-semantics.md §65.3). lib.rs leaves out a VM whose config this check run predicts.
 pub fn activated(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
-    let moved = matches!(action, Action::Move(_)) && params.target_vmid.is_none();
+    let current = || facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume);
     let volume = match action {
         // create_disks of a drive naming an existing volume (an option changed, an unusedN re-attached, §68)
         Action::SetDrive(value) => Disk::parse(&params.disk, value)
             .and_then(|d| d.volume)
             .filter(|f| parse_new_disk(f).is_none() && parse_new_cloudinit(f).is_none()),
-        Action::Resize(_) | Action::ResizeKeepingPending { .. } | Action::Move(_) if moved || !matches!(action, Action::Move(_)) => {
-            facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume)
-        }
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => current(),
+        Action::Move(_) if params.target_vmid.is_none() => current(),
         _ => None,
     };
     let Some(volume) = volume else {

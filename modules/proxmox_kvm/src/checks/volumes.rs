@@ -32,10 +32,14 @@ impl Checks<'_> {
         // drive changed): activate_volumes after its access, content and format checks (§68); a
         // running VM's hotplug activates the same volume again after it
         let (node, form, context) = match write {
-            Write::Create { node, form, label, .. } => {
-                (node, form.clone(), format!("creation of qemu VM {label} with vmid {vmid} failed: unable to create VM {vmid} - "))
+            Write::Create { node, form, label, .. } => (
+                node,
+                form.clone(),
+                format!("creation of qemu VM {label} with vmid {vmid} failed: unable to create VM {vmid} - "),
+            ),
+            Write::Config { vm, body, context, .. } if !predicted(vm) => {
+                (&vm.node, super::split_config_body(body).0, format!("{context}: "))
             }
-            Write::Config { vm, body, context, .. } if !predicted(vm) => (&vm.node, super::split_config_body(body).0, format!("{context}: ")),
             _ => (&String::new(), Form::new(), String::new()),
         };
         let mut attached: Vec<(&String, String)> = form
