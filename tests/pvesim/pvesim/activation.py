@@ -50,9 +50,15 @@ class ActivationMixin:
 
     def _qm_new_drive(self, vmid, key, value, default):
         """Qemu.pm create_disks, a drive naming an existing volume: activate_volumes dies first on a file storage."""
-        volume = d.parse_drive(value)[0] or ''
-        words = None if NEW_VOLUME.fullmatch(volume) else self.missing_volume([volume])
+        volume, props = d.parse_drive(value)
+        words = None if NEW_VOLUME.fullmatch(volume or '') else self.missing_volume([volume])
         if words:
+            # its format= is weighed first, against the format its name gives (checked_parse_volname)
+            sid, name = volume_ref(volume)
+            fmt, want = self._parse_volname(self._store(sid), name)[2], props.get('format')
+            if want and fmt and want != fmt:
+                raise die("drive '{0}' - volume '{1}' - 'format={2}' option different from storage format '{3}'"
+                          .format(key, volume, want, fmt))
             raise die(words)
         return super()._qm_new_drive(vmid, key, value, default)
 

@@ -72,6 +72,10 @@ def test_a_drive_naming_a_gone_volume_fails_a_create_and_a_config_write(sim, tmp
     assert status['exitstatus'] == GONE
     assert run(sim, 'POST', Q + '/160/config', {'ide3': 'files:iso/gone.iso,media=cdrom'})['exitstatus'] == \
         "volume 'files:iso/gone.iso' does not exist"
+    # its format= is checked before it is activated (checked_parse_volname: the name's format)
+    status = run(sim, 'POST', Q + '/160/config', {'scsi1': 'files:160/vm-160-disk-1.qcow2,format=raw'})
+    assert status['exitstatus'] == "drive 'scsi1' - volume 'files:160/vm-160-disk-1.qcow2' - 'format=raw' option " \
+        "different from storage format 'qcow2'"
     assert config(sim, 160) == before
     status = run(sim, 'POST', Q, {'vmid': 180, 'scsi0': 'files:160/vm-160-disk-1.qcow2'})
     assert status['exitstatus'] == 'unable to create VM 180 - ' + GONE
