@@ -299,16 +299,28 @@ impl<'a> Preflight<'a> {
     /// (`none`, `cdrom`, a path, a new-disk size) is not a volume to look for. One listing per
     /// storage and node serves every volume on it. §26.3.
     pub fn volume(&self, node: &str, volid: &str, option: &str) -> Result<()> {
+        self.look_up(node, volid, option, false)
+    }
+
+    /// `volume` of a volume a drive attaches as it is (an ISO): `create_disks` activates it before
+    /// it asks its size, so on a file storage PVE's words are Plugin.pm `activate_volume`'s (§68).
+    pub fn attached(&self, node: &str, volid: &str, option: &str) -> Result<()> {
+        self.look_up(node, volid, option, true)
+    }
+
+    fn look_up(&self, node: &str, volid: &str, option: &str, activates: bool) -> Result<()> {
         let Some(storage) = volume_storage(volid) else {
             return Ok(());
         };
         let storages = self.storages()?;
-        enabled(&storages, storage, node, option)?;
+        let scfg = enabled(&storages, storage, node, option)?;
+        let file = activates && activate::FILE_TYPES.contains(&scfg.plugintype.as_str());
         self.volname(volid, option)?;
-        if self.volumes_on(node, storage)?.contains_key(volid) {
-            Ok(())
-        } else {
-            Err(refuse(option, format!("volume {volid} does not exist")))
+        match self.volumes_on(node, storage)?.contains_key(volid) {
+            true => Ok(()),
+            // a file storage: create_disks activates it first, Plugin.pm activate_volume's words (§68)
+            false if file => Err(refuse(option, format!("volume '{volid}' does not exist"))),
+            false => Err(refuse(option, format!("volume {volid} does not exist"))),
         }
     }
 

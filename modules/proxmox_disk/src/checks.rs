@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use module_utils::check::world::World;
 use module_utils::pve::client::Api;
 use module_utils::pve::config::VmConfig;
-use module_utils::pve::devices::{format_for_key, volume_storage, Disk};
+use module_utils::pve::devices::{format_for_key, parse_new_cloudinit, parse_new_disk, volume_storage, Disk};
 use module_utils::pve::hotplug;
 use module_utils::pve::permissions::{self, Need, Privileges};
 use module_utils::pve::preflight::{Content, Preflight};
@@ -155,7 +155,7 @@ pub fn guard(
             preflight.growth(node, &volid, want.saturating_sub(have), &context)
         }
         (Action::SetDrive(_), None) => match &params.iso_image {
-            Some(iso) => preflight.volume(node, iso, "iso_image"),
+            Some(iso) => preflight.attached(node, iso, "iso_image"),
             None => Ok(()),
         },
         _ => Ok(()),
@@ -335,15 +335,21 @@ fn allocation_fits(
     })
 }
 
-/// The volume the plan's write makes PVE activate (Qemu.pm `resize_vm`, and `move_vm_disk` to a
-/// storage, before its copy), which must still be on its file storage (`Preflight::activated`,
+/// The volume the plan's write makes PVE activate (Qemu.pm `resize_vm`, `move_vm_disk` to a
+/// storage, before its copy, and `create_disks` of a drive naming an existing volume), which must still be on its file storage (`Preflight::activated`,
 /// docs/pve-semantics.md §65.3). lib.rs leaves out a VM whose config this check run predicts.
 pub fn activated(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, action: &Action) -> Result<()> {
-    let moved = matches!(action, Action::Move(_)) && params.target_vmid.is_none();
-    if !(moved || matches!(action, Action::Resize(_) | Action::ResizeKeepingPending { .. })) {
-        return Ok(());
-    }
-    let Some(volume) = facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume) else {
+    let current = || facts.config.get(&params.disk).and_then(|d| Disk::parse(&params.disk, d)?.volume);
+    let volume = match action {
+        // create_disks of a drive naming an existing volume (an option changed, an unusedN re-attached, §68)
+        Action::SetDrive(value) => Disk::parse(&params.disk, value)
+            .and_then(|d| d.volume)
+            .filter(|f| parse_new_disk(f).is_none() && parse_new_cloudinit(f).is_none()),
+        Action::Resize(_) | Action::ResizeKeepingPending { .. } => current(),
+        Action::Move(_) if params.target_vmid.is_none() => current(),
+        _ => None,
+    };
+    let Some(volume) = volume else {
         return Ok(());
     };
     let context = format!("{}: ", apply::context(vm.vmid, &params.disk, action));

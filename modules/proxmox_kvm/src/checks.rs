@@ -117,7 +117,7 @@ impl<'a> Checks<'a> {
                 {
                     // an ISO or import source (PVE fails in its task); not the VM's own images, which
                     // `check_volume_access` lets change without listing the storage; others: §42.4
-                    self.preflight.volume(node, file, &option)?;
+                    self.preflight.attached(node, file, &option)?;
                 }
             }
         }

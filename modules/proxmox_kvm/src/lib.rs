@@ -104,7 +104,7 @@ impl Run<'_> {
                 (id, None)
             }
         };
-        self.checks.activated(&plan.write, before, &|vm| self.world.is_predicted(vm))?;
+        self.checks.activated(&plan.write, before, &|vm| self.world.is_predicted(vm), vmid)?;
         for unknown in self.checks.privileges.take_unknowns() {
             self.ctx.warn(unknown);
         }

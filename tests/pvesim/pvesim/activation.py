@@ -7,19 +7,24 @@ src/PVE/QemuServer.pm `get_current_vm_volumes` (what `vm_start_nolock` activates
 `vmstate`; a cloud-init volume that is gone is made again first, QemuServer/Cloudinit.pm `commit_cloudinit_disk`),
 src/PVE/QemuMigrate.pm `scan_local_volumes` (`$test_volid` activates every volume `foreach_volid` finds on storage
 that is not shared before its other checks: the config's, its pending values' and each snapshot's drives, unused
-volumes and `vmstate`), src/PVE/API2/Qemu.pm `clone_vm` (the source's drives, inside its eval: `clone failed: `),
-`move_vm_disk` (the moved drive's volume, before its eval), `resize_vm` (the resized volume).
+volumes and `vmstate`), src/PVE/API2/Qemu.pm `create_disks` (a drive of a create or config write naming an existing
+volume: after its access, content type and format checks, before its size: docs/pve-semantics.md §68), `clone_vm`
+(the source's drives, inside its eval: `clone failed: `), `move_vm_disk` (the moved drive's volume, before its eval),
+`resize_vm` (the resized volume).
 
 A seed's storage may list `gone` volume names: files removed on the host behind PVE's back, which the storage no
 longer lists although a config names them (fakepve lists every volume a config names).
 """
 
 import json
+import re
 
+from fakepve.routing import die
 from fakepve.qemu import volume_ref
 
 from . import drives as d
 
+NEW_VOLUME = re.compile(r'(?:[^/:\s]+:)?(?:cloudinit|\d+(?:\.\d+)?)')
 FILE_TYPES = ('dir', 'nfs', 'cifs', 'cephfs', 'btrfs', 'glusterfs')
 
 
@@ -58,6 +63,20 @@ class ActivationMixin:
     def _volumes(self, name):
         gone = getattr(self, 'gone', {}).get(name) or ()
         return dict((k, v) for k, v in super()._volumes(name).items() if k not in gone)
+
+    def _qm_new_drive(self, vmid, key, value, default):
+        """Qemu.pm create_disks, a drive naming an existing volume: activate_volumes dies first on a file storage."""
+        volume, props = d.parse_drive(value)
+        words = None if NEW_VOLUME.fullmatch(volume or '') else self.missing_volume([volume])
+        if words:
+            # its format= is weighed first, against the format its name gives (checked_parse_volname)
+            sid, name = volume_ref(volume)
+            fmt, want = self._parse_volname(self._store(sid), name)[2], props.get('format')
+            if want and fmt and want != fmt:
+                raise die("drive '{0}' - volume '{1}' - 'format={2}' option different from storage format '{3}'"
+                          .format(key, volume, want, fmt))
+            raise die(words)
+        return super()._qm_new_drive(vmid, key, value, default)
 
     def missing_volume(self, volids):
         """Storage.pm activate_volumes: PVE's words for the first volume on a file storage that is gone, or None."""

@@ -82,3 +82,26 @@ def test_a_migration_activates_the_volumes_only_a_snapshot_names(sim, tmp_path):
         words = "can't migrate local disk '{0}': volume '{0}' does not exist".format(volid)
         assert any(line.endswith(words) for line in task_log(sim, status)), task_log(sim, status)
     ok(migrate(sim, 166, target='pve2'))
+
+
+def test_a_drive_naming_a_gone_volume_fails_a_create_and_a_config_write(sim, tmp_path):
+    """Qemu.pm create_disks: a drive naming an existing volume (re-attached, or an option of it changed) is
+    activated after its access, content and format checks (docs/pve-semantics.md §68); a create's task
+    dies with `unable to create VM <vmid> - ` before it and writes no config."""
+    path = tmp_path / 'gone.json'
+    path.write_text(json.dumps(SEED))
+    sim.reset(str(path))
+    before = config(sim, 160)
+    status = run(sim, 'POST', Q + '/160/config', {'scsi1': 'files:160/vm-160-disk-1.qcow2,size=1G,cache=unsafe'})
+    assert status['exitstatus'] == GONE
+    assert run(sim, 'POST', Q + '/160/config', {'ide3': 'files:iso/gone.iso,media=cdrom'})['exitstatus'] == \
+        "volume 'files:iso/gone.iso' does not exist"
+    # its format= is checked before it is activated (checked_parse_volname: the name's format)
+    status = run(sim, 'POST', Q + '/160/config', {'scsi1': 'files:160/vm-160-disk-1.qcow2,format=raw'})
+    assert status['exitstatus'] == "drive 'scsi1' - volume 'files:160/vm-160-disk-1.qcow2' - 'format=raw' option " \
+        "different from storage format 'qcow2'"
+    assert config(sim, 160) == before
+    status = run(sim, 'POST', Q, {'vmid': 180, 'scsi0': 'files:160/vm-160-disk-1.qcow2'})
+    assert status['exitstatus'] == 'unable to create VM 180 - ' + GONE
+    # what the storage lists is attached
+    ok(run(sim, 'POST', Q + '/162/config', {'ide3': 'files:iso/here.iso,media=cdrom'}))

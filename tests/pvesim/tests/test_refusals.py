@@ -75,8 +75,9 @@ def test_balloon_above_memory_is_refused_on_update(sim):
 
 
 def test_an_iso_missing_on_its_storage_is_refused(sim):
-    # qemu-server Qemu.pm $check_storage_access (PVE::Storage::path on the volume: "volume ... does not exist")
+    # qemu-server Qemu.pm create_disks activates the attached volume before it asks its size: on a directory
+    # storage pve-storage Plugin.pm activate_volume dies first (docs/pve-semantics.md §68)
     err = error_of(sim.api, 'PUT', Q + '/100/config', {'ide2': 'isos:iso/nope.iso,media=cdrom'})
-    assert (err.status, err.message) == (500, 'volume isos:iso/nope.iso does not exist')
+    assert (err.status, err.message) == (500, "volume 'isos:iso/nope.iso' does not exist")
     status = run(sim, 'POST', Q, {'vmid': 303, 'ide2': 'isos:iso/nope.iso,media=cdrom'})
-    assert status['exitstatus'] == 'unable to create VM 303 - volume isos:iso/nope.iso does not exist'
+    assert status['exitstatus'] == "unable to create VM 303 - volume 'isos:iso/nope.iso' does not exist"

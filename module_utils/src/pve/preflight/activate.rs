@@ -11,7 +11,7 @@ use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 /// The storage types whose `activate_volume` is Plugin.pm's, which dies when the file is gone
 /// (`-e $path`): the directory, NFS, CIFS, CephFS, BTRFS and GlusterFS plugins (pve-storage
 /// 9.1.7: the others override it, and LVM, ZFS, RBD and iSCSI volumes are no files).
-const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "cephfs", "btrfs", "glusterfs"];
+pub(super) const FILE_TYPES: &[&str] = &["dir", "nfs", "cifs", "cephfs", "btrfs", "glusterfs"];
 
 /// QemuServer.pm `get_current_vm_volumes`, what `vm_start` activates: every drive's volume id
 /// (an ISO's too; `none`, `cdrom` and paths are no volume ids), and a hibernated VM's `vmstate`;

@@ -127,6 +127,11 @@ fn volumes_are_looked_up_once_per_storage_and_missing_ones_refused() {
         text(pf.volume("pve1", "local:iso/nope.iso", "cdrom")),
         "cdrom: volume local:iso/nope.iso does not exist"
     );
+    // attached as it is: create_disks activates it first, Plugin.pm activate_volume's words (§68)
+    assert_eq!(
+        text(pf.attached("pve1", "local:iso/nope.iso", "cdrom")),
+        "cdrom: volume 'local:iso/nope.iso' does not exist"
+    );
     assert_eq!(text(pf.volume("pve1", "gone:iso/x.iso", "cdrom")), "cdrom: storage 'gone' does not exist; the storages enabled on pve1: local, local-lvm, only1, nfs, ceph, isos, san");
     for not_a_volume in ["none", "cdrom", "/dev/sdb", "4"] {
         assert!(pf.volume("pve1", not_a_volume, "cdrom").is_ok(), "{not_a_volume}");

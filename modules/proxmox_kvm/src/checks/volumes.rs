@@ -26,8 +26,33 @@ impl Checks<'_> {
         write: &Write,
         before: Option<&VmConfig>,
         predicted: &dyn Fn(&VmResource) -> bool,
+        vmid: u64,
     ) -> Result<()> {
         let config = before.map(VmConfig::effective).unwrap_or_default();
+        // create_disks of a drive naming an existing volume (an unusedN re-attached, an option of a
+        // drive changed): activate_volumes after its access, content and format checks (§68); a
+        // running VM's hotplug activates the same volume again after it
+        let (node, form, context) = match write {
+            Write::Create { node, form, label, .. } => (
+                node,
+                form.clone(),
+                format!("creation of qemu VM {label} with vmid {vmid} failed: unable to create VM {vmid} - "),
+            ),
+            Write::Config { vm, body, context, .. } if !predicted(vm) => {
+                (&vm.node, super::split_config_body(body).0, format!("{context}: "))
+            }
+            _ => (&String::new(), Form::new(), String::new()),
+        };
+        let mut attached: Vec<(&String, String)> = form
+            .iter()
+            .filter(|(k, _)| is_disk_key(k))
+            .filter_map(|(k, v)| Some((k, Disk::parse(k, v)?.volume?)))
+            .filter(|(_, f)| parse_new_disk(f).is_none() && parse_new_cloudinit(f).is_none())
+            .collect();
+        attached.sort();
+        for (_, volid) in attached {
+            self.preflight.activated(&self.privileges, node, std::slice::from_ref(&volid), &context)?;
+        }
         let (vm, volumes, context) = match write {
             Write::Power { vm, call: PowerCall::Start, .. } => {
                 (vm, current_volumes(&config), format!("{}: ", PowerCall::Start.failure(vm.vmid)))
