@@ -1,6 +1,6 @@
 """The requests of a create (issue 36, docs/pve-semantics.md §66): a token that sees every guest creates without
 `/cluster/nextid?vmid=` or `GET /nodes`, the task's status is not polled at once, and the footprint reads no
-config of its own; a user who cannot see every guest still asks `/cluster/nextid` and is refused a vmid a
+config of its own, nor does a clone's of its new vmid (§66.6); a user who cannot see every guest still asks `/cluster/nextid` and is refused a vmid a
 hidden guest holds (§47.2), in check and real runs."""
 
 from test_check_vs_real import _vm, write_seed
@@ -47,3 +47,16 @@ def test_a_vmid_a_hidden_guest_holds_is_still_refused(ansible, sim, tmp_path):
             'held by a guest this user cannot see' in result['msg'], (check, result)
         assert ('GET', '/cluster/nextid') in requests_of(sim), requests_of(sim)
         assert not any(m != 'GET' for m, _ in requests_of(sim)), requests_of(sim)
+
+
+def test_a_clone_by_a_token_that_sees_every_guest_reads_no_config_of_its_new_vmid(ansible, sim):
+    sim.clear_requests()
+    task = kvm(node='pve1', clone='debian-13-template', name='measured-clone', newid=151, full=True)
+    result = ansible.run_playbook(play(task)).task('kvm')['result']
+    assert result['changed'] and not result.get('failed'), result
+    calls = requests_of(sim)
+    posted = calls.index(('POST', '/nodes/pve1/qemu/9000/clone'))
+    # /cluster/resources, read before, lists every guest to this token: 151 is in no node's config (§66.6)
+    assert ('GET', '/nodes/pve1/qemu/151/pending') not in calls[:posted], calls
+    assert ('GET', '/cluster/resources') in calls[:posted], calls
+    assert sim.api('GET', '/nodes/pve1/qemu/151/config')['name'] == 'measured-clone'

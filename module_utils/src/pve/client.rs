@@ -54,6 +54,9 @@ pub trait Api {
     fn check_write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<()> {
         schema::check_write(method, path, params)
     }
+    /// The user holds `VM.Audit` on every guest (`Privileges::sees_every_guest`): a new VM's
+    /// footprint takes "no config" from a `/cluster/resources` read that leaves its vmid out (§66.6).
+    fn every_guest_listed(&self) {}
 }
 
 /// The words of a certificate verification failure (a permanent one: never retried).
@@ -353,6 +356,10 @@ impl Api for PveClient {
         Some(&self.journal)
     }
 
+    fn every_guest_listed(&self) {
+        self.recent.every_guest_listed();
+    }
+
     fn check_write(&self, method: Method, path: &ApiPath, params: &Form) -> Result<()> {
         schema::check_write(method, path, params)?;
         if method != Method::Get {
@@ -557,44 +564,7 @@ fn tls_config(conn: &Connection) -> Result<(ureq::tls::TlsConfig, Trust)> {
 }
 
 #[cfg(test)]
-pub mod testing {
-    //! A scripted `Api` for unit tests: answers are queued per (method, path prefix).
-    use super::*;
-    use std::cell::RefCell;
-
-    #[derive(Default)]
-    pub struct ScriptedApi {
-        answers: RefCell<Vec<(Method, String, Result<Value>)>>,
-        pub calls: RefCell<Vec<(Method, String, Form)>>,
-        /// What the waiter records about tasks (the scripted answers record no writes).
-        pub journal: WriteJournal,
-    }
-
-    impl ScriptedApi {
-        pub fn answer(&self, method: Method, path: &str, result: Result<Value>) -> &Self {
-            self.answers.borrow_mut().push((method, path.to_string(), result));
-            self
-        }
-    }
-
-    impl Api for ScriptedApi {
-        fn call(&self, method: Method, path: &ApiPath, params: &Form) -> Result<Value> {
-            path.check()?;
-            let path = path.encoded();
-            self.calls.borrow_mut().push((method, path.clone(), params.clone()));
-            let mut answers = self.answers.borrow_mut();
-            let idx = answers
-                .iter()
-                .position(|(m, p, _)| *m == method && path.starts_with(p.as_str()))
-                .ok_or_else(|| Error::Internal(format!("unscripted call {} {path}", method.as_str())))?;
-            answers.remove(idx).2
-        }
-
-        fn journal(&self) -> Option<&WriteJournal> {
-            Some(&self.journal)
-        }
-    }
-}
+pub mod testing;
 
 #[cfg(test)]
 mod tests;

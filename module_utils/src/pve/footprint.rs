@@ -12,7 +12,8 @@
 //! The reads before a write reuse what the module itself read since the run's last write
 //! (`RecentReads`), so a write planned from a fresh config costs no second read of it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -300,18 +301,30 @@ fn locate(api: Read<'_>, vmid: u64) -> Result<Option<String>> {
 /// state, a storage's content) that the client got since its last write: what the module itself
 /// read before planning the write is, for the write, the state before it. Any write empties it.
 #[derive(Debug, Default)]
-pub struct RecentReads(Mutex<Vec<(String, Form, Value)>>);
+pub struct RecentReads {
+    reads: Mutex<Vec<(String, Form, Value)>>,
+    /// The vmids of every guest the last `GET /cluster/resources` (all types, or `type=vm`) listed.
+    listed: Mutex<Option<BTreeSet<u64>>>,
+    /// The user holds `VM.Audit` on every guest (`every_guest_listed`): a listing leaves out none.
+    every_guest: AtomicBool,
+}
 
 impl RecentReads {
     /// Keep the answer of a read, if it is one a footprint uses.
     pub fn keep(&self, path: &ApiPath, query: &Form, answer: &Value) {
         let s = path.segments();
+        let all_guests = query.is_empty() || matches!(query.as_slice(), [(k, v)] if k == "type" && v == "vm");
+        if s == ["cluster", "resources"] && all_guests {
+            let guests = answer.as_array().into_iter().flatten().filter_map(|r| r.get("vmid").and_then(Value::as_u64));
+            *self.listed.lock().unwrap_or_else(|p| p.into_inner()) = Some(guests.collect());
+            return;
+        }
         let used = matches!(s.last().map(String::as_str), Some("pending" | "content"))
             || s.ends_with(&["status".to_string(), "current".to_string()])
             || s.ends_with(&["cluster".to_string(), "nextid".to_string()]);
         if used {
             let key = path.encoded();
-            let mut reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let mut reads = self.reads.lock().unwrap_or_else(|p| p.into_inner());
             reads.retain(|(p, q, _)| !(*p == key && q == query));
             reads.push((key, query.clone(), answer.clone()));
         }
@@ -327,9 +340,17 @@ impl RecentReads {
         }
     }
 
+    /// The user of this run holds `VM.Audit` on every guest (`Privileges::sees_every_guest`):
+    /// pve-manager `API2/Cluster.pm` `resources` then lists every guest of the cluster's vmlist to
+    /// it, so a vmid the kept listing leaves out has no config on any node (§66.6).
+    pub fn every_guest_listed(&self) {
+        self.every_guest.store(true, Ordering::Relaxed);
+    }
+
     /// A write was sent: what was read before it may no longer be so.
     pub fn forget(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.reads.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.listed.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// `api`, answering a read from what was kept when it can.
@@ -342,10 +363,13 @@ impl RecentReads {
     /// `vdisk_list` filters by `vmid` alone; `volume_sizes` keeps only that VM's); and the
     /// config of a VM whose vmid `GET /cluster/nextid?vmid=N` found free, which no node holds
     /// (pve-manager `API2/Cluster.pm` `nextid`: the vmid is in none of the cluster's configs),
-    /// as PVE answers a config that does not exist (`absent_is_none` reads it so).
+    /// as PVE answers a config that does not exist (`absent_is_none` reads it so); the same for a
+    /// vmid the kept `/cluster/resources` does not list, to a user it lists every guest to (§66.6),
+    /// unless `GET /cluster/nextid` just offered it: an offered id is not reserved (§18), another
+    /// run may be offered it too, so its config is read as late as can be, just before the write.
     fn get(&self, path: &ApiPath, query: &Form) -> Option<Result<Value>> {
         let key = path.encoded();
-        let reads = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let reads = self.reads.lock().unwrap_or_else(|p| p.into_inner());
         let kept = |key: &str, query: &Form| reads.iter().find(|(p, q, _)| p == key && q == query).map(|(_, _, v)| v);
         if let Some(v) = kept(&key, query) {
             return Some(match v {
@@ -362,7 +386,17 @@ impl RecentReads {
             (s.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), query.is_empty())
         {
             let free = form([("vmid", vmid.to_string())]);
-            if kept(&ApiPath::new(["cluster", "nextid"]).encoded(), &free).is_some() {
+            let nextid = ApiPath::new(["cluster", "nextid"]).encoded();
+            if kept(&nextid, &free).is_some() {
+                return Some(Err(absent(path)));
+            }
+            let offered = kept(&nextid, &Vec::new()).and_then(|v| crate::pve::pveformat::lenient_u64(Some(v)));
+            let listed = self.listed.lock().unwrap_or_else(|p| p.into_inner());
+            let unlisted = match (listed.as_ref(), vmid.parse::<u64>()) {
+                (Some(vmids), Ok(id)) => !vmids.contains(&id) && offered != Some(id),
+                _ => false,
+            };
+            if unlisted && self.every_guest.load(Ordering::Relaxed) {
                 return Some(Err(absent(path)));
             }
         }

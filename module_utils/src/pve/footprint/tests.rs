@@ -377,3 +377,49 @@ fn a_config_read_found_absent_on_the_node_is_the_creates_config_read() {
     let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
     assert_eq!(asked, ["/nodes/pve1/qemu/150/pending"]);
 }
+
+#[test]
+fn a_clone_of_a_vmid_the_listing_leaves_out_reads_no_config_when_the_user_sees_every_guest() {
+    // the module's reads: `/cluster/resources` (no guest 150), the source's config, the storage's listing
+    let keep_reads = |recent: &RecentReads| {
+        let listing = json!([{"type": "qemu", "vmid": 9000, "node": "pve1"}, {"type": "node", "node": "pve1"}]);
+        recent.keep(&path("/cluster/resources"), &Vec::new(), &listing);
+        recent.keep(&path("/nodes/pve1/qemu/9000/pending"), &Vec::new(), &pending("local-lvm:base-9000-disk-0", None));
+        recent.keep(&path("/nodes/pve1/storage/local-lvm/content"), &Vec::new(), &json!([]));
+    };
+    let clone = form([("newid", "150"), ("full", "1")]);
+    let clone_of = |recent: &RecentReads, api: &ScriptedApi| {
+        before(&recent.over(&|p, q| api.get(p, q)), Method::Post, "/nodes/pve1/qemu/9000/clone", &clone)
+    };
+    // VM.Audit on every guest (pve-manager API2/Cluster.pm `resources` lists them all): nothing read
+    let (recent, api) = (RecentReads::default(), ScriptedApi::default());
+    keep_reads(&recent);
+    recent.every_guest_listed();
+    let fp = clone_of(&recent, &api);
+    assert!(api.calls.borrow().is_empty(), "{:?}", api.calls.borrow());
+    assert_eq!(fp.before.config, None);
+    // without it, a guest the user cannot see may hold the vmid: the config is read
+    let (recent, api) = (RecentReads::default(), ScriptedApi::default());
+    keep_reads(&recent);
+    api.answer(Method::Get, "/nodes/pve1/qemu/150/pending", Err(absent()));
+    clone_of(&recent, &api);
+    let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
+    assert_eq!(asked, ["/nodes/pve1/qemu/150/pending"]);
+    // a vmid the listing holds, a listing gone with a write, an id `/cluster/nextid` just offered: read
+    for case in ["listed", "written", "offered"] {
+        let (recent, api) = (RecentReads::default(), ScriptedApi::default());
+        keep_reads(&recent);
+        recent.every_guest_listed();
+        match case {
+            "listed" => recent.keep(&path("/cluster/resources"), &Vec::new(), &json!([{"type": "lxc", "vmid": 150}])),
+            "written" => recent.forget(),
+            _ => recent.keep(&path("/cluster/nextid"), &Vec::new(), &json!("150")),
+        }
+        api.answer(Method::Get, "/nodes/pve1/qemu/9000/pending", Ok(pending("local-lvm:base-9000-disk-0", None)))
+            .answer(Method::Get, "/nodes/pve1/qemu/150/pending", Err(absent()))
+            .answer(Method::Get, "/nodes/pve1/storage/local-lvm/content", Ok(json!([])));
+        clone_of(&recent, &api);
+        let asked: Vec<String> = api.calls.borrow().iter().map(|c| c.1.clone()).collect();
+        assert!(asked.contains(&"/nodes/pve1/qemu/150/pending".to_string()), "{case}: {asked:?}");
+    }
+}

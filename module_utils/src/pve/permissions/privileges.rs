@@ -89,6 +89,10 @@ impl<'a> Privileges<'a> {
                     .collect()
             })
             .unwrap_or_default();
+        // Told to the client: a new VM's footprint may take "no config" from `/cluster/resources` (§66.6).
+        if held_below(&tree, "/vms", "VM.Audit") {
+            self.api.every_guest_listed();
+        }
         let tree = Rc::new(tree);
         *self.tree.0.borrow_mut() = Some(tree.clone());
         Ok(tree)
@@ -103,13 +107,14 @@ impl<'a> Privileges<'a> {
     /// Whether `privilege` is held on every path below `parent` (`/vms`: on every VM, those to
     /// come too): on each such path the answer lists, and on those it leaves out.
     pub fn held_below(&self, parent: &str, privilege: &str) -> Result<bool> {
-        let tree = self.tree()?;
-        let prefix = format!("{}/", parent.trim_end_matches('/'));
-        Ok(passed_down(&tree, parent).contains(privilege)
-            && tree
-                .iter()
-                .filter(|(path, _)| path.starts_with(&prefix))
-                .all(|(_, privs)| privs.contains_key(privilege)))
+        Ok(held_below(self.tree()?.as_ref(), parent, privilege))
+    }
+
+    /// Whether this user holds `VM.Audit` on every guest: pve-manager `API2/Cluster.pm`
+    /// `resources` skips only the guests a user lacks it on, so `/cluster/resources` then lists
+    /// every vmid of the cluster, and a vmid it leaves out is free (docs/pve-semantics.md §66.2).
+    pub fn sees_every_guest(&self) -> Result<bool> {
+        self.held_below("/vms", "VM.Audit")
     }
 
     /// Report `what` among the warnings of this run: a check that could not be decided, which the
@@ -254,6 +259,13 @@ fn on_path(tree: &Tree, path: &str) -> BTreeSet<String> {
     }
     let parent = path.trim_end_matches('/').rsplit_once('/').map_or("", |(parent, _)| parent);
     passed_down(tree, if parent.is_empty() { "/" } else { parent })
+}
+
+/// `Privileges::held_below` on a tree read.
+fn held_below(tree: &Tree, parent: &str, privilege: &str) -> bool {
+    let prefix = format!("{}/", parent.trim_end_matches('/'));
+    passed_down(tree, parent).contains(privilege)
+        && tree.iter().filter(|(path, _)| path.starts_with(&prefix)).all(|(_, privs)| privs.contains_key(privilege))
 }
 
 /// What a path below `parent` that the answer leaves out holds: the propagating privileges of

@@ -260,6 +260,8 @@ fn an_update_checks_old_and_new_drives_and_deleted_devices() {
 struct AclApi {
     acl: BTreeMap<String, Vec<(&'static str, u8)>>,
     reads: RefCell<usize>,
+    /// Whether the privileges told the client that `/cluster/resources` lists every guest (§66.6).
+    every_guest: RefCell<bool>,
 }
 
 impl Api for AclApi {
@@ -273,6 +275,10 @@ impl Api for AclApi {
             .map(|(path, privs)| (path.clone(), privs.iter().map(|(p, prop)| (p.to_string(), json!(prop))).collect()))
             .collect();
         Ok(Value::Object(tree))
+    }
+
+    fn every_guest_listed(&self) {
+        *self.every_guest.borrow_mut() = true;
     }
 }
 
@@ -554,4 +560,25 @@ fn a_device_with_neither_host_nor_mapping_is_refused_but_for_root_at_pam() {
     assert!(
         matches!(&device(100, None, "hostpci0", "0000:01:00.0,pcie=1")[0], Need::RootOnly(m) if m.contains("non-mapped"))
     );
+}
+
+#[test]
+fn the_client_is_told_when_the_user_sees_every_guest() {
+    // VM.Audit propagating from `/` reaches every guest, those to come too (§66.2): told once read
+    let mut api = acl(&[]);
+    api.acl.insert("/".into(), vec![("VM.Audit", 1)]);
+    let p = Privileges::new(&api, "ops@pve!ansible");
+    assert!(p.sees_every_guest().unwrap());
+    assert!(*api.every_guest.borrow());
+    // held on some guests only, or on `/vms` but taken away below it: not told
+    for entries in [vec![("/vms/100", 1)], vec![("/vms", 1), ("/vms/150", 2)]] {
+        let mut api = acl(&[]);
+        for (path, prop) in entries {
+            let privs = if prop == 2 { vec![("VM.PowerMgmt", 1)] } else { vec![("VM.Audit", prop)] };
+            api.acl.insert(path.to_string(), privs);
+        }
+        let p = Privileges::new(&api, "ops@pve!ansible");
+        assert!(!p.sees_every_guest().unwrap());
+        assert!(!*api.every_guest.borrow(), "{:?}", api.acl);
+    }
 }
