@@ -100,7 +100,7 @@ fn preflight_refuses_with_the_words_of_the_real_write() {
 
     assert!(pf.volume("pve1", "isos:iso/debian-13-netinst.iso", "cdrom").is_ok());
     let real = refusal(api.put(&vm100().join(["config"]), &form([("ide2", "isos:iso/nope.iso,media=cdrom")])));
-    assert_eq!(pve_words(pf.volume("pve1", "isos:iso/nope.iso", "cdrom").unwrap_err(), "cdrom"), real);
+    assert_eq!(pve_words(pf.attached("pve1", "isos:iso/nope.iso", "cdrom").unwrap_err(), "cdrom"), real);
 
     let real = refusal(api.post(&vm100().join(["move_disk"]), &form([("disk", "scsi0"), ("storage", "isos")])));
     let words = pve_words(pf.move_target("pve1", "isos", "storage").unwrap_err(), "storage");

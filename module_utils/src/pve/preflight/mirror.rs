@@ -12,13 +12,13 @@ use crate::pve::volume::{Volume, VolumeKind};
 /// Drive.pm `storage_allows_io_uring_default`: never on `lvm` or `cifs`, not on `rbd` with `krbd`
 /// unless the drive's cache is direct (`direct`).
 fn allows_io_uring(scfg: &StorageConfig, direct: bool) -> bool {
-    !matches!(scfg.plugintype.as_str(), "lvm" | "cifs") && !(scfg.plugintype == "rbd" && scfg.krbd && !direct)
+    !(matches!(scfg.plugintype.as_str(), "lvm" | "cifs") || scfg.plugintype == "rbd" && scfg.krbd && !direct)
 }
 
 /// Drive.pm `drive_uses_cache_direct` for a drive (not a CD-ROM: those are not mirrored) with
 /// `cache` on its source storage `src`.
 fn cache_direct(cache: Option<&str>, src: &StorageConfig) -> bool {
-    cache.map_or(!(src.plugintype == "btrfs" && !src.nocow), |c| matches!(c, "off" | "none" | "directsync"))
+    cache.map_or(src.plugintype != "btrfs" || src.nocow, |c| matches!(c, "off" | "none" | "directsync"))
 }
 
 /// The (major, minor) of a machine type as QEMU names it (`pc-i440fx-9.2+pve1` is 9.2): Machine.pm
