@@ -592,7 +592,7 @@ mod handlers;
 mod privileges;
 mod tag_policy;
 mod unseen;
-pub use handlers::{resize, unlink, vmstate_storage};
+pub use handlers::{read_config, resize, unlink, vmstate_storage};
 pub use privileges::{Held, Privileges};
 pub use unseen::{base_use_not_known, hibernate, lists_volume, volume_listing, Listing};
 

@@ -693,3 +693,19 @@ fn a_new_disk_of_a_template_is_named_as_its_base_volume() {
     let vm = VmConfig::from_pairs(&[("scsi0", "local-lvm:vm-9000-disk-0,size=8G")]);
     assert_eq!(on("nvme-pool:vm-9000-disk-1", &vm), "nvme-pool:vm-9000-disk-1", "not a template");
 }
+
+#[test]
+fn a_moved_disk_of_a_template_becomes_a_base_volume_where_the_target_storage_makes_one() {
+    // API2/Qemu.pm move_vm_disk: `template_create($vmid, $conf, $disk)` after the copy when the VM
+    // is a template; QemuServer.pm template_create skips a volume without the 'template' feature
+    let mut all = storages();
+    all.extend(StorageConfig::from_json(&json!({"storage": "san-lvm", "type": "lvm", "content": "images"})));
+    let template = VmConfig::from_pairs(&[("template", "1"), ("scsi0", "vmdata:9000/base-9000-disk-0.qcow2,size=8G")]);
+    let w = Facts { vmid: 9000, running: false, config: &template, storages: &all, listed: &NO_VOLUMES, target: None };
+    let moved = |target: &str| {
+        let args = json!({"vmid": 9000, "disk": "scsi0", "state": "moved", "target_storage": target});
+        plan(&params(args), &w).unwrap().after.get("scsi0").map(str::to_string)
+    };
+    assert_eq!(moved("nvme-pool").as_deref(), Some("nvme-pool:base-9000-disk-0,size=8G"));
+    assert_eq!(moved("san-lvm").as_deref(), Some("san-lvm:vm-9000-disk-0,size=8G"), "thick LVM keeps vm- names");
+}

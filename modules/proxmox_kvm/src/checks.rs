@@ -31,6 +31,7 @@ use crate::plan::{PowerCall, Write};
 
 mod mappings;
 mod migration;
+mod read_back;
 mod replication;
 mod restore;
 mod volumes;

@@ -243,5 +243,14 @@ pub fn hibernate(vmid: u64, statestorage: Option<&str>) -> Vec<Need> {
     needs
 }
 
+/// Reading VM `vmid`'s config (`GET .../pending`, qemu-server API2/Qemu.pm `vm_pending`, and
+/// `GET .../config`, `vm_config`: each `['perm', '/vms/{vmid}', ['VM.Audit']]`). A VM in `pool`
+/// also has the pool's roles (pve-access-control RPCEnvironment.pm `$compile_acl_path` gives
+/// each member `/vms/<vmid>` the roles of `/pool/<pool>`), which a new VM gets with its create or
+/// clone (`add_vm_to_pool`).
+pub fn read_config(vmid: u64, pool: Option<&str>) -> Vec<Need> {
+    vec![vm_perm(vmid, pool, &["VM.Audit"], false)]
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use module_utils::pve::storage::fixed_volume_size;
 use module_utils::pve::volume::Volume;
 use module_utils::{Error, Result};
 
-use super::volumes::{add_unused, disk_numbers, predict_volume, volume_format};
+use super::volumes::{add_unused, disk_numbers, on_template, predict_volume, volume_format};
 use super::{missing, Action, Facts, MoveParams, Plan};
 use crate::params::Params;
 
@@ -45,7 +45,10 @@ pub(super) fn plan_move(params: &Params, facts: &Facts, current: Option<Property
         vmid,
         params.format.as_deref(),
         source_format.as_deref(),
-    );
+    )
+    // a template's moved disk becomes a base volume (API2/Qemu.pm `move_vm_disk` calls
+    // `template_create` on it after the copy)
+    .map(|v| on_template(facts.config, facts.storages, v, vmid));
     let mut moved = current.clone();
     moved.remove("format");
     // QemuServer.pm clone_disk: EFI vars and TPM state are allocated at their fixed size on the

@@ -7,7 +7,7 @@ use module_utils::error::{Error, Result};
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::devices::parse_new_disk;
 use module_utils::pve::propstring::PropertyString;
-use module_utils::pve::storage::StorageConfig;
+use module_utils::pve::storage::{has_template_feature, StorageConfig};
 use module_utils::pve::volume::{Volume, VolumeKind};
 
 use super::GIB;
@@ -77,12 +77,14 @@ pub fn predict_volume(
 
 /// The name a new volume of a template ends with: its base volume, `base-<vmid>-disk-<n>` for
 /// `vm-<vmid>-disk-<n>` (qemu-server API2/Qemu.pm `create_disks` calls `vdisk_create_base` on a
-/// disk it creates or imports when the VM is a template). Thick LVM, whose volumes have no
-/// `template` feature (a template keeps its `vm-` volumes there), keeps the name.
+/// disk it creates or imports when the VM is a template, `move_vm_disk` `template_create` on a
+/// disk it moved). A volume without the `template` feature (`storage::has_template_feature`:
+/// thick LVM's, where a template keeps its `vm-` volumes) keeps the name.
 pub fn on_template(config: &VmConfig, storages: &[StorageConfig], volume: String, vmid: u64) -> String {
-    let storage = volume.split(':').next().unwrap_or("");
-    let thick_lvm = storages.iter().any(|s| s.storage == storage && s.plugintype == "lvm");
-    if config.get("template") != Some("1") || thick_lvm {
+    let kept = Volume::parse(&volume).is_some_and(|vol| {
+        storages.iter().any(|s| s.storage == vol.storage && has_template_feature(&s.plugintype, &vol) == Some(false))
+    });
+    if config.get("template") != Some("1") || kept {
         return volume;
     }
     volume.replacen(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"), 1)

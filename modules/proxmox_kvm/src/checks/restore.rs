@@ -1,4 +1,4 @@
-//! What proxmox_kvm checks last before a write: one cloud-init drive, and a restore's hints, the storages the archive's own config names for its drives (`pve::restore::hint_storages`, docs/pve-semantics.md §64).
+//! What proxmox_kvm checks last before a write: one cloud-init drive, a restore's hints, the storages the archive's own config names for its drives (`pve::restore::hint_storages`, docs/pve-semantics.md §64), and the read-back of a new VM (read_back.rs).
 
 use std::collections::BTreeMap;
 
@@ -16,9 +16,15 @@ impl Checks<'_> {
     /// the restore task's `$parse_backup_hints`: each storage the restore allocates on holds
     /// `images` and grants `Datastore.AllocateSpace`. The archive's config is read
     /// (`extractconfig`) only for a restore whose request names no `storage`.
+    /// Then this user's right to read a new VM back (`read_back`), which the task needs after PVE.
     pub(super) fn last(&self, write: &Write, before: Option<&VmConfig>, vmid: u64) -> Result<()> {
         self.scsi_identity(write, before)?;
         one_cloudinit(write, before, vmid)?;
+        self.restore_hints(write, vmid)?;
+        self.read_back(write, vmid)
+    }
+
+    fn restore_hints(&self, write: &Write, vmid: u64) -> Result<()> {
         let Write::Create { node, form, .. } = write else { return Ok(()) };
         let Some(archive) = value(form, "archive").filter(|a| *a != "-") else { return Ok(()) };
         // a `storage` in the request takes every drive, and create_vm checks it first (R-any-133)

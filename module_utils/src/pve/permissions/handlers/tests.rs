@@ -172,3 +172,15 @@ fn a_restore_s_archive_needs_check_volume_access_for_a_backup() {
     );
     assert!(matches!(&archive(200, "/root/dump.vma")[..], [Need::RootOnly(_)]));
 }
+
+#[test]
+fn reading_a_vm_back_needs_vm_audit_on_it_or_on_its_pool() {
+    // Qemu.pm vm_pending: VM.Audit on /vms/{vmid}; a pool member has the pool's roles
+    // (RPCEnvironment.pm $compile_acl_path)
+    assert_eq!(read_config(100, None), vec![vm("VM.Audit")]);
+    let in_pool = read_config(100, Some("web"));
+    assert_eq!(
+        in_pool,
+        vec![Need::OneOf { options: vec![all("/pool/web", &["VM.Audit"]), vm("VM.Audit")], bare: false }]
+    );
+}
