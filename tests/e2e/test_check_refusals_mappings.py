@@ -19,6 +19,8 @@ refuses each as PVE does (tests/pvesim/pvesim/mappings.py, tests/pvesim/tests/te
 3. A restore: QemuServer.pm `$parse_backup_hints` in create_vm's restore task, each storage the archive's config names
    (`GET /nodes/{node}/vzdump/extractconfig`, read only for a restore without `storage`); `pve::restore::hint_storages`
    (tests/pvesim/tests/test_restore_hints.py).
+4. A start with a `hostpciN` `host` id the node lacks: PCI.pm `parse_hostpci` (pve-common SysFSTools.pm `lspci`), read
+   from `GET /nodes/{node}/hardware/pci` (Sys.Audit on /); `pve::values::devices::hostpci` (§72, node_pci.py).
 """
 
 from harness import CANARY_PRIVILEGES
@@ -40,7 +42,7 @@ NODE_DEVICES = {'pve1': {'pci': {'0000:04:00.0': {'id': '10de:2204', 'iommugroup
                                   '0000:00:02.0': {'id': '8086:3e92'}, '0000:01:00.0': {'id': '8086:3e92'}},
                          'dirs': ['/srv/here']}}
 
-# Rows' VMs: 790-797 and 799 on pve1.
+# Rows' VMs: 789-797 and 799 on pve1.
 VMS = [
     _vm(790, 'row-790', hostpci0='mapping=gpu,pcie=1', machine='q35'),
     _vm(791, 'row-791', usb0='mapping=keys'),
@@ -51,6 +53,7 @@ VMS = [
     _vm(796, 'row-796', hostpci0='mapping=moved'),
     _vm(797, 'row-797', virtiofs0='dirid=gone'),
     _vm(799, 'row-799', vga='none', hostpci0='mapping=igds,legacy-igd=1'),
+    _vm(789, 'row-789', hostpci0='host=0000:04:00.0', hostpci1='03:00,pcie=1'),
 ]
 
 # The canary's privileges and Mapping.Audit (and Use) on /mapping: the lists show this token the mappings (without
@@ -93,6 +96,8 @@ ROWS = [
         real_failure='directory mapping invalid: Path /srv/gone does not exist'),
     one('legacy igd on a mapping with two devices on the node: start', kvm(node='pve1', vmid=799, state='started'),
         real_failure='legacy IGD assignment is not compatible with alternate devices'),
+    one('pci host id the node lacks: start', kvm(node='pve1', vmid=789, state='started'),
+        real_failure="no PCI device found for '03:00'"),
 ]
 
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
@@ -108,6 +113,7 @@ CENSUS = {
     'mapped directory missing on the node: start': ('R-power-96',),
     'legacy igd on a mapping with two devices on the node: start': ('R-power-157',),
     "restore: a hint's storage without space": ('R-create-130',),
+    'pci host id the node lacks: start': ('R-power-172',),
 }
 
 

@@ -592,8 +592,10 @@ mod features;
 mod handler_values;
 mod imports;
 mod mirror;
+mod node_pci;
 pub use activate::current_volumes;
 pub use mirror::mirror_refusal;
+pub use node_pci::{pci_unknown, PCI_SCAN};
 #[cfg(test)]
 mod tests;
 mod volnames;

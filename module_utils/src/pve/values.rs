@@ -101,7 +101,9 @@ pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Opti
     let visible = |kind: &str, id: &str| !facts.hidden.iter().any(|(k, i)| *k == kind && i == id);
     let mapped = |id: &str| mappings::pci_on_node(id, &facts.node, &facts.mappings, &visible);
     let usb = || mappings::start_usb(config, &facts.node, &facts.mappings, &visible);
-    let firmware = || command_cpu::firmware(config).or_else(|| devices::hostpci(config, &mapped)).or_else(usb);
+    let firmware = || {
+        command_cpu::firmware(config).or_else(|| devices::hostpci(config, &mapped, facts.pci.as_deref())).or_else(usb)
+    };
     if let Some(words) = firmware().or_else(|| command::usb(config)) {
         return Some(words);
     }

@@ -10,7 +10,8 @@ qemu-server 9.2.6 does (docs/pve-semantics.md §62), written from qemu-server's 
   of `get_path_and_format` / Blockdev.pm `generate_format_blockdev`; QemuServer.pm `print_drive_commandline_full`
   (machine version below 10.0) with a qcow2 volume on a storage with snapshot-as-volume-chain.
 
-pvesim has no host PCI devices: every `host` id is taken as present (PVE's `lspci` would refuse a missing one first).
+A `host` id is looked up on the node's PCI devices (node_pci.py, `missing`; PVE's `lspci` refuses one the node lacks,
+before the rules above); without `missing`, or on a node the seed does not list, every id is present.
 """
 
 import re
@@ -100,7 +101,7 @@ def drive_error(conf, storages, parse_volname):
     return None
 
 
-def hostpci_error(conf, mapped=None):
+def hostpci_error(conf, mapped=None, missing=None):
     """PCI.pm parse_hostpci_devices, each hostpciN after parse_hostpci: `host` or `mapping`, not both; a mapping's
     own checks and its entries on the node, one alternative each (`mapped(id)`: (error, paths), mappings.py; without
     it a mapping ends what is modelled); an alternative with several ids is a multifunction device; then the
@@ -118,6 +119,10 @@ def hostpci_error(conf, mapped=None):
         if not host and not props.get('mapping'):
             return "Either 'host' or 'mapping' must be set."
         if host:
+            # PCI.pm parse_hostpci: lspci of each id (SysFSTools.pm), `no PCI device found for '<id>'` (node_pci.py)
+            errors = [missing(pid) for pid in host.split(';')] if missing else []
+            if any(errors):
+                return next(e for e in errors if e)
             alternatives = [host]
         elif mapped is None:
             return None

@@ -202,7 +202,7 @@ class ValuesMixin:
         # activates the volumes.) qemu_cpu.py: OVMF (§61); then the PCI devices (§62) and qemu_command.py's USB.pm,
         # before the CPU count (§59)
         # the mapped devices in their places (mappings.py): each PCI one with its hostpciN, then the USB ones (§70)
-        words = (qcpu.firmware_error(conf) or qd.hostpci_error(conf, self._pci_mapped(vm))
+        words = (qcpu.firmware_error(conf) or qd.hostpci_error(conf, self._pci_mapped(vm), self._pci_missing(vm))
                  or self._usb_mapped_error(vm) or qc.usb_error(conf))
         if words:
             return words

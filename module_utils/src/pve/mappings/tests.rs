@@ -35,7 +35,7 @@ fn start_devices(
     visible: &dyn Fn(&str, &str) -> bool,
 ) -> Option<String> {
     let mapped = |id: &str| pci_on_node(id, node, m, visible);
-    crate::pve::values::devices::hostpci(c, &mapped).or_else(|| start_usb(c, node, m, visible))
+    crate::pve::values::devices::hostpci(c, &mapped, None).or_else(|| start_usb(c, node, m, visible))
 }
 
 #[test]

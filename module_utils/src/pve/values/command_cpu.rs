@@ -79,7 +79,8 @@ pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<St
 /// and the model a custom `cpu` reports (its definition, `GET /cluster/qemu/custom-cpu-models`);
 /// `storages`: storage.cfg as this user sees it, for the drives' and PCI devices' rules (§62),
 /// shared with the preflight's copy; `node`, `mappings`, `hidden`: the VM's node, the mappings
-/// its config names as this user reads them, and those the user cannot see (§64, §70).
+/// its config names as this user reads them, and those the user cannot see (§64, §70); `pci`:
+/// the node's PCI device ids, read only for a config with a `hostpciN` `host` id (§72).
 #[derive(Debug, Default)]
 pub struct StartFacts {
     pub cpus: Option<u64>,
@@ -89,6 +90,7 @@ pub struct StartFacts {
     pub node: String,
     pub mappings: crate::pve::mappings::Mappings,
     pub hidden: Vec<(&'static str, String)>,
+    pub pci: Option<Vec<String>>,
 }
 
 /// The config with a custom `cpu` standing for the model it reports, as CPUConfig.pm

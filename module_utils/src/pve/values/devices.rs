@@ -135,6 +135,25 @@ fn on(value: &str, key: &str) -> Option<bool> {
     prop(value, key, None).map(|v| matches!(v, "1" | "on" | "yes" | "true"))
 }
 
+/// pve-common SysFSTools.pm `lspci` with an id as its filter: how many of the node's devices
+/// (`devices`: their full ids, `<domain>:<bus>:<slot>.<function>`, as `GET
+/// /nodes/<node>/hardware/pci` lists them) start with it, the `0000:` domain optional (an id
+/// without a function stands for all its functions).
+pub fn lspci(devices: &[String], id: &str) -> usize {
+    let matches = |d: &String| d.starts_with(id) || d.strip_prefix("0000:").is_some_and(|d| d.starts_with(id));
+    devices.iter().filter(|d| matches(d)).count()
+}
+
+/// The `host` ids of the config's `hostpciN` (each `;`-separated one, in `hostpci0`..15's
+/// order), which `parse_hostpci` looks up with `lspci`; a `mapping`'s are the mapping's.
+pub fn host_ids(config: &BTreeMap<String, String>) -> Vec<&str> {
+    let hosts = (0..16).filter_map(|i| set(config, &format!("hostpci{i}")));
+    hosts
+        .filter_map(|v| prop(v, "host", Some("host")).filter(|_| prop(v, "mapping", None).is_none()))
+        .flat_map(|h| h.split(';'))
+        .collect()
+}
+
 /// What `parse_hostpci` makes of a `mapping` on the start's node: the `path` of each entry (one
 /// alternative each) or PVE's words, `None` when not known (`mappings::pci_on_node`).
 pub type Mapped<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<String>, String>>;
@@ -146,9 +165,10 @@ pub type Mapped<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<String>, String>>;
 /// machine; `legacy-igd` once, with `vga: none`, `rombar` on, no `x-vga`, `mdev`, q35,
 /// multifunction device or alternate devices (a mapping with several entries on the node), on an
 /// id ending in `02.0`. `parse_hostpci` looks each id up on the host (`lspci`: a device not there
-/// is refused first, in other words); an id without a function (whose functions only the host
+/// is refused first, in other words: with `pci`, the node's device ids, a `host` id it lacks,
+/// §72); an id without a function (whose functions only the host
 /// lists) ends what the config decides where their count matters, as does a hidden mapping.
-pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped) -> Option<String> {
+pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped, pci: Option<&[String]>) -> Option<String> {
     let machine = config.get("machine").map(String::as_str).unwrap_or_default();
     let kind = prop(machine, "type", Some("type")).unwrap_or_default();
     let q35 = kind == "q35" || kind.starts_with("pc-q35");
@@ -158,7 +178,10 @@ pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped) -> Option<Stri
         let alternatives = match (prop(value, "host", Some("host")), prop(value, "mapping", None)) {
             (Some(_), Some(_)) => return Some("Cannot set both 'host' and 'mapping'.".into()),
             (None, None) => return Some("Either 'host' or 'mapping' must be set.".into()),
-            (Some(host), None) => vec![host.to_string()],
+            (Some(host), None) => match pci.and_then(|p| host.split(';').find(|id| lspci(p, id) == 0)) {
+                Some(id) => return Some(format!("no PCI device found for '{id}'")),
+                None => vec![host.to_string()],
+            },
             (None, Some(id)) => match mapped(id)? {
                 Ok(paths) => paths,
                 Err(words) => return Some(words),

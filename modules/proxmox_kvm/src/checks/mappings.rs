@@ -1,7 +1,8 @@
-//! What proxmox_kvm checks of a start and a migration of a VM with mapped devices or directories, reading the mappings only when the config names one (`pve::mappings`, docs/pve-semantics.md §64).
+//! What proxmox_kvm checks of a start and a migration of a VM with mapped devices or directories, reading the mappings only when the config names one (`pve::mappings`, docs/pve-semantics.md §64), and the node's PCI devices for a `host` one (§72).
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::mappings;
+use module_utils::pve::preflight::{pci_unknown, PCI_SCAN};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state::Op;
 use module_utils::pve::values::command_cpu::StartFacts;
@@ -39,6 +40,12 @@ impl Checks<'_> {
         let mut facts = self.preflight.start_facts(&vm.node, &effective)?;
         facts.storages = self.preflight.storages()?;
         facts.node = vm.node.clone();
+        // the node's PCI devices, for a `host` id (§72): read with Sys.Audit or Sys.Modify on /, else warned of
+        let lists = self.privileges.held("/").map(|h| PCI_SCAN.iter().any(|p| h.contains(*p))).unwrap_or(true);
+        facts.pci = lists.then(|| self.preflight.node_pci(&vm.node, &effective)).flatten();
+        if facts.pci.is_none() {
+            pci_unknown(vm.vmid, &vm.node, &effective).into_iter().for_each(|w| self.privileges.not_known(w));
+        }
         let named: Vec<_> = effective.iter().filter_map(|(k, v)| mappings::named(k, v)).collect();
         if named.is_empty() {
             return Ok(facts);

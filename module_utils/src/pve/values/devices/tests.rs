@@ -118,7 +118,7 @@ fn hostpci_option_combinations_are_refused_from_the_config() {
         (igd("01:00,mdev=i915-GVTg_V5_4"), None),
     ];
     for (config, words) in &cases {
-        assert_eq!(hostpci(config, &|_| None).as_deref(), *words, "{config:?}");
+        assert_eq!(hostpci(config, &|_| None, None).as_deref(), *words, "{config:?}");
     }
 }
 
@@ -131,24 +131,24 @@ fn a_legacy_igd_mapping_with_several_devices_on_the_node_is_refused_in_its_place
     let two = |_: &str| paths(&["0000:00:02.0", "0000:00:02.1"]);
     let igd = |v: &str| cfg(&[("hostpci0", v), ("vga", "none")]);
     let alternate = Some("legacy IGD assignment is not compatible with alternate devices");
-    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &two).as_deref(), alternate);
-    assert_eq!(hostpci(&igd("mapping=gpu"), &two), None);
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &two, None).as_deref(), alternate);
+    assert_eq!(hostpci(&igd("mapping=gpu"), &two, None), None);
     let one = |_: &str| paths(&["0000:00:02.0"]);
-    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &one), None);
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &one, None), None);
     // a multifunction entry is refused first; an entry without a function is the host's to tell
     let multi = |_: &str| paths(&["0000:00:02.0", "0000:00:02.0;0000:00:02.1"]);
-    let words = hostpci(&igd("mapping=gpu,legacy-igd=1"), &multi);
+    let words = hostpci(&igd("mapping=gpu,legacy-igd=1"), &multi, None);
     assert_eq!(words.as_deref(), Some("legacy IGD assignment is not compatible with multifunction devices"));
     let whole = |_: &str| paths(&["0000:00:02", "0000:00:03.0"]);
-    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &whole), None);
+    assert_eq!(hostpci(&igd("mapping=gpu,legacy-igd=1"), &whole, None), None);
     // the VGA rule comes before the devices; the mapping's own checks before both
     let vga = cfg(&[("hostpci0", "mapping=gpu,legacy-igd=1")]);
-    assert_eq!(hostpci(&vga, &two).as_deref(), Some("legacy IGD assignment requires VGA mode to be 'none'"));
+    assert_eq!(hostpci(&vga, &two, None).as_deref(), Some("legacy IGD assignment requires VGA mode to be 'none'"));
     let gone = |id: &str| Some(Err(format!("PCI device mapping not found for '{id}'")));
-    assert_eq!(hostpci(&vga, &gone).as_deref(), Some("PCI device mapping not found for 'gpu'"));
+    assert_eq!(hostpci(&vga, &gone, None).as_deref(), Some("PCI device mapping not found for 'gpu'"));
     // each device in its turn: hostpci0's refusal before hostpci1's mapping
     let first = cfg(&[("hostpci0", "01:00.0,pcie=1"), ("hostpci1", "mapping=gpu")]);
-    assert_eq!(hostpci(&first, &gone).as_deref(), Some("q35 machine model is not enabled"));
+    assert_eq!(hostpci(&first, &gone, None).as_deref(), Some("q35 machine model is not enabled"));
 }
 
 #[test]
@@ -163,4 +163,19 @@ fn a_start_checks_the_volumes_first_then_the_pci_devices_then_the_drives_after_t
         ("net0", "virtio=BC:24:11:00:00:02,bridge=vmbr0,mtu=500"),
     ]);
     assert!(start_on(&mtu, None, &s).is_some_and(|w| w.starts_with("drive 'scsi0'")));
+}
+
+/// PCI.pm `parse_hostpci`: each `host` id is looked up with SysFSTools.pm `lspci` (a prefix of the
+/// full id, its `0000:` domain optional) before the option rules; a node without it refuses.
+#[test]
+fn a_host_id_the_node_lacks_is_refused_first() {
+    let node: Vec<String> = ["0000:01:00.0", "0000:01:00.1", "0001:02:00.0"].map(String::from).to_vec();
+    assert_eq!((lspci(&node, "01:00"), lspci(&node, "0000:01:00.1"), lspci(&node, "0001:02:00")), (2, 1, 1));
+    assert_eq!(lspci(&node, "02:00.0"), 0);
+    let config = |v: &str| BTreeMap::from([("hostpci0".to_string(), v.to_string())]);
+    let words = |v: &str| hostpci(&config(v), &|_| None, Some(&node));
+    assert_eq!(words("01:00;03:00.0,pcie=1").as_deref(), Some("no PCI device found for '03:00.0'"));
+    assert_eq!(words("01:00,pcie=1").as_deref(), Some("q35 machine model is not enabled"));
+    assert_eq!(hostpci(&config("03:00.0"), &|_| None, None), None, "not read: not known");
+    assert_eq!(host_ids(&config("host=01:00.0;01:00.1")), ["01:00.0", "01:00.1"]);
 }
