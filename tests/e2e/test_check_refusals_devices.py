@@ -87,6 +87,8 @@ def test_check_run_predicts_refusals_of_a_start_for_its_drives_and_pci_devices(a
         storages = json.load(f)['storages']
     storages['chain'] = {'type': 'lvm', 'vgname': 'chain', 'content': 'images', 'shared': 0,
                          'snapshot-as-volume-chain': 1}
-    seed = write_seed(tmp_path, 'devices', VMS, storages=storages)
+    # the node's PCI devices, which a start looks each `host` id up in (PCI.pm parse_hostpci, §72)
+    pci = {'0000:01:00.0': {'id': '8086:3e92'}, '0000:01:00.1': {'id': '8086:3e93'}, '0000:00:02.0': {'id': '8086:3e92'}}
+    seed = write_seed(tmp_path, 'devices', VMS, storages=storages, node_devices={'pve1': {'pci': pci}})
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
     assert_rows_agree(summary, 'check-versus-real (issue 32, drives and PCI devices)', ROWS, problems)

@@ -593,8 +593,7 @@ mod handler_values;
 mod imports;
 mod mirror;
 mod node_pci;
-pub use activate::current_volumes;
-pub use mirror::mirror_refusal;
+pub use self::{activate::current_volumes, mirror::mirror_refusal};
 pub use node_pci::{pci_unknown, PCI_SCAN};
 #[cfg(test)]
 mod tests;
