@@ -30,7 +30,7 @@ def _on(node, vm):
     return dict(vm, node=node)
 
 
-# Rows' VMs: 780-786 (786: the requests' test).
+# Rows' VMs: 780-787 (786: the requests' test).
 VMS = [
     _vm(780, 'row-780', machine='pc-q35-10.0'),
     _vm(781, 'row-781', machine='type=pc-i440fx-9.2+pve2,viommu=virtio'),
@@ -39,6 +39,9 @@ VMS = [
     _on('pve2', _vm(784, 'row-784', machine='pc-q35-10.1')),
     _vm(785, 'row-785', machine='pc-q35-10.0'),
     _vm(786, 'row-786', machine='q35', ostype='win11'),
+    # hibernated on a newer node: the resume runs its runningmachine (vm_start_nolock)
+    _vm(787, 'row-787', machine='q35', lock='suspended', vmstate='local-lvm:vm-787-state-suspend-2026-12-01',
+        runningmachine='pc-q35-10.0+pve1'),
 ]
 
 ROWS = [
@@ -50,6 +53,10 @@ ROWS = [
     one('machine refused before the firmware and devices: start', kvm(node='pve1', vmid=782, state='started'),
         real_failure=TOO_OLD),
     one('machine the node runs: start', kvm(node='pve1', vmid=783, state='started'), real_changed=True),
+    one('running machine of a hibernated vm newer than the node\'s qemu: resume',
+        kvm(node='pve1', vmid=787, state='started'),
+        real_failure="Installed QEMU version '9.2.0' is too old to run machine type 'pc-q35-10.0+pve1', please upgrade "
+                     "node 'pve1'"),
     one('machine on a release candidate qemu: start', kvm(node='pve2', vmid=784, state='started'), real_changed=True),
 ]
 
@@ -67,6 +74,7 @@ CENSUS_ROWS = ROWS + NOAUDIT_ROWS
 CENSUS = {
     'machine newer than the node\'s qemu: start': ('R-power-171',),
     'machine revision above qemu-server\'s: start': ('R-power-171',),
+    'running machine of a hibernated vm newer than the node\'s qemu: resume': ('R-power-171',),
     'machine newer than the node\'s qemu, package hidden: start': ('R-power-171',),
 }
 

@@ -60,3 +60,14 @@ def test_a_start_refuses_a_machine_the_node_s_qemu_cannot_run_first(sim, tmp_pat
 def test_a_release_candidate_skips_the_check(sim, tmp_path):
     seed(sim, tmp_path, [_vm(397, machine='pc-q35-11.0')], node_qemu={'pve1': '10.0.90'})
     assert run(sim, 'POST', Q + '/397/status/start')['exitstatus'] == 'OK'
+
+
+def test_a_resume_runs_its_running_machine(sim, tmp_path):
+    # vm_start_nolock: a resumed VM (a vmstate, or a suspended lock) is forced to its runningmachine; a VM not resumed
+    # runs its config's machine, whatever runningmachine says
+    state = 'local-lvm:vm-398-state-suspend-2026-12-01'
+    seed(sim, tmp_path, [_vm(398, machine='q35', vmstate=state, runningmachine='pc-q35-10.0+pve1'),
+                         _vm(399, machine='q35', runningmachine='pc-q35-10.0+pve1')], node_qemu={'pve1': '9.2.0'})
+    assert task_error(run(sim, 'POST', Q + '/398/status/start')) == (
+        "Installed QEMU version '9.2.0' is too old to run machine type 'pc-q35-10.0+pve1', please upgrade node 'pve1'")
+    assert run(sim, 'POST', Q + '/399/status/start')['exitstatus'] == 'OK'
