@@ -12,6 +12,7 @@ pub mod footprint;
 pub mod hotplug;
 pub mod inflight;
 pub mod journal;
+pub mod machine;
 pub mod mappings;
 pub mod migration;
 pub mod pattern;

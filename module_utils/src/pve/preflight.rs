@@ -593,8 +593,8 @@ mod handler_values;
 mod imports;
 mod mirror;
 mod node_pci;
-pub use self::{activate::current_volumes, mirror::mirror_refusal};
-pub use node_pci::{pci_unknown, PCI_SCAN};
+mod node_qemu;
+pub use self::{activate::current_volumes, mirror::mirror_refusal, node_pci::*, node_qemu::APT_VERSIONS};
 #[cfg(test)]
 mod tests;
 mod volnames;

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::pve::config::VmConfig;
+use crate::pve::machine;
 use crate::pve::mappings;
 use crate::pve::request::Form;
 use crate::pve::resources::VmResource;
@@ -86,14 +87,19 @@ pub fn start(config: &BTreeMap<String, String>, node_cpus: Option<u64>) -> Optio
     start_with(config, &StartFacts { cpus: node_cpus, ..StartFacts::default() })
 }
 
-/// `start` with what `Preflight::start_facts` read: a custom `cpu` stands for the model it
-/// reports, and a `cpu` type the node's models for the VM's architecture lack is refused after
-/// CPU hot-plug (§61).
+/// `start` with what `Preflight::start_facts` read: a pinned machine the node's QEMU cannot run is
+/// refused first (§73), a custom `cpu` stands for the model it reports, and a `cpu` type the
+/// node's models for the VM's architecture lack is refused after CPU hot-plug (§61).
 pub fn start_with(config: &BTreeMap<String, String>, facts: &StartFacts) -> Option<String> {
     let resolved = command_cpu::resolve_custom(config, facts.reported.as_deref());
     let config = resolved.as_ref().unwrap_or(config);
     let (node_cpus, models) = (facts.cpus, facts.models.as_deref());
     if let Some(words) = devices::content(config, &facts.storages) {
+        return Some(words);
+    }
+    // config_to_command's first check: the pinned machine against the node's QEMU (§73)
+    let qemu = |m: String| machine::refusal(&m, facts.qemu.as_ref()?, &facts.node);
+    if let Some(words) = machine::start_machine(config).and_then(qemu) {
         return Some(words);
     }
     let (sockets, cores) = sockets_and_cores(config);

@@ -13,6 +13,7 @@ import re
 from fakepve.qemu import volume_ref
 
 from . import drives as d
+from .node_qemu import DEFAULT
 
 TPM_RUNNING = 'cannot move TPM state while VM is running'
 IO_URING = 'target storage is known to cause issues with aio=io_uring (used by current drive)'
@@ -36,7 +37,7 @@ def _allows_io_uring(scfg, cache_direct):
 
 # Machine.pm extract_version_parts
 MACHINE_VERSION = re.compile(r'^(?:pc(?:-i440fx|-q35)?|virt)-(\d+)\.(\d+)')
-QEMU = '10.1'  # pvesim's QEMU: an unpinned machine runs at its version
+QEMU = '.'.join(DEFAULT.split('.')[:2])  # pvesim's QEMU (node_qemu.py): an unpinned machine runs at its version
 
 
 def running_machine(vm):

@@ -29,6 +29,7 @@ from .lifecycle import LifecycleMixin
 from .mappings import MappingsMixin
 from .network import NetworkMixin
 from .node_pci import NodePciMixin
+from .node_qemu import NodeQemuMixin
 from .permissions import PermissionsMixin
 from .qemu_cpu import CpuModelsMixin
 from .profile import ProfileMixin, ProfileTasksMixin
@@ -50,7 +51,7 @@ from .volumes import VolumesMixin
 register_formats()  # fakepve's check reads the formats it lacks from pve_formats.py
 
 
-class Pvesim(HookScsiMixin, ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, NodePciMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
+class Pvesim(HookScsiMixin, ActivationMixin, ProfileMixin, DriveRulesMixin, ReplicationMixin, MappingsMixin, NodePciMixin, NodeQemuMixin, RestoreHintsMixin, CpuModelsMixin, ValuesMixin, TasksMixin, ProfileTasksMixin, QemuFormatMixin, VolumeAccessMixin, VolumesMixin, BaseVolumesMixin, StorageTypesMixin, ConfigStateMixin, ConfigUpdateMixin, HotplugMixin,
              DiskCallsMixin, HandlerPermsMixin, LifecycleMixin, CloneMigrateMixin, NetworkMixin, AgentMixin, ClusterMixin,
              ValidationMixin, EmptyValuesMixin, TfaMixin, StaleLockMixin, SnapshotsMixin, KeyOrderMixin, AdminMixin,
              PermissionsMixin, RunStateMixin, StorageFeaturesMixin, RestoreTaskMixin, FakePve):

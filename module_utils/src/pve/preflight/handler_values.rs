@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use super::{enabled, Preflight};
 use crate::error::{Error, Result};
 use crate::pve::devices::{parse_new_disk, Disk};
+use crate::pve::machine::pinned;
 use crate::pve::permissions::{lists_volume, Privileges};
 use crate::pve::storage::is_file_storage;
-use crate::pve::values::{self, devices::machine_version};
+use crate::pve::values;
 use crate::pve::volume::{content_and_owner, Volume, VolumeKind};
 
 /// The storage types whose `path` is an `iscsi://` URL (pve-storage ISCSIDirectPlugin.pm and
@@ -67,7 +68,7 @@ impl Preflight<'_> {
         let Some(what) = ["product", "vendor"].into_iter().find(|k| disk.other.contains_key(*k)) else { return Ok(()) };
         let file = disk.volume.as_deref().unwrap_or_default();
         let volume = Volume::parse(file).filter(|v| v.kind != VolumeKind::CloudInit && parse_new_disk(file).is_none());
-        let Some(volume) = volume.filter(|_| machine_version(config).is_some_and(|v| v < (4, 1, 0))) else {
+        let Some(volume) = volume.filter(|_| pinned(config).is_some_and(|v| v < (4, 1, 0))) else {
             return Ok(());
         };
         let storages = self.storages()?;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::Preflight;
 use crate::error::Result;
 use crate::pve::devices::{is_disk_key, Disk};
+use crate::pve::machine::version;
 use crate::pve::resources::VmResource;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::{Volume, VolumeKind};
@@ -19,15 +20,6 @@ fn allows_io_uring(scfg: &StorageConfig, direct: bool) -> bool {
 /// `cache` on its source storage `src`.
 fn cache_direct(cache: Option<&str>, src: &StorageConfig) -> bool {
     cache.map_or(src.plugintype != "btrfs" || src.nocow, |c| matches!(c, "off" | "none" | "directsync"))
-}
-
-/// The (major, minor) of a machine type as QEMU names it (`pc-i440fx-9.2+pve1` is 9.2): Machine.pm
-/// `extract_version_parts`; `None` without a version.
-fn machine_major_minor(machine: &str) -> Option<(u64, u64)> {
-    let rest = ["pc-i440fx-", "pc-q35-", "pc-", "virt-"].iter().find_map(|p| machine.strip_prefix(p))?;
-    let (major, rest) = rest.split_once('.')?;
-    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// QemuServer.pm `clone_disk` for the drive `key` (value `value`) of a running VM copied in full
@@ -69,7 +61,7 @@ pub fn mirror_refusal(
         Some(aio) => aio == "io_uring",
         None => {
             allows_io_uring(src, direct)
-                && machine()?.as_deref().and_then(machine_major_minor).is_some_and(|v| v < (10, 0))
+                && machine()?.as_deref().and_then(version).is_some_and(|(major, minor, _)| (major, minor) < (10, 0))
         }
     };
     Ok(uses.then_some("target storage is known to cause issues with aio=io_uring (used by current drive)"))
@@ -181,7 +173,5 @@ mod tests {
         assert_eq!(refusal("scsi1", "local-lvm:vm-100-disk-1,aio=io_uring,cache=writeback", "ceph", None), None);
         assert_eq!(refusal("scsi1", "kceph:vm-100-disk-1,cache=writeback", "thick", Some("pc-q35-9.0")), None);
         assert_eq!(refusal("scsi1", "ceph:vm-100-disk-1,cache=writeback", "thick", Some("pc-q35-9.0")), words);
-        assert_eq!(machine_major_minor("virt-9.2"), Some((9, 2)));
-        assert_eq!(machine_major_minor("q35"), None);
     }
 }

@@ -112,9 +112,9 @@ pub fn usb(config: &BTreeMap<String, String>) -> Option<String> {
     if config.keys().any(|k| k.strip_prefix("hostpci").is_some_and(|n| !n.is_empty())) {
         return None;
     }
-    let version = super::command_cpu::machine_version(config);
+    let version = crate::pve::machine::pinned(config);
     let ostype = config.get("ostype").map(String::as_str);
-    let xhci = version.is_none_or(|v| v >= (7, 1)) && ostype.is_some_and(|o| o == "l26" || windows_version(o) > 7);
+    let xhci = version.is_none_or(|v| v >= (7, 1, 0)) && ostype.is_some_and(|o| o == "l26" || windows_version(o) > 7);
     (0..14)
         .filter(|i| config.get(&format!("usb{i}")).is_some_and(|v| !v.is_empty()))
         .find(|i| *i >= 5 && !xhci)

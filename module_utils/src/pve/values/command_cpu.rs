@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::command::{prop, set};
+use crate::pve::machine::pinned;
 use crate::pve::request::Form;
 use crate::pve::schema::current_memory;
 use crate::pve::volume::Volume;
@@ -17,15 +18,6 @@ const CPU_32BIT: [&str; 8] = ["486", "pentium", "pentium2", "pentium3", "coreduo
 
 fn arch(config: &BTreeMap<String, String>) -> &str {
     config.get("arch").map_or("x86_64", String::as_str)
-}
-
-/// The version of the pinned `machine` (`pc-i440fx-8.1+pve1` is 8.1); `None` for an unpinned
-/// one, which runs at the node's QEMU version (10.x on every PVE 9 node).
-pub(super) fn machine_version(config: &BTreeMap<String, String>) -> Option<(u64, u64)> {
-    let machine = config.get("machine").map(String::as_str).unwrap_or_default();
-    let (major, rest) = prop(machine, "type", Some("type"))?.rsplit('-').next()?.split_once('.')?;
-    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// QemuServer.pm `parse_hotplug_features` (its format checked every value when it was written):
@@ -69,7 +61,8 @@ pub fn firmware(config: &BTreeMap<String, String>) -> Option<String> {
 pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<String> {
     let vcpus = set(config, "vcpus").and_then(|v| v.parse().ok()).unwrap_or(maxcpus);
     let hotplug = hotplug_has(config.get("hotplug").map(String::as_str), "cpu");
-    let recent = machine_version(config).is_none_or(|v| v >= (2, 7));
+    // an unpinned machine runs at the node's QEMU version (10.x on every PVE 9 node)
+    let recent = pinned(config).is_none_or(|v| v >= (2, 7, 0));
     (arch(config) != "x86_64" && hotplug && recent && vcpus >= 2)
         .then(|| "Hotplug of non x86_64 CPU not yet supported".into())
 }
@@ -80,7 +73,9 @@ pub fn cpu_hotplug(config: &BTreeMap<String, String>, maxcpus: u64) -> Option<St
 /// `storages`: storage.cfg as this user sees it, for the drives' and PCI devices' rules (§62),
 /// shared with the preflight's copy; `node`, `mappings`, `hidden`: the VM's node, the mappings
 /// its config names as this user reads them, and those the user cannot see (§64, §70); `pci`:
-/// the node's PCI device ids, read only for a config with a `hostpciN` `host` id (§72).
+/// the node's PCI device ids, read only for a config with a `hostpciN` `host` id (§72); `qemu`:
+/// the machine versions the node's QEMU has (and its version when that refuses), read only for a
+/// start that pins a machine (§73).
 #[derive(Debug, Default)]
 pub struct StartFacts {
     pub cpus: Option<u64>,
@@ -91,6 +86,7 @@ pub struct StartFacts {
     pub mappings: crate::pve::mappings::Mappings,
     pub hidden: Vec<(&'static str, String)>,
     pub pci: Option<Vec<String>>,
+    pub qemu: Option<crate::pve::machine::NodeQemu>,
 }
 
 /// The config with a custom `cpu` standing for the model it reports, as CPUConfig.pm

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::command::{prop, set};
+use crate::pve::machine::pinned;
 use crate::pve::storage::StorageConfig;
 use crate::pve::volume::{content_and_owner, Volume};
 
@@ -52,16 +53,6 @@ pub fn content(config: &BTreeMap<String, String>, storages: &[StorageConfig]) ->
     })
 }
 
-/// The pinned `machine`'s version as (major, minor, pve), `+pveN` 0 when not given; `None`
-/// without a pinned version (the node's QEMU, 10.0 or later on every PVE 9 node).
-pub(crate) fn machine_version(config: &BTreeMap<String, String>) -> Option<(u64, u64, u64)> {
-    let machine = config.get("machine").map(String::as_str).unwrap_or_default();
-    let kind = prop(machine, "type", Some("type")).unwrap_or_default();
-    let (version, pve) = kind.rsplit('-').next()?.split_once("+pve").unwrap_or((kind.rsplit('-').next()?, "0"));
-    let (major, minor) = version.split_once('.')?;
-    Some((major.parse().ok()?, minor.parse().ok()?, pve.parse().ok()?))
-}
-
 /// `config_to_command`'s drive loop, for each drive (not the EFI disk or TPM state, printed
 /// before) in order: a `scsiN` above 13 needs machine version 4.1+pve2 (`$version_guard`);
 /// a volume's format as its storage says it (Drive.pm `checked_parse_volname`: the name's
@@ -70,7 +61,8 @@ pub(crate) fn machine_version(config: &BTreeMap<String, String>) -> Option<(u64,
 /// `print_drive_commandline_full` refuses a qcow2 volume on a storage with
 /// `snapshot-as-volume-chain`.
 pub fn drive(config: &BTreeMap<String, String>, storages: &[StorageConfig]) -> Option<String> {
-    let version = machine_version(config);
+    // the pinned `machine`'s version; without one the node's QEMU, 10.0 or later on every PVE 9 node
+    let version = pinned(config);
     let older = |v: (u64, u64, u64)| version.is_some_and(|m| m < v);
     drives(config).filter(|(k, _)| !k.starts_with("efidisk") && !k.starts_with("tpmstate")).find_map(|(key, value)| {
         if key.strip_prefix("scsi").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n > 13) && older((4, 1, 2)) {

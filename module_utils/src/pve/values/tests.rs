@@ -189,3 +189,23 @@ fn a_tpm_keeps_its_version_and_an_snp_guest_takes_no_new_efi_disk() {
     assert_eq!(drives(&snp, &set("efidisk0", "local-lvm:0,import-from=local:import/e.raw")), None, "an import");
     assert_eq!(drives(&current(&[("amd-sev", "type=std")]), &set("efidisk0", "local-lvm:1")), None);
 }
+
+/// `config_to_command` checks the pinned machine against the node's QEMU before everything else it
+/// checks (§73): before OVMF, the PCI devices and the CPU count; not known without the list.
+#[test]
+fn a_machine_the_node_s_qemu_cannot_run_is_refused_before_every_other_start_check() {
+    let c = config(&[("machine", "pc-q35-10.1"), ("bios", "ovmf"), ("cpu", "pentium"), ("sockets", "64")], &[]);
+    let qemu = crate::pve::machine::NodeQemu { machines: vec![(10, 0, 0), (10, 0, 1)], kvmver: Some("10.0.2".into()) };
+    let facts = StartFacts { cpus: Some(4), node: "pve1".into(), qemu: Some(qemu), ..StartFacts::default() };
+    let words =
+        "Installed QEMU version '10.0.2' is too old to run machine type 'pc-q35-10.1+pve0', please upgrade node 'pve1'";
+    assert_eq!(start_with(&c.effective(), &facts).as_deref(), Some(words));
+    let unread = StartFacts { cpus: Some(4), node: "pve1".into(), ..StartFacts::default() };
+    assert_eq!(
+        start_with(&c.effective(), &unread).as_deref(),
+        Some("OVMF (UEFI) BIOS is not supported on 32-bit CPU types")
+    );
+    // a machine it can run: the other checks in their places
+    let runs = config(&[("machine", "pc-q35-10.0+pve1"), ("sockets", "64")], &[]);
+    assert_eq!(start_with(&runs.effective(), &facts).as_deref(), Some("MAX 4 vcpus allowed per VM on this node"));
+}

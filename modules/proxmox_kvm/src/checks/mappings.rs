@@ -1,8 +1,8 @@
-//! What proxmox_kvm checks of a start and a migration of a VM with mapped devices or directories, reading the mappings only when the config names one (`pve::mappings`, docs/pve-semantics.md §64), and the node's PCI devices for a `host` one (§72).
+//! What proxmox_kvm checks of a start and a migration of a VM with mapped devices or directories, reading the mappings only when the config names one (`pve::mappings`, docs/pve-semantics.md §64), and the node's PCI devices for a `host` one (§72) and its QEMU for a pinned machine (§73).
 
 use module_utils::pve::config::VmConfig;
 use module_utils::pve::mappings;
-use module_utils::pve::preflight::{pci_unknown, PCI_SCAN};
+use module_utils::pve::preflight::{pci_unknown, APT_VERSIONS, PCI_SCAN};
 use module_utils::pve::resources::VmResource;
 use module_utils::pve::state::Op;
 use module_utils::pve::values::command_cpu::StartFacts;
@@ -46,6 +46,9 @@ impl Checks<'_> {
         if facts.pci.is_none() {
             pci_unknown(vm.vmid, &vm.node, &effective).into_iter().for_each(|w| self.privileges.not_known(w));
         }
+        // the node's QEMU, for a pinned machine (§73): its package version only with Sys.Audit on the node
+        let audit = self.privileges.held(&format!("/nodes/{}", vm.node)).map(|h| h.contains(APT_VERSIONS));
+        facts.qemu = self.preflight.node_qemu(&vm.node, &effective, audit.unwrap_or(true));
         let named: Vec<_> = effective.iter().filter_map(|(k, v)| mappings::named(k, v)).collect();
         if named.is_empty() {
             return Ok(facts);
