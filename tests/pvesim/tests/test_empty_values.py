@@ -48,7 +48,12 @@ def test_an_empty_value_is_a_value_the_schema_checks_and_the_handler_gets(sim):
     assert config(sim, 100) == before
     # `description=` is the empty description, not an absent parameter: the call is no `no options specified`
     assert raw(sim, 'PUT', Q + '/100/config', 'name=empty-notes;description=') == (200, {'data': None})
-    assert config(sim, 100)['name'] == 'empty-notes' and config(sim, 100).get('description', '') == ''
+    assert config(sim, 100)['name'] == 'empty-notes' and 'description' not in config(sim, 100)
+    # an empty description removes one the VM has: write_vm_config prints no comment for it
+    assert raw(sim, 'PUT', Q + '/100/config', 'description=notes') == (200, {'data': None})
+    assert config(sim, 100)['description'] == 'notes'
+    assert raw(sim, 'PUT', Q + '/100/config', 'description=') == (200, {'data': None})
+    assert 'description' not in config(sim, 100)
 
 
 def test_an_undefined_value_of_another_key_is_refused_before_any_change(sim):
