@@ -60,7 +60,7 @@ ROWS = [
         real_failure="volume 'local:import/appliance.ova' - not a QEMU image format 'ova'"),
     one('ovf as an import source (update)', kvm(node='pve1', vmid=799, update=True,
                                                 scsi={'scsi0': 'local-lvm:vm-799-disk-0,size=4G',
-                                                      'scsi1': 'local-lvm:1,import-from=local:import/appliance.ovf'}),
+                                                      'scsi1': 'local-lvm:0,import-from=local:import/appliance.ovf'}),
         real_failure="volume 'local:import/appliance.ovf' - not a QEMU image format 'ovf'"),
 ]
 

@@ -7,7 +7,9 @@ module decides each before any write from the task's values and the VM's applied
 (tests/pvesim/tests/test_drive_rules.py): qemu-server Qemu.pm `$check_drive_param` (an `import-from` drive's syntax
 and required options), `$check_storage_access` (a source of content `images` or `import`), `create_disks` with
 `$import_from_volid` (no cloud-init source; no new EFI disk on an SEV-SNP guest; an existing volume's own format),
-`prohibit_tpm_version_change`; AbstractConfig.pm `add_unused_volume` (at most 256 unused volumes).
+`prohibit_tpm_version_change`; AbstractConfig.pm `add_unused_volume` (at most 256 unused volumes). An import
+source with a bad format and a missing privilege at once gives the refusal `$check_storage_access` weighs first: the
+new disk's storage, then the source's format, then the source's own privileges (§63.3).
 """
 
 import copy
@@ -29,9 +31,21 @@ VMS = [
     # every unusedN taken (AbstractConfig.pm: 256 at most)
     _vm(745, 'row-745', scsi1='local-lvm:vm-745-disk-1,size=1G',
         **dict(('unused%d' % n, 'local-lvm:vm-745-disk-%d' % (n + 2)) for n in range(256))),
+    _vm(747, 'row-747'),
     dict(_vm(750, 'row-750', scsi0='shared:750/vm-750-disk-0.qcow2,size=4G'), node='pve2'),
 ]
 OWNED = 'shared:750/vm-750-disk-0.qcow2'
+SUBVOL = 'vmdata:750/subvol-750-disk-0.subvol'
+
+# Every VM privilege a disk needs but VM.Clone on VM 750 (the source's owner) and VM.Config.Disk on VM 747, space on
+# local-lvm only.
+IMPORTER_ACL = {'/vms': ['VM.Audit', 'VM.Allocate', 'VM.Clone', 'VM.Config.Disk', 'VM.Config.CDROM',
+                         'VM.Config.Options', 'VM.Config.HWType', 'VM.Config.CPU', 'VM.Config.Memory'],
+                '/vms/750': ['VM.Audit'], '/vms/747': ['VM.Audit', 'VM.Config.Options'], '/storage': ['Datastore.Audit'],
+                '/storage/local-lvm': ['Datastore.Audit', 'Datastore.AllocateSpace'], '/': ['Sys.Audit']}
+USERS = {'importer@pve': {'tokens': {'rows': '2c4e6a8d-importer-rows'}, 'acl': IMPORTER_ACL}}
+IMPORTER = {'PROXMOX_USER': 'importer@pve', 'PROXMOX_TOKEN_ID': 'rows',
+            'PROXMOX_TOKEN_SECRET': '2c4e6a8d-importer-rows'}
 
 ROWS = [
     one('import-from without the new-disk syntax', kvm(node='pve1', vmid=740, update=True,
@@ -69,8 +83,25 @@ ROWS = [
         real_failure='Too many unused volumes - please delete them first.'),
 ]
 
+# A bad source format and a missing privilege at once (§63.3), as a token without VM.Clone on 750 and without space
+# on vmdata: the source's format comes before the source's privileges, the new disk's storage before the format.
+BOTH_ROWS = [
+    one('a bad source format without VM.Clone on its owner (disk)',
+        disk(vmid=740, disk='scsi6', storage='local-lvm', import_from=SUBVOL),
+        real_failure="volume '%s' - not a QEMU image format 'subvol'" % SUBVOL),
+    one('a bad source format without VM.Clone on its owner (kvm update)',
+        kvm(node='pve1', vmid=740, update=True, scsi={'scsi7': 'local-lvm:0,import-from=' + SUBVOL}),
+        real_failure="volume '%s' - not a QEMU image format 'subvol'" % SUBVOL),
+    one('a bad source format without VM.Config.Disk (kvm update)',
+        kvm(node='pve1', vmid=747, update=True, scsi={'scsi1': 'local-lvm:0,import-from=' + SUBVOL}),
+        real_failure='(/vms/747, VM.Config.Disk)'),
+    one('a bad source format onto a storage without space (kvm create)',
+        kvm(node='pve1', vmid=746, name='row-746', scsi={'scsi0': 'vmdata:0,import-from=' + SUBVOL}),
+        real_failure='(/storage/vmdata, Datastore.AllocateSpace)'),
+]
+
 # Which rows of docs/refusals.md each case covers (tests/e2e/test_census.py).
-CENSUS_ROWS = ROWS
+CENSUS_ROWS = ROWS + BOTH_ROWS
 CENSUS = {
     'import-from without the new-disk syntax': ('R-config-180',),
     'EFI disk imported without efitype': ('R-config-180',),
@@ -84,6 +115,10 @@ CENSUS = {
     'EFI disk on an SEV-SNP guest': ('R-config-182',),
     "format= other than the volume's": ('R-config-184',),
     'detached with every unused slot taken': ('R-config-185',),
+    'a bad source format without VM.Clone on its owner (disk)': ('R-power-154',),
+    'a bad source format without VM.Clone on its owner (kvm update)': ('R-power-154',),
+    'a bad source format without VM.Config.Disk (kvm update)': ('R-config-130',),
+    'a bad source format onto a storage without space (kvm create)': ('R-any-133',),
 }
 
 
@@ -95,6 +130,7 @@ def _storages():
 
 
 def test_check_run_predicts_refusals_of_drive_values(ansible, sim, tmp_path, summary):
-    seed = write_seed(tmp_path, 'drive-values', VMS, storages=_storages())
+    seed = write_seed(tmp_path, 'drive-values', VMS, storages=_storages(), users=USERS)
     problems = run_batch(ansible, sim, seed, ROWS, writes_nothing=True)
-    assert_rows_agree(summary, 'check-versus-real (issue 32, drive values)', ROWS, problems)
+    problems.update(run_batch(ansible, sim, seed, BOTH_ROWS, env=IMPORTER, writes_nothing=True))
+    assert_rows_agree(summary, 'check-versus-real (issue 32, drive values)', CENSUS_ROWS, problems)

@@ -16,7 +16,10 @@ src/pve/permissions/handlers.rs):
    SDN.Use on a bridge (GuestHelpers.pm `check_vnet_access`), another VM's volume (Storage.pm
    `check_volume_access`), a new disk's storage (Qemu.pm `$check_storage_access`), a full clone's target storage
    (`$check_storage_access_clone`), a move's target storage (`move_vm_disk`), a pool move of a VM the token may not
-   modify (Pool.pm `update_pool`).
+   modify (Pool.pm `update_pool`);
+4. a create or a clone by a token that may not read the new VM back (`VM.Audit` on it, Qemu.pm `vm_pending`, which
+   the module's read-back after the write needs): PVE would make the VM and the read-back fail; the module refuses
+   before the write (proxmox_kvm checks/read_back.rs), in check and real runs alike.
 """
 
 from test_check_vs_real import FORBIDDEN, _vm, assert_rows_agree, disk, kvm, nic, one, run_batch, write_seed
@@ -60,6 +63,15 @@ NARROW_ACL = {'/vms': ['VM.Audit', 'VM.Allocate', 'VM.Clone', 'VM.Config.CPU', '
               '/storage': ['Datastore.Audit'], '/storage/local-lvm': ['Datastore.Audit', 'Datastore.AllocateSpace'],
               '/sdn': ['SDN.Audit'], '/pool/web': ['Pool.Audit', 'Pool.Allocate'], '/': ['Sys.Audit']}
 USERS['narrow@pve'] = {'tokens': {'rows': '7c1a3e5b-narrow-rows'}, 'acl': NARROW_ACL}
+# Every privilege a create or clone needs on /vms but VM.Audit; the template 9000 readable and clonable.
+NO_AUDIT_ACL = {'/vms': ['VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Disk', 'VM.Config.CDROM',
+                         'VM.Config.HWType', 'VM.Config.Network', 'VM.Config.Options', 'VM.Config.Memory',
+                         'VM.PowerMgmt'],
+                '/vms/9000': ['VM.Audit', 'VM.Clone'],
+                '/storage': ['Datastore.Audit', 'Datastore.AllocateSpace'], '/sdn': ['SDN.Audit', 'SDN.Use'],
+                '/': ['Sys.Audit']}
+USERS['noaudit@pve'] = {'tokens': {'rows': '5a7c9e1b-noaudit-rows'}, 'acl': NO_AUDIT_ACL}
+NO_AUDIT = {'PROXMOX_USER': 'noaudit@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '5a7c9e1b-noaudit-rows'}
 NARROW = {'PROXMOX_USER': 'narrow@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '7c1a3e5b-narrow-rows'}
 SUBSET = {'PROXMOX_USER': 'subset@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '3e5d7c9a-subset-rows'}
 TAGGER = {'PROXMOX_USER': 'tagger@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '8d2c4e6f-tagger-rows'}
@@ -118,7 +130,15 @@ NARROW_ROWS = [
         real_failure=FORBIDDEN + ' (/vms/100, Permissions.Modify|VM.Allocate)'),
 ]
 
-CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS + NARROW_ROWS
+NO_AUDIT_ROWS = [
+    one('no read-back: a create', kvm(node='pve1', vmid=290, name='row-290'),
+        real_failure=FORBIDDEN + ' (/vms/290, VM.Audit)'),
+    one('no read-back: a clone', kvm(node='pve1', vmid=9000, clone='debian-13-template', newid=291,
+                                     name='row-clone-291'),
+        real_failure=FORBIDDEN + ' (/vms/291, VM.Audit)'),
+]
+
+CENSUS_ROWS = SUBSET_ROWS + ROOT_TOKEN_ROWS + TAG_POLICY_ROWS + NARROW_ROWS + NO_AUDIT_ROWS
 CENSUS = {
     'no space: resize': ('R-resize-60',),
     'no space: unused volume removed': ('R-config-60',),
@@ -138,6 +158,8 @@ CENSUS = {
     'narrow: a full clone to a storage without space': ('R-clone-130',),
     'narrow: a move to a storage without space': ('R-move-130',),
     "narrow: a pool move without the VM's privileges": ('R-pool-130',),
+    'no read-back: a create': ('R-create-133',),
+    'no read-back: a clone': ('R-create-133',),
 }
 
 
@@ -148,6 +170,7 @@ def test_privileges_checked_inside_handlers_are_predicted(ansible, sim, tmp_path
     problems.update(run_batch(ansible, sim, seed, ROOT_TOKEN_ROWS, env=ROOT_TOKEN, writes_nothing=True))
     problems.update(run_batch(ansible, sim, seed, TAG_POLICY_ROWS, env=TAGGER))
     problems.update(run_batch(ansible, sim, seed, NARROW_ROWS, env=NARROW, writes_nothing=True))
+    problems.update(run_batch(ansible, sim, seed, NO_AUDIT_ROWS, env=NO_AUDIT, writes_nothing=True))
     rows = CENSUS_ROWS
     assert_rows_agree(summary, 'check-versus-real (issue 32, privileges)', rows, problems)
 

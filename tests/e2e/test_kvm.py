@@ -322,6 +322,15 @@ def test_only_the_calls_it_needs_for_an_unchanged_vm(ansible, sim):
     assert run.task('kvm')['result']['node'] == 'pve1' and not run.task('kvm')['changed']
 
 
+def test_a_value_with_the_form_s_separators_arrives_whole(ansible, sim):
+    # PVE's decode_urlencoded splits the form on `&` and `;` and each pair at its first `=` (docs/pve-semantics.md
+    # §74), and pvesim reads it the same way: only a value whose separators the client percent-encodes arrives whole
+    notes = 'a=b&c;d+e f%20=;'
+    _, real, again = ansible.converge(play(kvm(node='pve1', vmid=100, description=notes, update=True)))
+    assert real.task('kvm')['changed'] is True and config(sim, 100)['description'] == notes
+    assert again.task('kvm')['changed'] is False
+
+
 def test_delete_and_revert_only_touch_what_is_there(ansible, sim):
     sim.api('PUT', '/nodes/pve1/qemu/100/config', {'description': 'old', 'onboot': 1})
     _, real, again = ansible.converge(play(kvm(node='pve1', vmid=100, delete='description,onboot,nonexistent')))

@@ -210,7 +210,7 @@ pub fn drive(vmid: u64, key: &str, value: &str) -> Need {
 /// import source needs `Datastore.AllocateSpace` or `Datastore.Audit` there, the VM's own images
 /// nothing, another VM's images `Datastore.Audit` and `VM.Config.Disk` on that VM. A path
 /// outside any storage is root's only.
-fn volume_access(vmid: u64, volid: &str) -> Vec<Need> {
+pub(crate) fn volume_access(vmid: u64, volid: &str) -> Vec<Need> {
     let Some(sid) = volume_storage(volid) else {
         return vec![Need::RootOnly("Only root can pass arbitrary filesystem paths.".into())];
     };
@@ -232,9 +232,8 @@ fn volume_access(vmid: u64, volid: &str) -> Vec<Need> {
 /// qemu-server `API2/Qemu.pm` `$check_storage_access` for one drive a create or update sets: a
 /// new disk (`STORAGE:N`, or `N` on `default_storage`) needs `Datastore.AllocateSpace` on its
 /// storage; the host's CD-ROM drive `Sys.Console` on `/`; an existing volume
-/// `check_volume_access`; `none` and cloud-init nothing. An `import-from` source on a storage
-/// needs `VM.Clone` on the VM that owns it, else `check_volume_access` (the extraction storage
-/// of an OVA import is not covered: no module sends one).
+/// `check_volume_access`; `none` and cloud-init nothing. An `import-from` source's own privileges
+/// are `import_from`'s, weighed after the source's format (`Preflight::import_sources`, §63.3).
 pub fn storage_access(vmid: u64, key: &str, value: &str, default_storage: Option<&str>) -> Vec<Need> {
     let Some(disk) = Disk::parse(key, value) else { return Vec::new() };
     if disk_bus(key) == Some("unused") {
@@ -254,12 +253,6 @@ pub fn storage_access(vmid: u64, key: &str, value: &str, default_storage: Option
         }
     } else {
         needs.extend(volume_access(vmid, &file));
-    }
-    if let Some(source) = disk.other.get("import-from") {
-        match content_and_owner(source) {
-            (_, Some(owner)) if volume_storage(source).is_some() => needs.push(all(vms(owner), &["VM.Clone"])),
-            _ => needs.extend(volume_access(vmid, source)),
-        }
     }
     needs
 }
@@ -592,7 +585,7 @@ mod handlers;
 mod privileges;
 mod tag_policy;
 mod unseen;
-pub use handlers::{read_config, resize, unlink, vmstate_storage};
+pub use handlers::{import_from, read_config, resize, unlink, vmstate_storage};
 pub use privileges::{Held, Privileges};
 pub use unseen::{base_use_not_known, hibernate, lists_volume, volume_listing, Listing};
 

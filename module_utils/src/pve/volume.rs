@@ -125,6 +125,16 @@ impl<'a> Volume<'a> {
     }
 }
 
+/// Whether a source is a disk inside an OVA archive of an import storage (`import/<name>.ova/<disk>`),
+/// which QemuServer/Helpers.pm `needs_extraction` extracts before the copy (pve-storage Plugin.pm
+/// `parse_volname`: content `import`, format `ova+<fmt>`).
+pub fn in_ova(volname: &str) -> bool {
+    volname
+        .strip_prefix("import/")
+        .and_then(|r| r.split_once(".ova/"))
+        .is_some_and(|(a, d)| !a.is_empty() && !d.is_empty())
+}
+
 /// The content type and owner VM of a volume name, as pve-storage's `parse_volname` finds them.
 pub fn content_and_owner(volid: &str) -> (&'static str, Option<u64>) {
     let volname = volid.split_once(':').map_or(volid, |(_, n)| n);

@@ -81,7 +81,14 @@ pub fn guard(
     }
     let writes = apply::writes(vm, disk, &plan.action, config.digest.as_deref());
     let request: Vec<String> = writes.iter().map(|(method, path, body)| describe(*method, path, body)).collect();
-    checks.privileges.require_for(&needs, &request.join(" then "))?;
+    let request = request.join(" then ");
+    checks.privileges.require_for(&needs, &request)?;
+    if let Action::SetDrive(value) = &plan.action {
+        // update_vm_api's `$check_storage_access`, after the options' privileges: an import source's format before its own privileges (§63.3)
+        let set = form([(disk, value.as_str())]);
+        let option = |_: &str| "import_from".to_string();
+        checks.preflight.import_sources(&checks.privileges, vm.vmid, &set, None, (&request, &option))?;
+    }
     for (method, path, body) in writes {
         checks.api.check_write(method, &path, &body)?;
     }
@@ -133,8 +140,8 @@ pub fn guard(
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => {
-                    // its format, an OVA's disk, the source's owner (§62.3, §63.3, §70)
-                    preflight.import_source(node, disk, source, "import_from")?;
+                    // the source's owner (§63.6, §70): its format and privileges came first
+                    preflight.import_source(node, disk, source)?;
                     preflight.volume(node, source, "import_from")
                 }
                 None => Ok(()),

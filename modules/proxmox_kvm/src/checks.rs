@@ -31,6 +31,7 @@ use crate::plan::{PowerCall, Write};
 
 mod mappings;
 mod migration;
+mod privileges;
 mod read_back;
 mod replication;
 mod restore;
@@ -107,7 +108,7 @@ impl<'a> Checks<'a> {
                 if let Some(sid) = storage.or(default_storage) {
                     self.preflight.new_drive(node, sid, &disk, &option)?; // with its import source (§63.3, §70)
                 } else if let Some(src) = disk.other.get("import-from") {
-                    self.preflight.import_source(node, key, src, &option)?;
+                    self.preflight.import_source(node, key, src)?;
                 }
             } else if let Some(sid) = parse_new_cloudinit(file) {
                 self.preflight.storage(node, sid, Content::Images, &option)?;
@@ -145,7 +146,7 @@ impl<'a> Checks<'a> {
     pub(crate) fn before_write(&self, write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Result<()> {
         self.preflight(write, before, p)?;
         self.schema(write, vmid)?;
-        self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
+        self.require(write, before, vmid, p)?;
         if let (Write::Power { vm, call: PowerCall::Hibernate, .. }, Some(config)) = (write, before) {
             // vm_suspend's `todisk` checks: the state's storage, as PVE finds it (§44.2), or the
             // storages it may pick when one is hidden from this user (§52)
@@ -172,7 +173,7 @@ impl<'a> Checks<'a> {
         self.privileges.read_ahead()?;
         let vmid = offer()?;
         self.schema(write, vmid)?;
-        self.privileges.require_for(&needs(write, before, vmid, p), &described(write, vmid))?;
+        self.require(write, before, vmid, p)?;
         self.state(write, before, vmid, p)?;
         while_writing(write, before)?;
         self.last(write, before, vmid)?;

@@ -1027,8 +1027,8 @@ fn a_clones_boot_order_names_only_devices_the_clone_will_have() {
     assert!(ok("order=scsi1").unwrap_err().to_string().contains("device 'scsi1' does not exist"));
 }
 
-/// An empty value removes the key (docs/pve-semantics.md §34.4): PVE reads `key=` as no value,
-/// so the write sends `delete`, the prediction drops the key (pending on a running VM where a
+/// An empty value removes the key (docs/pve-semantics.md §34.4): PVE reads `key=` as the empty
+/// string, a value, and removes a key only through `delete`, so the write sends `delete`, the prediction drops the key (pending on a running VM where a
 /// delete waits), a VM without the key is no change, and a create does not send it.
 #[test]
 fn an_empty_value_removes_the_key_with_delete() {

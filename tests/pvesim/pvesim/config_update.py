@@ -243,6 +243,10 @@ class ConfigUpdateMixin:
                 self._hotplug_pending(vm, modified, errors)
             else:
                 self._apply_pending(vm, errors)
+        if vm.config.get('description') == '':
+            # QemuServer.pm write_vm_config prints a description only when true: an empty one (`description=`, §74)
+            # is applied at once (a fast-plug option) and read back as none (§32.3)
+            del vm.config['description']
         self._sync_vm(vm)
         if errors:
             raise PveError(400, 'Parameter verification failed.', errors)

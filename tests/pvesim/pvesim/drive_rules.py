@@ -48,13 +48,13 @@ class DriveRulesMixin:
             if ':' in source and not source.startswith('/') and volume_type(source) not in ('images', 'import'):
                 raise param_error(**{key: "{0} has wrong type '{1}' - needs to be 'images' or 'import'".format(
                     source, volume_type(source))})
-            self._check_extraction(key, source)
+            self._check_extraction(key, source, user)
         return super()._qm_check_drive(user, vmid, pool, key, value, default)
 
-    def _check_extraction(self, key, source):
+    def _check_extraction(self, key, source, user):
         """$check_storage_access: a disk inside an OVA (QemuServer/Helpers.pm `needs_extraction`: content `import`,
         format `ova+<fmt>`) is extracted onto `import-working-storage`, else the source's storage, which must take
-        images and have a path (be file based)."""
+        images and have a path (be file based), and on which the user needs Datastore.AllocateSpace."""
         sid, _, name = source.partition(':')
         if not OVA_DISK.match(name) or sid not in self.storages:
             return
@@ -62,6 +62,8 @@ class DriveRulesMixin:
         if 'images' not in str(store.get('content')).split(',') or store.get('type') not in FILE_TYPES:
             raise param_error(**{key: "import working storage '{0}' does not support 'images' content type or is "
                                       "not file based.".format(sid)})
+        if user is not None:
+            self.require(user, '/storage/{0}'.format(sid), 'Datastore.AllocateSpace')
 
     def _qm_new_drive(self, vmid, key, value, default):
         volume, props = d.parse_drive(value)

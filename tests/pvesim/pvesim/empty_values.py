@@ -1,11 +1,11 @@
-"""What a config update does with a parameter sent without a value (`name=` in the form), after the schema
-check has let it through (docs/pve-semantics.md §32.3).
+"""What a config update does with a parameter sent without a value (a bare `name` in the form, no `=`), after the
+schema check has let it through (docs/pve-semantics.md §32.3); `name=` is the empty string, an ordinary value (§74).
 
-pve-http-server AnyEvent.pm `decode_urlencoded` reads `name=` as the name with an undefined value (Perl's
-split drops the empty field). JSONSchema.pm `check_prop` lets an undefined optional parameter through (a
+pve-http-server AnyEvent.pm `decode_urlencoded` reads a bare `name` as the name with an undefined value.
+JSONSchema.pm `check_prop` lets an undefined optional parameter through (a
 required one is `property is missing and it is not optional`, validation.py). qemu-server Qemu.pm
 `update_vm_api` then:
-* counts the key, so `description=` alone is not `no options specified`;
+* counts the key, so a bare `description` alone is not `no options specified`;
 * `$check_drive_param` parses a drive key's value first: an undefined one is `unable to parse drive
   options`, HTTP 400, before the fork;
 * writes every other key into the pending section; QemuServer.pm `write_vm_config` leaves out an undefined

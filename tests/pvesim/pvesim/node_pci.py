@@ -1,6 +1,7 @@
 """A node's PCI devices, as GET /nodes/{node}/hardware/pci lists them and as a start's `hostpciN` `host` ids are looked
 up (docs/pve-semantics.md §72), from the seed's `node_devices` ({node: {"pci": {id: {id: "<vendor>:<device>",
-class?}}}}, mappings.py); a node `node_devices` does not list has every device a config names.
+class?}}}}, mappings.py); a node `node_devices` does not list has no PCI device: the list is empty and a start refuses
+every `host` id, so the list and the start always agree (tests/pvesim/README.md).
 
 Sources: pve-manager 9.2.11 PVE/API2/Hardware/PCI.pm `pci_scan` (`Sys.Audit` or `Sys.Modify` on `/`; the
 `pci-class-blacklist`, by default 05;06;0b, hides those classes); pve-common src/PVE/SysFSTools.pm `lspci` (an id filter
@@ -27,9 +28,8 @@ class NodePciMixin:
         return [('GET', '/nodes/{node}/hardware/pci', self._pci_scan)]
 
     def _node_pci(self, node):
-        """The node's PCI devices ({id: info}) or None when the seed does not list the node."""
-        devices = getattr(self, 'node_devices', {}).get(node)
-        return None if devices is None else devices.get('pci', {})
+        """The node's PCI devices ({id: info}); none on a node the seed does not list."""
+        return (getattr(self, 'node_devices', {}).get(node) or {}).get('pci', {})
 
     async def _pci_scan(self, v, user):
         """PCI.pm pci_scan: the node's devices but the blacklisted classes (`^0x(?:<class>|...)`)."""
@@ -41,7 +41,7 @@ class NodePciMixin:
         classes = [c for c in classes if c]
         verbose = str(v.get('verbose', 1)) not in ('0', 'false', 'no', 'off')
         out = []
-        for pid, info in sorted((self._node_pci(v['node']) or {}).items()):
+        for pid, info in sorted(self._node_pci(v['node']).items()):
             cls = info.get('class', DEFAULT_CLASS)
             if any(cls.startswith('0x' + c) for c in classes):
                 continue
@@ -57,11 +57,11 @@ class NodePciMixin:
 
     def _pci_missing(self, vm):
         """PCI.pm parse_hostpci's lspci of a `host` id: a function giving the id's error when the VM's node lacks
-        it (None on a node the seed does not list)."""
+        it."""
         devices = self._node_pci(vm.node)
 
         def missing(pid):
-            if devices is None or lspci(devices, pid):
+            if lspci(devices, pid):
                 return None
             return "no PCI device found for '{0}'".format(pid)
         return missing

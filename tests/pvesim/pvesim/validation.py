@@ -2,8 +2,8 @@
 schema as PVE checks it, before any effect (docs/pve-semantics.md §32).
 
 PVE's order, which this follows: pve-http-server AnyEvent.pm `extract_params` / `decode_urlencoded` read
-the form and the query (a `name=` or bare `name` arrives without a value, i.e. undefined: Perl's split
-drops the empty field); pve-manager HTTPServer.pm `rest_handler` merges the URI's parameters (a differing
+the form and the query (`name=` is the empty string, a bare `name` arrives without a value, i.e. undefined:
+§74); pve-manager HTTPServer.pm `rest_handler` merges the URI's parameters (a differing
 duplicate is refused) and proxies to the node; PVE::RESTHandler `handle` runs pve-common JSONSchema.pm
 `validate` (check_object, check_prop, check_type, check_format, parse_property_string), whose failure is
 HTTP 400 `Parameter verification failed.` with `errors: {param: message}`.
@@ -65,16 +65,15 @@ def template_of(method, path):
 
 
 def decode_urlencoded(data):
-    """AnyEvent.pm decode_urlencoded: pairs split on & or ;, `k=v=w` keeps v, `k=` and `k` are undefined
-    (None); a repeated name becomes a list."""
+    """AnyEvent.pm decode_urlencoded: pairs split on & or ; (empty pairs dropped); a repeated name becomes a list.
+    Its `my ($k, $v) = split(/=/, $kv)` assigns to two variables, so Perl gives split a limit of 3, which keeps
+    trailing empty fields (perlfunc `split`): `k=` is the empty string, `k=a=b` is `a`, and only a bare `k` is
+    undefined (None). Checked by running the function under Perl 5.36, PVE 8's (docs/pve-semantics.md §74)."""
     out = {}
-    pairs = re.split('[&;]', data or '')
-    while pairs and pairs[-1] == '':
-        pairs.pop()  # split drops trailing empty fields
-    for pair in pairs:
-        fields = pair.split('=')
-        while len(fields) > 1 and fields[-1] == '':
-            fields.pop()  # Perl's split drops trailing empty fields
+    for pair in re.split('[&;]', data or ''):
+        if pair == '':
+            continue  # the outer split: an empty pair names nothing
+        fields = pair.split('=', 2)
         key = urllib.parse.unquote_plus(fields[0])
         val = urllib.parse.unquote_plus(fields[1]) if len(fields) > 1 else None
         if val is not None and key in out and out[key] is not None:
@@ -356,6 +355,31 @@ def validate(method, path, values):
     return errors
 
 
+async def _as_pve_reads_the_form(request):
+    """The request with its form body as decode_urlencoded reads it, for the handlers: fakepve's `params` reads a
+    form with parse_qsl, which drops `name=`, where PVE's handler gets the empty string (§74). Given to them as
+    the equivalent JSON body (extract_params reads both alike); an undefined value (a bare `name`), which the
+    handlers read as absent (§32.3), is left out."""
+    if request.method not in ('PUT', 'POST') or request.content_type in ('application/json', 'multipart/form-data'):
+        return request
+    body = await request.read()
+    if not body:
+        return request
+    try:
+        values = decode_urlencoded(body.decode('utf-8'))
+    except UnicodeDecodeError:
+        return request  # fakepve answers a malformed body itself
+    as_json = json.dumps(dict((k, v) for k, v in values.items() if v is not None)).encode()
+    headers = dict(request.headers)
+    headers['Content-Type'] = 'application/json'
+    headers['Content-Length'] = str(len(as_json))
+    # aiohttp's `_read_bytes` caches the body `read()` answers from; `clone` refuses a request whose body was read
+    read, request._read_bytes = request._read_bytes, None
+    clone = request.clone(headers=headers)
+    request._read_bytes, clone._read_bytes = read, as_json
+    return clone
+
+
 class ValidationMixin(object):
     """Mixin for Pvesim (after ClusterMixin, so an unknown node's address lookup fails first, as PVE's proxy
     does): runs `validate` on every request to an endpoint of schema_data.json before its handler."""
@@ -371,6 +395,7 @@ class ValidationMixin(object):
                     return error(exc.status, exc.message, exc.errors)
                 if refused is not None:
                     return refused
+                request = await _as_pve_reads_the_form(request)
         return await super()._answer(request, handler, generic, path_node)
 
     def _method_permissions(self, request, values):

@@ -5,9 +5,12 @@ drive's new-disk syntax with size 0, `efitype` and `pre-enrolled-keys` on `efidi
 cloud-init disk as a source; no new `efidisk0` on an SEV-SNP guest), `prohibit_tpm_version_change`; Drive.pm
 `drive_is_cloudinit`; CPUConfig.pm `get_cvm_type`."""
 
+import json
+import os
+
 from conftest import Q, config, error_of, run
 
-from test_values import _vm, seed, task_error
+from test_values import SEED_DIR, _vm, seed, task_error
 
 
 def test_an_import_needs_the_new_disk_syntax_its_options_and_an_image_or_import_source(sim):
@@ -80,4 +83,20 @@ def test_an_image_is_imported_only_on_the_node_of_its_owner_vm(sim, tmp_path):
     source = 'isos:334/vm-334-disk-0.qcow2'
     status = run(sim, 'POST', Q + '/100/config', {'scsi1': 'local-lvm:0,import-from=' + source})
     assert "cannot import from '{0}' - owner VM 334 not on local node".format(source) in task_error(status)
+    assert 'scsi1' not in config(sim, 100)
+
+
+def test_an_ova_s_disk_needs_space_on_the_storage_it_is_extracted_onto(sim, tmp_path):
+    # $check_storage_access: the extraction storage (the source's own) must take images and have a path, and then
+    # the user needs Datastore.AllocateSpace on it, before the source's own privileges
+    with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
+        storages = json.load(f)['storages']
+    storages['work'] = {'type': 'dir', 'path': '/var/lib/work', 'content': 'images,import'}
+    seed(sim, tmp_path, [], storages=storages)
+    acl = {'/vms': ['VM.Audit', 'VM.Config.Disk'], '/storage': ['Datastore.Audit'],
+           '/storage/local-lvm': ['Datastore.AllocateSpace']}
+    sim.add_user('ova@pve', tokens={'t': 's'}, acl=acl)
+    params = {'scsi1': 'local-lvm:0,import-from=work:import/appliance.ova/disk1.vmdk'}
+    err = error_of(sim.api, 'PUT', Q + '/100/config', params, token='ova@pve!t=s')
+    assert (err.status, err.message) == (403, 'Permission check failed (/storage/work, Datastore.AllocateSpace)')
     assert 'scsi1' not in config(sim, 100)

@@ -35,3 +35,11 @@ def test_a_start_refuses_a_host_id_the_node_lacks_before_the_option_rules(sim, t
     for vmid, words in refused.items():
         assert task_error(run(sim, 'POST', Q + '/%d/status/start' % vmid)) == words, vmid
     assert run(sim, 'POST', Q + '/383/status/start')['exitstatus'] == 'OK'
+
+
+def test_a_node_the_seed_does_not_list_has_no_pci_device_in_the_list_and_at_a_start(sim, tmp_path):
+    seed(sim, tmp_path, [dict(_vm(383, hostpci0='01:00.0'), node='pve2')], node_devices=NODE_DEVICES)
+    root = _as_root(sim)
+    assert sim.api('GET', '/nodes/pve2/hardware/pci', {'pci-class-blacklist': ''}, **root) == []
+    q2 = Q.replace('pve1', 'pve2')
+    assert "no PCI device found for '01:00.0'" in task_error(run(sim, 'POST', q2 + '/383/status/start'))

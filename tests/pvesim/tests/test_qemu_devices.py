@@ -15,6 +15,10 @@ CHAIN = ("storage for 'chain:vm-409-disk-0.qcow2' is configured for snapshots as
          " machine version >= 10.0. See https://pve.proxmox.com/wiki/QEMU_Machine_Version_Upgrade")
 
 
+# the devices the rows pass through, on pve1 (a start looks each `host` id up, node_pci.py)
+NODE_DEVICES = {'pve1': {'pci': dict(('0000:' + pid, {'id': '8086:0001'}) for pid in (
+    '01:00.0', '01:00.1', '00:02.0', '00:03.0'))}}
+
 def test_a_start_is_refused_for_its_drives_and_pci_devices(sim, tmp_path):
     with open(os.path.join(SEED_DIR, 'default.json'), encoding='utf-8') as f:
         storages = json.load(f)['storages']
@@ -42,7 +46,7 @@ def test_a_start_is_refused_for_its_drives_and_pci_devices(sim, tmp_path):
         _vm(422, hostpci0='00:02.0,legacy-igd=1', vga='none'),
         _vm(423, scsi0='vmdata:423/vm-423-disk-0.qcow2,format=qcow2', ide2='isos:iso/debian-13-netinst.iso,media=cdrom'),
         _vm(424, scsi0='chain:vm-424-disk-0.qcow2'),
-    ], storages=storages)
+    ], storages=storages, node_devices=NODE_DEVICES)
     refused = {
         400: "storage 'local' does not support content-type 'images'",
         401: "storage 'vmdata' does not support content-type 'iso'",

@@ -9,10 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{all, indexed, vm_perm, vms, Need};
+use super::{all, indexed, vm_perm, vms, volume_access, Need};
 use crate::pve::devices::{is_disk_key, volume_storage, Disk};
 use crate::pve::storage::StorageConfig;
-use crate::pve::volume::content_and_owner;
+use crate::pve::volume::{content_and_owner, in_ova, Volume};
 
 /// One property of a property string (`source=/dev/hwrng,max_bytes=1024`), or its default key's
 /// value when the string starts without `name=`.
@@ -254,3 +254,20 @@ pub fn read_config(vmid: u64, pool: Option<&str>) -> Vec<Need> {
 
 #[cfg(test)]
 mod tests;
+
+/// Qemu.pm `$check_storage_access` for a drive's `import-from` `source`, after its format
+/// (`checked_parse_volname`): a disk inside an OVA is extracted onto the source's own storage
+/// (the modules never send `import-working-storage`), which needs `Datastore.AllocateSpace`
+/// there; then a source a VM owns needs `VM.Clone` on it, any other `check_volume_access`.
+pub fn import_from(vmid: u64, source: &str) -> Vec<Need> {
+    let Some(storage) = volume_storage(source) else { return volume_access(vmid, source) };
+    let mut needs = Vec::new();
+    if Volume::parse(source).is_some_and(|v| in_ova(v.volname)) {
+        needs.push(all(format!("/storage/{storage}"), &["Datastore.AllocateSpace"]));
+    }
+    match content_and_owner(source).1 {
+        Some(owner) => needs.push(all(vms(owner), &["VM.Clone"])),
+        None => needs.extend(volume_access(vmid, source)),
+    }
+    needs
+}

@@ -137,9 +137,25 @@ fn storage_access_follows_check_storage_access_and_check_volume_access() {
         storage_access(100, "scsi1", "/dev/sdb", None),
         [Need::RootOnly("Only root can pass arbitrary filesystem paths.".into())]
     );
+    // the source's own privileges are `import_from`'s, weighed after its format (§63.3)
     assert_eq!(
         storage_access(100, "scsi1", "local-lvm:0,import-from=vmdata:9000/base-9000-disk-0.qcow2", None),
-        [space("local-lvm"), all("/vms/9000", &["VM.Clone"])]
+        [space("local-lvm")]
+    );
+    assert_eq!(import_from(100, "vmdata:9000/base-9000-disk-0.qcow2"), [all("/vms/9000", &["VM.Clone"])]);
+    assert_eq!(
+        import_from(100, "local:import/appliance.ova/disk1.vmdk"),
+        [
+            space("local"),
+            allocate_or(
+                "local",
+                Need::Privs {
+                    path: "/storage/local".into(),
+                    privs: vec!["Datastore.AllocateSpace", "Datastore.Audit"],
+                    any: true
+                }
+            )
+        ]
     );
     assert_eq!(
         storage_access(100, "unused0", "vmdata:200/vm-200-disk-1.qcow2", None).len(),

@@ -105,11 +105,11 @@ mod tests {
         );
         assert!(pf.volname("files:import/x.ova", "scsi1").is_ok());
         assert_eq!(
-            text(pf.import_source("pve1", "scsi1", "files:import/x.ova", "import_from")),
+            text(pf.parsed_volname("files:import/x.ova", "import_from", true)),
             "import_from: volume 'files:import/x.ova' - not a QEMU image format 'ova'"
         );
-        assert!(pf.import_source("pve1", "scsi1", "files:import/x.ova/disk1.vmdk", "import_from").is_ok());
-        assert!(pf.import_source("pve1", "scsi1", "files:import/x.qcow2", "import_from").is_ok());
+        assert!(pf.parsed_volname("files:import/x.ova/disk1.vmdk", "import_from", true).is_ok());
+        assert!(pf.parsed_volname("files:import/x.qcow2", "import_from", true).is_ok());
         assert_eq!(
             text(pf.resizable("files:100/vm-100-disk-0.vmdk", "resizing scsi1")),
             "resizing scsi1: can't resize this image format"

@@ -27,8 +27,8 @@ pub struct Change {
 }
 
 impl Change {
-    /// The task gave the key an empty value: PVE reads `key=` as no value, so the key is
-    /// removed with the `delete` parameter instead (docs/pve-semantics.md §34.4).
+    /// The task gave the key an empty value: PVE would take `key=` as the empty string (§74), so
+    /// the key is removed with the `delete` parameter instead (docs/pve-semantics.md §34.4).
     pub fn removes(&self) -> bool {
         self.after.is_empty()
     }
