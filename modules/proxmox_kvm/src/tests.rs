@@ -330,6 +330,26 @@ fn clone_base_drops_what_pve_does_not_copy() {
     assert_eq!(base.current, want);
 }
 
+/// A source's pending values are not the clone's: Qemu.pm `clone_vm` copies the config's top
+/// level and discards its pending part ("found pending changes ..., discarding for clone"), so
+/// a pending memory, a pending deletion and a pending new disk are not in the clone.
+#[test]
+fn clone_base_takes_the_sources_applied_config_not_its_pending_values() {
+    let mut source = VmConfig::from_pairs(&[("name", "src"), ("memory", "512"), ("description", "notes")]);
+    source.pending.insert("memory".into(), "8192".into());
+    source.pending.insert("scsi1".into(), "local-lvm:vm-207-disk-1,size=1G".into());
+    source.pending_delete.insert("description".into(), false);
+    let opts = CloneOpts { full: true, ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 120, &opts, &storages(), &[]);
+    let want: BTreeMap<String, String> = desired(&[
+        ("name", "c"),
+        ("memory", "512"),
+        ("description", "notes"),
+        ("smbios1", "uuid=(known after apply)"),
+    ]);
+    assert_eq!(base.current, want);
+}
+
 /// The clone's node, which apply reads its config on without looking it up: `target`, unless
 /// that is `localhost` or the source's own node (Qemu.pm `clone_vm`).
 #[test]
