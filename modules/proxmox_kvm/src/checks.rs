@@ -400,9 +400,19 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
             let (set, delete) = split_config_body(body);
             permissions::update(vm.vmid, &current, &set, &delete)
         }
-        Write::Clone { source, body, .. } => {
+        Write::Clone { source, body, configure, .. } => {
             let source_config = before.map(VmConfig::effective).unwrap_or_default();
-            permissions::clone(source.vmid, vmid, p.pool.as_deref(), value(body, "storage"), &source_config)
+            let mut needs =
+                permissions::clone(source.vmid, vmid, p.pool.as_deref(), value(body, "storage"), &source_config);
+            // the configuring write, the composite's last request: update_vm_api's privileges on
+            // the new VM, which the clone gives its maker none of (a composite is checked whole
+            // before its first write)
+            if !configure.is_empty() {
+                let copied = before.map(|c| c.current.clone()).unwrap_or_default();
+                let (set, delete) = split_config_body(configure);
+                needs.extend(permissions::update(vmid, &copied, &set, &delete));
+            }
+            needs
         }
         Write::Power { vm, .. } => permissions::power(vm.vmid),
         Write::Remove { vm, stop, .. } => {
