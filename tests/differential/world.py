@@ -36,6 +36,8 @@ EXTRA_STORAGES = {
     'gen-lvm': {'type': 'lvm', 'vgname': 'gen', 'shared': 0, 'content': 'images', 'total': 50 * 1024 ** 3},
 }
 FILE_TYPES = ('dir', 'nfs', 'cifs', 'btrfs')
+# Types shared without `shared 1` (Plugin.pm @SHARED_STORAGE as pvesim's storage_types.py has it).
+SHARED_TYPES = ('iscsi', 'nfs', 'cifs', 'rbd', 'cephfs', 'iscsidirect', 'zfs', 'drbd', 'pbs')
 # Types whose volumes take snapshots (qcow2 files aside): pve-storage's volume_has_feature.
 SNAP_TYPES = ('lvmthin', 'zfspool', 'rbd')
 # A VM's lock. Not `create` or `clone`: a VM being made is waited for (tests/e2e/test_inflight.py and
@@ -138,7 +140,7 @@ def gen_vm(rng, seed, vmid, templates):
         linked_from = rng.choice(templates)
     for i, key in enumerate(bus_slots[:rng.choice([1, 1, 2, 3])]):
         if i == 0 and linked_from is not None:
-            base_vol, size = linked_from
+            base_vol, size, _ = linked_from
             sid, base = base_vol.split(':', 1)
             kind = seed['storages'][sid]['type']
             if kind in FILE_TYPES:
@@ -189,7 +191,11 @@ def gen_vm(rng, seed, vmid, templates):
     if rng.random() < 0.1:
         config['protection'] = 1
     name = 'gen-%d' % vmid if rng.random() < 0.9 else 'gen-twin'
-    vm = {'vmid': vmid, 'name': name, 'node': rng.choice(seed['nodes']),
+    node = rng.choice(seed['nodes'])
+    base_store = seed['storages'][linked_from[0].split(':', 1)[0]] if linked_from is not None else {}
+    if linked_from is not None and not (base_store.get('shared') or base_store.get('type') in SHARED_TYPES):
+        node = linked_from[2]  # a linked clone of a base on local storage is on the base's node (clone_vm)
+    vm = {'vmid': vmid, 'name': name, 'node': node,
           'status': 'running' if status == 'paused' else status, 'template': template, 'config': config}
     if status == 'paused':
         vm['qmpstatus'] = 'paused'
@@ -267,14 +273,14 @@ def world(rng):
                 if key in vm['config']:
                     vol, _, rest = vm['config'][key].partition(',')
                     size = [p[5:] for p in rest.split(',') if p.startswith('size=')]
-                    templates.append((vol, size[0] if size else '8G'))
+                    templates.append((vol, size[0] if size else '8G', vm.get('node', 'pve1')))
     vmids = rng.sample(GEN_VMIDS, rng.choice([1, 2, 3, 4, 5]))
     for vmid in sorted(vmids):
         vm = gen_vm(rng, seed, vmid, templates)
         seed['vms'].append(vm)
         if vm['template'] and not vm['config']['scsi0'].split(':', 1)[1].startswith('vm-'):
             vol = vm['config']['scsi0'].split(',')[0]
-            templates.append((vol, vm['config']['scsi0'].split('size=')[1]))
+            templates.append((vol, vm['config']['scsi0'].split('size=')[1], vm['node']))
     if rng.random() < 0.2:
         gone_volumes(rng, seed, vmids)
     if rng.random() < 0.35:
