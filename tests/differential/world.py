@@ -179,7 +179,8 @@ def gen_vm(rng, seed, vmid, templates):
             'hostpci0' in config or re.match(r'^(type=)?pc-', config.get('machine', ''))):
         status = 'stopped'  # what a start checks: most of these VMs are stopped, so that a start runs it
     if not template and rng.random() < 0.15:
-        config['lock'] = rng.choice(LOCKS)
+        # `suspended` only on a stopped VM: RunState.pm vm_suspend sets it once the state is saved and QEMU stopped
+        config['lock'] = rng.choice([lock for lock in LOCKS if status == 'stopped' or lock != 'suspended'])
     hibernated = not template and status == 'stopped' and 'lock' not in config and rng.random() < 0.1
     if hibernated:
         # hibernated (vm_suspend with todisk): its state volume, and the machine it ran with, which a resume
