@@ -11,7 +11,7 @@ not know gets a value of its spec type, so a new option is exercised without a c
 import importlib.util
 import os
 
-from world import image_storages, iso_volumes, vm_ids
+from world import HOSTPCI, image_storages, interesting, iso_volumes, machine_type, vm_ids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = ['proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info']
@@ -49,6 +49,7 @@ class Drawer:
         self.isos = iso_volumes(world) or ['local:iso/missing.iso']
         self.vmids = vm_ids(world)
         self.names = [v['name'] for v in world['vms']]
+        self.interesting = interesting(world)
 
     def storage(self):
         return pick(self.rng, self.stores[:-1], ['nope-store', 'isos', 'local'], 0.08)
@@ -57,6 +58,8 @@ class Drawer:
         return pick(self.rng, ['1G', '2G', '4G', '8G', '+1G', '512M', '32G'], ['0', '1T', '-1G', '10X', '3'])
 
     def vmid(self):
+        if self.interesting and self.rng.random() < 0.4:
+            return self.rng.choice(self.interesting)
         return pick(self.rng, self.vmids, [150, 777, 99, 1000000000], 0.08)
 
     def value(self, module, option, spec):
@@ -99,8 +102,8 @@ class Drawer:
 
     # --- proxmox_kvm
     def kvm_state(self):
-        return self.rng.choice(['present'] * 5 + ['absent', 'stopped', 'started', 'restarted', 'current', 'template',
-                                                  'paused', 'hibernated'])
+        return self.rng.choice(['present'] * 5 + ['absent', 'stopped', 'started', 'started', 'restarted', 'current',
+                                                  'template', 'paused', 'hibernated'])
 
     def kvm_cores(self):
         return pick(self.rng, [1, 2, 4, 8], [0, 1025])
@@ -231,7 +234,7 @@ class Drawer:
         return 'uuid=5b0c2f4e-1111-4d3a-8a61-3c2f1e0d1111'
 
     def kvm_machine(self):
-        return pick(self.rng, ['q35', 'pc'], ['nope'])
+        return machine_type(self.rng) if self.rng.random() < 0.95 else 'nope'
 
     def kvm_keyboard(self):
         return 'en-us'
@@ -267,7 +270,7 @@ class Drawer:
         return {'usb0': 'host=1234:5678'}
 
     def kvm_hostpci(self):
-        return {'hostpci0': '0000:01:00.0'}
+        return {self.rng.choice(['hostpci0', 'hostpci1']): self.rng.choice(HOSTPCI + ['0000:01:00.0'])}
 
     def kvm_parallel(self):
         return {'parallel0': '/dev/parport0'}
@@ -354,7 +357,7 @@ OFTEN = {
                     'net', 'scsi', 'ide', 'boot', 'node', 'update', 'clone', 'newid', 'full', 'storage', 'pool',
                     'agent', 'template', 'force', 'purge', 'vga', 'delete', 'ostype', 'bios', 'efidisk0',
                     'tpmstate0', 'ipconfig', 'ciuser', 'hotplug', 'revert', 'lock', 'target', 'migrate', 'skiplock',
-                    'format', 'virtio', 'sata', 'vcpus', 'scsihw'],
+                    'format', 'virtio', 'sata', 'vcpus', 'scsihw', 'machine'],
     'proxmox_disk': ['storage', 'size', 'format', 'create', 'iso_image', 'media', 'target_storage', 'target_vmid',
                      'target_disk', 'delete_moved', 'import_from', 'cache', 'discard', 'iothread', 'ssd', 'backup',
                      'ro', 'serial', 'replicate', 'aio'],
@@ -394,6 +397,8 @@ def task(rng, world):
         args['name'] = d.any_name()
     for option in REQUIRED[module]:
         args[option] = d.value(module, option, spec[option])
+    if module == 'proxmox_kvm' and args.get('vmid') in d.interesting and rng.random() < 0.25:
+        args['state'] = 'started'  # what these VMs hold is checked by a start (R-power-171, R-power-172, ...)
     # What the drawn state needs most of the time (a task a user would write), so that most
     # scenarios get past argument checking to the plan.
     state = args.get('state')

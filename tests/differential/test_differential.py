@@ -12,7 +12,9 @@ minute on a two-core machine) from DIFF_SEED (default 32); scenario i of seed S 
 own generator, so `DIFF_SEED=S DIFF_ONLY=i` replays it alone. A disagreement is shrunk
 (runner.shrink) and written to DIFF_REGRESSIONS (default regressions/) as a new case, at most
 DIFF_SHRINK (default 8) per run, one per kind of disagreement. The summary line says how many
-scenarios ran and how many disagreed: `differential: N scenarios, D disagreements (seed S)`.
+scenarios ran and how many disagreed: `differential: N scenarios, D disagreements (seed S)`, then how many real
+runs PVE (pvesim) refused with the words of each census row in `ROWS` (docs/refusals.md), so a run shows which
+predicted refusals the generator reached.
 `make test-differential` runs 2,000 (DIFF_SCENARIOS).
 """
 
@@ -22,6 +24,8 @@ import json
 import os
 import random
 import time
+
+import re
 
 import pytest
 
@@ -37,6 +41,31 @@ SCENARIOS = int(os.environ.get('DIFF_SCENARIOS') or DEFAULT_SCENARIOS)
 SEED = int(os.environ.get('DIFF_SEED') or 32)
 ONLY = os.environ.get('DIFF_ONLY')
 MAX_SHRINK = int(os.environ.get('DIFF_SHRINK') or 8)
+
+
+# Census rows (docs/refusals.md) counted by the words a real run fails with: the recently predicted ones the
+# generator was made to reach (world.py), and a few older ones that share their conditions.
+ROWS = [
+    ('R-power-171', r"Installed (QEMU version '[^']*' is too old|qemu-server \(max feature level)"),
+    ('R-power-172', r'no PCI device found for'),
+    ('R-power-157', r'legacy IGD assignment is not compatible with alternate devices'),
+    ('R-power-153', r'legacy IGD assignment|q35 machine model is not enabled|mediated device with multifunction'),
+    ('R-power-160/161', r'(PCI|USB) device mapping (not found|invalid)'),
+    ('R-power-152', r'machine version 4\.1~pve2 or higher'),
+    ('R-power-95', r'only possible with machine type >= 7\.1'),
+    ('R-power-158', r"can't migrate local disk '[^']+': volume '[^']+' does not exist"),
+    ('R-any-115/116', r"volume '[^']+:[^']+' does not exist"),
+    ('R-clone-91/171', r'known to cause issues with aio=io_uring'),
+    ('R-power-11', r'VM is locked \(suspended\)|cannot be resumed'),
+]
+
+
+def census_row(msg):
+    """The census row of ROWS whose words `msg` (a failed real run's) has, or None."""
+    for row, words in ROWS:
+        if re.search(words, msg or ''):
+            return row
+    return None
 
 
 def generated(seed, index):
@@ -74,10 +103,14 @@ def write_regression(case, problems, found):
 def test_generated_scenarios_agree(runner, summary):
     indices = [int(ONLY)] if ONLY is not None else range(SCENARIOS)
     disagreements, written, kinds = [], [], set()
+    hits = dict((row, 0) for row, _ in ROWS)
     started = time.monotonic()
     for index in indices:
         case = generated(SEED, index)
-        problems, _, _ = runner.scenario(case)
+        problems, _, real = runner.scenario(case)
+        row = census_row(str(real.get('msg'))) if real.get('failed') else None
+        if row:
+            hits[row] += 1
         if not problems:
             continue
         kind = (case['task']['module'], signature(problems))
@@ -89,6 +122,7 @@ def test_generated_scenarios_agree(runner, summary):
     elapsed = time.monotonic() - started
     summary('differential: %d scenarios, %d disagreements (seed %d; %.1f s, %.1f scenarios/s)' % (
         len(indices), len(disagreements), SEED, elapsed, len(indices) / max(elapsed, 1e-9)))
+    summary('differential: real runs refused by census row: %s' % ', '.join('%s %d' % hit for hit in hits.items()))
     assert not disagreements, '%d of %d scenarios disagree (seed %d); shrunk reproducers written: %s\n%s' % (
         len(disagreements), len(indices), SEED, ', '.join(written) or 'none',
         '\n'.join('- DIFF_ONLY=%d %s %s:\n    %s' % (i, t['module'], json.dumps(t['args'], sort_keys=True),

@@ -29,6 +29,7 @@ use module_utils::{Error, Result};
 use crate::params::Params;
 use crate::plan::{PowerCall, Write};
 
+mod body;
 mod mappings;
 mod migration;
 mod privileges;
@@ -36,6 +37,7 @@ mod read_back;
 mod replication;
 mod restore;
 mod volumes;
+use body::{removed_keys, split_config_body, value};
 use volumes::allocated_volumes;
 
 /// The task option a config key comes from, for messages: `scsi.scsi1`, `net.net0`, `efidisk0`.
@@ -401,9 +403,19 @@ fn needs(write: &Write, before: Option<&VmConfig>, vmid: u64, p: &Params) -> Vec
             let (set, delete) = split_config_body(body);
             permissions::update(vm.vmid, &current, &set, &delete)
         }
-        Write::Clone { source, body, .. } => {
+        Write::Clone { source, body, configure, .. } => {
             let source_config = before.map(VmConfig::effective).unwrap_or_default();
-            permissions::clone(source.vmid, vmid, p.pool.as_deref(), value(body, "storage"), &source_config)
+            let mut needs =
+                permissions::clone(source.vmid, vmid, p.pool.as_deref(), value(body, "storage"), &source_config);
+            // the configuring write, the composite's last request: update_vm_api's privileges on
+            // the new VM, which the clone gives its maker none of (a composite is checked whole
+            // before its first write)
+            if !configure.is_empty() {
+                let copied = before.map(|c| c.current.clone()).unwrap_or_default();
+                let (set, delete) = split_config_body(configure);
+                needs.extend(permissions::update(vmid, &copied, &set, &delete));
+            }
+            needs
         }
         Write::Power { vm, .. } => permissions::power(vm.vmid),
         Write::Remove { vm, stop, .. } => {
@@ -442,37 +454,6 @@ pub(crate) fn while_writing(write: &Write, before: Option<&VmConfig>) -> Result<
     }
     let has = |k: &str| before.is_some_and(|c| c.current.contains_key(k) || (pending && c.pending.contains_key(k)));
     boot_order_devices(&has, body).map_err(|e| Error::failed(format!("boot: {e}")).context(&context))
-}
-
-/// The value of `key` in a request body.
-fn value<'b>(body: &'b Form, key: &str) -> Option<&'b str> {
-    body.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-}
-
-/// The keys a config write removes as `update_vm_api` sees them: its `delete` keys, and the
-/// `revert` keys whose value is only pending (a revert of an applied key writes it back instead).
-fn removed_keys(body: &Form, config: &VmConfig) -> Vec<String> {
-    let mut out = Vec::new();
-    for (k, v) in body.iter().filter(|(k, _)| k == "delete" || k == "revert") {
-        let keys = v.split(',').filter(|s| !s.is_empty());
-        out.extend(keys.filter(|key| k == "delete" || !config.current.contains_key(*key)).map(str::to_string));
-    }
-    out
-}
-
-/// A config write's body as what it sets and what it deletes (`delete` and `revert` keys), its
-/// other parameters (`digest`, `skiplock`) left out.
-fn split_config_body(body: &Form) -> (Form, Vec<String>) {
-    let mut set = Form::new();
-    let mut delete = Vec::new();
-    for (k, v) in body {
-        match k.as_str() {
-            "delete" | "revert" => delete.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string)),
-            "digest" | "skiplock" => {}
-            _ => set.push((k.clone(), v.clone())),
-        }
-    }
-    (set, delete)
 }
 
 /// The requests `apply` sends for `write`, with the context it gives their failures (for a

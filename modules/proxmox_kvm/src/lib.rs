@@ -430,7 +430,7 @@ impl Run<'_> {
         // new disks the task adds
         let mut sids = match &c.storage {
             Some(sid) => [sid.clone()].into(),
-            None => plan::allocating_on(&source_config.effective(), None, true),
+            None => plan::allocating_on(&source_config.current, None, true), // clone_vm drops pending
         };
         sids.extend(plan::allocating_on(&self.p.desired, None, false));
         let listed = self.listed(&source.node, &storages, sids);

@@ -309,6 +309,7 @@ pub fn delete_or_revert(vm: &VmResource, config: &VmConfig, p: &Params) -> Delet
             predicted.pending_delete.remove(k);
         }
     }
+    let predicted = compare::applied_if_stopped(predicted, running);
     let body = form([(param, keys.join(","))]);
     let context = format!("Unable to {param} settings on VM {label} with vmid {}", vm.vmid);
     DeleteOrRevert { msg, plan: Some(config_write(p, vm, config, body, context, predicted)) }

@@ -330,6 +330,22 @@ fn clone_base_drops_what_pve_does_not_copy() {
     assert_eq!(base.current, want);
 }
 
+/// A source's pending values are not the clone's: Qemu.pm `clone_vm` copies the config's top
+/// level and discards its pending part ("found pending changes ..., discarding for clone"), so
+/// a pending memory, a pending deletion and a pending new disk are not in the clone.
+#[test]
+fn clone_base_takes_the_sources_applied_config_not_its_pending_values() {
+    let mut source = VmConfig::from_pairs(&[("name", "src"), ("memory", "512"), ("description", "notes")]);
+    source.pending.insert("memory".into(), "8192".into());
+    source.pending.insert("scsi1".into(), "local-lvm:vm-207-disk-1,size=1G".into());
+    source.pending_delete.insert("description".into(), false);
+    let opts = CloneOpts { full: true, ..CloneOpts::default() };
+    let base = clone_base(&source, "c", 120, &opts, &storages(), &[]);
+    let want: BTreeMap<String, String> =
+        desired(&[("name", "c"), ("memory", "512"), ("description", "notes"), ("smbios1", "uuid=(known after apply)")]);
+    assert_eq!(base.current, want);
+}
+
 /// The clone's node, which apply reads its config on without looking it up: `target`, unless
 /// that is `localhost` or the source's own node (Qemu.pm `clone_vm`).
 #[test]
@@ -1186,4 +1202,30 @@ fn a_cdrom_with_a_boot_order_sends_boot_last_and_a_cdrom_alone_predicts_the_appe
     let plan::Write::Config { boot_after, .. } = &plan.write else { panic!("a config write") };
     assert!(!*boot_after);
     assert_eq!(plan.after.get("boot"), Some("order=scsi0;net0;ide3"));
+}
+
+/// A config write to a stopped VM applies the pending changes it finds too (Qemu.pm
+/// `update_vm_api` ends with `vmconfig_apply_pending` while a pending section remains), whether
+/// the write sets a key, deletes one or reverts one; a running VM keeps them pending.
+#[test]
+fn a_write_to_a_stopped_vm_applies_the_pending_changes_it_finds() {
+    let mut config = VmConfig::from_pairs(&[("memory", "1024"), ("tags", "web"), ("onboot", "1")]);
+    config.pending.insert("memory".into(), "8192".into());
+    config.pending_delete.insert("onboot".into(), false);
+    let tags = vec![Change { key: "tags".into(), before: Some("web".into()), after: "db".into() }];
+    let stopped = predict(&config, &tags, false);
+    assert!(stopped.pending_keys().is_empty());
+    assert_eq!(stopped.current.get("memory").map(String::as_str), Some("8192"));
+    assert_eq!(stopped.current.get("onboot"), None);
+    let running = predict(&config, &tags, true);
+    assert_eq!(running.pending_keys().into_iter().collect::<Vec<_>>(), vec!["memory", "onboot"]);
+    for task in [
+        json!({"vmid": 100, "node": "pve1", "delete": "tags"}),
+        json!({"vmid": 100, "node": "pve1", "revert": "memory"}),
+    ] {
+        let vm = plan::resource(100, Some("web"), "pve1", "stopped");
+        let p = params_from(task).unwrap();
+        let plan = plan::delete_or_revert(&vm, &config, &p).plan.unwrap();
+        assert!(plan.after.pending_keys().is_empty(), "{:?}", plan.after);
+    }
 }

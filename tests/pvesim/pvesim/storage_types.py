@@ -79,10 +79,13 @@ def written_at_alloc(store, fmt, size):
 def formats_of(store):
     """Plugin.pm get_formats: (valid formats, default) of a storage; the `format` option sets the default."""
     valid, default = FORMATS.get(store.get('type'), ('raw', 'raw'))
-    if store.get('type') == 'lvm' and str(store.get('snapshot-as-volume-chain', 0)) == '1':
-        # LVMPlugin.pm get_formats: qcow2 is the default with volume chains
-        default = 'qcow2'
-    elif store.get('type') in FORMATS and store.get('format'):
+    if store.get('type') == 'lvm':
+        # LVMPlugin.pm get_formats: raw only; with volume chains raw and qcow2, qcow2 the default (so a move or
+        # clone of a qcow2 volume to plain LVM makes a raw one: Storage.pm resolve_format_hint)
+        if str(store.get('snapshot-as-volume-chain', 0)) == '1':
+            return ['raw', 'qcow2'], 'qcow2'
+        return ['raw'], 'raw'
+    if store.get('type') in FORMATS and store.get('format'):
         default = store['format']
     return valid.split(), default
 

@@ -93,3 +93,17 @@ def test_a_disk_moves_only_to_a_vm_on_the_same_node(sim):
     err = error_of(sim.api, 'POST', Q + '/108/move_disk', {'disk': 'scsi1', 'target-vmid': 109})
     assert (err.status, err.message) == (500, 'Both VMs need to be on the same node (pve1 != pve2)')
     assert disk(config(sim, 108), 'scsi1') == 'thin:vm-108-disk-1'
+
+
+def test_a_qcow2_disk_moved_to_plain_lvm_becomes_raw(sim):
+    # Qemu.pm move_vm_disk → QemuServer.pm clone_disk → resolve_dst_disk_format: the source's format is only a
+    # hint, Storage.pm resolve_format_hint keeps it where the target's get_formats lists it, else the target's
+    # default; LVMPlugin.pm get_formats lists raw only without snapshot-as-volume-chain (raw and qcow2 with it)
+    create(sim, 110, scsi0='nfs-qcow:1', scsi1='nfs-qcow:1')
+    status = run(sim, 'POST', Q + '/110/move_disk', {'disk': 'scsi0', 'storage': 'lvm-thick'})
+    assert status['exitstatus'] == 'OK'
+    assert disk(config(sim, 110)) == 'lvm-thick:vm-110-disk-0'
+    assert volumes(sim, 'lvm-thick')['lvm-thick:vm-110-disk-0']['format'] == 'raw'
+    status = run(sim, 'POST', Q + '/110/move_disk', {'disk': 'scsi1', 'storage': 'chain'})
+    assert status['exitstatus'] == 'OK'
+    assert disk(config(sim, 110), 'scsi1') == 'chain:vm-110-disk-0.qcow2'

@@ -40,7 +40,9 @@ pub fn clone_target(
 }
 
 /// The config a new clone `vmid` (0: not known yet) of `source` gets from PVE's clone
-/// (docs/pve-semantics.md §15): the source's effective config without what PVE does not copy,
+/// (docs/pve-semantics.md §15): the source's applied config (Qemu.pm `clone_vm` copies the
+/// config's top level and discards its pending part, "discarding for clone") without what PVE
+/// does not copy,
 /// each disk as the clone's own volume (`volumes::Allocator::clone_drive`), a new MAC on every
 /// NIC and a new `smbios1` uuid and `vmgenid` (known after apply), and its name.
 pub fn clone_base(
@@ -53,7 +55,7 @@ pub fn clone_base(
 ) -> VmConfig {
     let mut base = BTreeMap::new();
     let mut alloc = Allocator::new(vmid, storages, std::iter::empty(), listed);
-    for (k, v) in source.effective() {
+    for (k, v) in source.current.clone() {
         if matches!(
             k.as_str(),
             "template" | "lock" | "parent" | "vmstate" | "runningmachine" | "runningcpu" | "snaptime"
@@ -78,7 +80,7 @@ pub fn clone_base(
         };
         base.insert(k, value);
     }
-    base.insert("smbios1".into(), clone_smbios1(source.effective().get("smbios1").map(String::as_str)));
+    base.insert("smbios1".into(), clone_smbios1(source.current.get("smbios1").map(String::as_str)));
     base.insert("name".into(), name.to_string());
     VmConfig::from_current(base)
 }

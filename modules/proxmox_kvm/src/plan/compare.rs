@@ -337,7 +337,8 @@ pub fn config_body(changes: &[Change]) -> Form {
 }
 
 /// The config after the changes, as PVE will hold it: each write applied or left pending, each
-/// removal (`Change::removes`) done or left pending as a `delete` is.
+/// removal (`Change::removes`) done or left pending as a `delete` is; on a stopped VM the
+/// pending changes the config already had apply too (`applied_if_stopped`).
 pub fn predict(config: &VmConfig, changes: &[Change], running: bool) -> VmConfig {
     let mut next = config.clone();
     for c in changes {
@@ -347,6 +348,22 @@ pub fn predict(config: &VmConfig, changes: &[Change], running: bool) -> VmConfig
             let before = config.current.get(&c.key).map(String::as_str);
             next.with_change(&c.key, Some(&c.after), stays_pending(&c.key, before, &c.after, running, config))
         };
+    }
+    applied_if_stopped(next, running)
+}
+
+/// A config write to a stopped VM applies every pending change, the ones it found as well as its
+/// own: Qemu.pm `update_vm_api` ends, whenever the config still has a pending section, with
+/// QemuServer.pm `vmconfig_apply_pending` on a VM that does not run (docs/pve-semantics.md §6).
+pub fn applied_if_stopped(mut next: VmConfig, running: bool) -> VmConfig {
+    if running {
+        return next;
+    }
+    for (key, value) in next.pending.clone() {
+        next = next.with_change(&key, Some(&value), false);
+    }
+    for key in next.pending_delete.keys().cloned().collect::<Vec<_>>() {
+        next = next.with_change(&key, None, false);
     }
     next
 }
