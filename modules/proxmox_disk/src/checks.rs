@@ -129,7 +129,9 @@ pub fn guard(
             // create_disks hands `format` (else storage.cfg's default) to the storage as it is
             // (§42.1); every new disk here has a size (§57.3)
             let option = if params.format.is_some() { "format" } else { "storage" };
-            preflight.new_volume(storage, params.format.as_deref(), 1, option, "")?;
+            // the name it will get, which a file storage's plugin parses first (§42.1)
+            let volid = plan.after.get(disk).and_then(|v| v.split(',').next());
+            preflight.new_volume(storage, volid, params.format.as_deref(), 1, option, "")?;
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => {
