@@ -30,7 +30,7 @@ from test_check_vs_real import Row, SEED_DIR, _vm, assert_rows_agree, disk, kvm,
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-459 (446, 448, 449, 450, 453 and 459 are made by the rows).
+# Rows' VMs: 440-460 (446, 448, 449, 450, 453, 459 and 460 are made by the rows).
 VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
     _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
@@ -97,6 +97,10 @@ FORMATS = [
     one('cloop on a directory (create)', kvm(node='pve1', vmid=459, name='row-459',
                                              scsi={'scsi0': 'vmdata:1,format=cloop'}),
         real_failure="unable to create VM 459 - unable to parse volume filename 'vm-459-disk-0.cloop'"),
+    # a cloud-init drive on a storage with a path: `vm-<vmid>-cloudinit.<fmt>` (create_disks), the same parse
+    one('cloud-init qed on a directory (create)', kvm(node='pve1', vmid=460, name='row-460',
+                                                      ide={'ide2': 'vmdata:cloudinit,format=qed'}),
+        real_failure="unable to create VM 460 - unable to parse volume filename 'vm-460-cloudinit.qed'"),
 ]
 
 CLOUDINIT = [
@@ -156,6 +160,7 @@ CENSUS = {
     'qcow2 on lvmthin (create)': ('R-create-40',),
     'qed on a directory (disk)': ('R-config-40',),
     'cloop on a directory (create)': ('R-create-40',),
+    'cloud-init qed on a directory (create)': ('R-create-40',),
     'cloud-init qcow2 on lvmthin (create)': ('R-create-40',),
     'second cloud-init drive (update)': ('R-config-20',),
     'two cloud-init drives (create)': ('R-create-41',),
