@@ -7,7 +7,9 @@ in both runs with PVE's words, and the check run writes nothing.
 1. A new disk in a format its storage does not make: Qemu.pm `create_disks` hands `format=` to Storage.pm
    `vdisk_alloc` as it is, and LvmThinPlugin.pm `alloc_image` (`unsupported format 'qcow2'`) or
    LVMPlugin.pm `alloc_lvm_image` (`snapshot-as-volume-chain option need to be enabled to use qcow2
-   format`) refuses it; with `snapshot-as-volume-chain` a thick LVM storage makes qcow2 volumes named
+   format`) refuses it, or on a file storage Plugin.pm `alloc_image`'s `parse_name_dir` the name
+   `vm-<vmid>-disk-<n>.<fmt>` of a format it has no extension for (`unable to parse volume filename`); with
+   `snapshot-as-volume-chain` a thick LVM storage makes qcow2 volumes named
    `vm-<vmid>-disk-<n>.qcow2` (LVMPlugin.pm `get_formats`, `find_free_diskname`; docs/pve-semantics.md
    §42.1).
 4. A drive on an existing volume of the wrong content: an ISO without `media=cdrom` (Qemu.pm
@@ -28,7 +30,7 @@ from test_check_vs_real import Row, SEED_DIR, _vm, assert_rows_agree, disk, kvm,
 
 GIB = 1024 ** 3
 
-# Rows' VMs: 440-457 (446, 448, 449, 450 and 453 are made by the rows).
+# Rows' VMs: 440-460 (446, 448, 449, 450, 453, 459 and 460 are made by the rows).
 VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(447, 'row-447', ide2='local-lvm:vm-447-cloudinit,media=cdrom,size=4M'),
     _vm(451, 'row-451', scsi1='thick-raw:vm-451-disk-0,size=4G'),
@@ -36,7 +38,8 @@ VMS = [_vm(vmid, 'row-%d' % vmid) for vmid in range(440, 446)] + [
     _vm(454, 'row-454'),
     _vm(455, 'row-455'),
     _vm(456, 'row-456', scsi1='local-lvm:vm-456-disk-1,size=1G'),
-    dict(_vm(457, 'row-457'), node='pve2')]
+    dict(_vm(457, 'row-457'), node='pve2'),
+    _vm(458, 'row-458')]
 
 # A thick LVM storage without volume chains and one with them (PVE 9), 50 GiB each.
 LVM = {'thick-raw': {'type': 'lvm', 'vgname': 'thickraw', 'content': 'images', 'shared': 0, 'total': 50 * GIB},
@@ -88,6 +91,16 @@ FORMATS = [
         real_changed=True, expect=_volume_in_diff('thick-chain:vm-444-disk-0.qcow2')),
     one('raw on a volume chain (disk)', disk(vmid=445, disk='scsi1', storage='thick-chain', size='1', format='raw'),
         real_changed=True, expect=_volume_in_diff('thick-chain:vm-445-disk-0,')),
+    # a file storage names the file with the format (Plugin.pm alloc_image), which parse_name_dir refuses
+    one('qed on a directory (disk)', disk(vmid=458, disk='scsi1', storage='vmdata', size='1', format='qed'),
+        real_failure="unable to parse volume filename 'vm-458-disk-0.qed'"),
+    one('cloop on a directory (create)', kvm(node='pve1', vmid=459, name='row-459',
+                                             scsi={'scsi0': 'vmdata:1,format=cloop'}),
+        real_failure="unable to create VM 459 - unable to parse volume filename 'vm-459-disk-0.cloop'"),
+    # a cloud-init drive on a storage with a path: `vm-<vmid>-cloudinit.<fmt>` (create_disks), the same parse
+    one('cloud-init qed on a directory (create)', kvm(node='pve1', vmid=460, name='row-460',
+                                                      ide={'ide2': 'vmdata:cloudinit,format=qed'}),
+        real_failure="unable to create VM 460 - unable to parse volume filename 'vm-460-cloudinit.qed'"),
 ]
 
 CLOUDINIT = [
@@ -145,6 +158,9 @@ CENSUS = {
     'qcow2 on thick lvm (update)': ('R-config-40',),
     'qcow2 on thick lvm (disk)': ('R-config-40',),
     'qcow2 on lvmthin (create)': ('R-create-40',),
+    'qed on a directory (disk)': ('R-config-40',),
+    'cloop on a directory (create)': ('R-create-40',),
+    'cloud-init qed on a directory (create)': ('R-create-40',),
     'cloud-init qcow2 on lvmthin (create)': ('R-create-40',),
     'second cloud-init drive (update)': ('R-config-20',),
     'two cloud-init drives (create)': ('R-create-41',),

@@ -415,7 +415,7 @@ impl<'a> Preflight<'a> {
         let mut free: BTreeMap<&str, Option<u64>> = BTreeMap::new();
         for v in volumes {
             if v.new_disk {
-                self.new_volume(&v.storage, v.format.as_deref(), v.bytes, &v.option, &v.during)?;
+                self.new_volume(&v.storage, Some(&v.volid), v.format.as_deref(), v.bytes, &v.option, &v.during)?;
             }
             let Some(scfg) = reserving(&storages, &v.storage) else {
                 continue;

@@ -136,7 +136,7 @@ pub fn guard(
             // create_disks hands `format` (else storage.cfg's default) to the storage as it is
             // (§42.1); every new disk here has a size (§57.3)
             let option = if params.format.is_some() { "format" } else { "storage" };
-            preflight.new_volume(storage, params.format.as_deref(), 1, option, "")?;
+            new_disk_format(preflight, node, facts, params, storage, option)?;
             allocation_fits(preflight, node, facts, params, storage, "storage", "")?;
             match &params.import_from {
                 Some(source) => {
@@ -312,6 +312,33 @@ fn vm_state(checks: &Checks, vm: &VmResource, facts: &Facts, params: &Params, ac
         }
     }
     Ok(())
+}
+
+/// The new disk's `format` (else storage.cfg's default) on `storage` (`Preflight::new_volume`,
+/// §42.1): a file storage's plugin parses the name it gives the file first, so a refusal names
+/// it as PVE would (`find_free_diskname` takes it from the storage's volumes, read only to word
+/// the refusal; a storage this user cannot list leaves its number unnamed).
+fn new_disk_format(
+    preflight: &Preflight,
+    node: &str,
+    facts: &Facts,
+    params: &Params,
+    storage: &str,
+    option: &str,
+) -> Result<()> {
+    let format = params.format.as_deref();
+    if preflight.new_volume(storage, None, format, 1, option, "").is_ok() {
+        return Ok(());
+    }
+    let storages = preflight.storages()?;
+    let volid = match preflight.volumes_on(node, storage) {
+        Ok(listed) => {
+            let planned = plan::plan(params, &Facts { storages: &storages, listed: &listed, ..facts.clone() })?;
+            planned.after.get(&params.disk).and_then(|v| v.split(',').next()).map(str::to_string)
+        }
+        Err(_) => None,
+    };
+    preflight.new_volume(storage, volid.as_deref(), format, 1, option, "")
 }
 
 /// The new volume fits on `storage` where allocation reserves its size (§22.4, §26.7): its size

@@ -23,7 +23,7 @@ use module_utils::{Error, Result};
 
 use crate::params::{Create, Params, SizeRequest, State};
 
-pub use volumes::{on_template, predict_volume};
+pub use volumes::{on_template, predict_new_disk, predict_volume};
 
 use moves::{plan_move, plan_reassign};
 use resize::{plan_resize, plan_resize_with_pending, resizable_pending};
@@ -307,9 +307,8 @@ fn plan_present(params: &Params, facts: &Facts, current: Option<PropertyString>)
     } else {
         let storage = params.storage.as_deref().ok_or_else(|| Error::args("The storage option must be specified."))?;
         // a new disk and an import both get a new volume, named alike
-        let vol =
-            predict_volume(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref(), None)
-                .map(|v| on_template(facts.config, facts.storages, v, vmid));
+        let vol = predict_new_disk(facts.config, facts.storages, facts.listed, storage, vmid, params.format.as_deref())
+            .map(|v| on_template(facts.config, facts.storages, v, vmid));
         if let Some(src) = &params.import_from {
             value.set_checked("file", &format!("{storage}:0")).map_err(|e| Error::args(format!("storage: {e}")))?;
             value.set_checked("import-from", src).map_err(|e| Error::args(format!("import_from: {e}")))?;

@@ -415,6 +415,10 @@ fn volume_on_a_file_storage_takes_the_task_format_else_the_storage_default() {
     assert_eq!(p.after.get("scsi1"), Some("truenas:100/vm-100-disk-0.qcow2,size=1G"));
     let raw = plan(&params(json!({"disk": "scsi1", "storage": "truenas", "size": "1", "format": "raw"})), &w).unwrap();
     assert_eq!(raw.after.get("scsi1"), Some("truenas:100/vm-100-disk-1.raw,size=1G"));
+    // a new disk's format goes to the storage as it is (create_disks, §42.1): a qed file name,
+    // numbered among the qed ones, which the plugin then refuses
+    let qed = plan(&params(json!({"disk": "scsi1", "storage": "truenas", "size": "1", "format": "qed"})), &w).unwrap();
+    assert_eq!(qed.after.get("scsi1"), Some("truenas:100/vm-100-disk-0.qed,size=1G"));
     // an EFI vars volume on a file storage has its fixed size (§8.5)
     let efi = plan(&params(json!({"disk": "efidisk0", "storage": "vmdata"})), &w).unwrap();
     assert_eq!(efi.after.get("efidisk0"), Some("vmdata:100/vm-100-disk-0.raw,size=128K"));

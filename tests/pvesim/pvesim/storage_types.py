@@ -34,6 +34,8 @@ LINKED_NAME = {'rbd': re.compile(r'^(?:base-\d+-\S+/)?(?:base|vm)-(\d+)-\S+$'),
                'zfspool': re.compile(r'^(?:(?:base|basevol)-\d+-\S+/)?(?:base|basevol|vm|subvol)-(\d+)-\S+$')}
 FILE_LINKED = re.compile(r'^(\d+)/(\S+)/(\d+)/(\S+)$')
 LVM_EXTENT = 4 * MIB
+# Plugin.pm parse_name_dir: the extensions a file volume's name may end with, whatever the storage's formats.
+NAME_DIR_FORMATS = ('raw', 'qcow2', 'vmdk', 'subvol')
 # What a plugin's alloc_image rounds a new volume up to: lvcreate whole extents (LVMPlugin.pm lvcreate,
 # LvmThinPlugin.pm alloc_image `-V`), RBDPlugin.pm alloc_image `rbd create --size` in whole MiB
 # (int((kib + 1023) / 1024)), ZFSPoolPlugin.pm zfs_create_zvol pads to whole MiB; files keep the size.
@@ -164,6 +166,10 @@ class StorageTypesMixin:
             else:
                 self._refuse_format(store, fmt)
             name = self._qm_free_name(sid, vmid, fmt)
+            if kind in FILE_TYPES and fmt not in NAME_DIR_FORMATS:
+                # Plugin.pm alloc_image (BTRFSPlugin.pm's hands it every format but raw and subvol): the
+                # name find_free_diskname gives ends in `.<fmt>`, which parse_name_dir does not accept
+                raise die("unable to parse volume filename '{0}'".format(name))
             if fmt == 'subvol' and size and kind in FILE_TYPES:
                 # BTRFSPlugin.pm and Plugin.pm alloc_image: no quotas, so a subvolume only without a size
                 # (storage.cfg's default `format subvol` reaches here; docs/pve-semantics.md §57.3)
@@ -185,6 +191,9 @@ class StorageTypesMixin:
         with snapshot-as-volume-chain; LvmThinPlugin.pm and ZFSPoolPlugin.pm alloc_image: `unsupported
         format`). PVE's `die` there has no newline, so Perl adds ` at <file> line <n>.`, left out here."""
         valid, _default = formats_of(store)
+        if store.get('type') in FILE_TYPES:
+            # Plugin.pm alloc_image checks no format list: it names the file (`_qm_alloc`)
+            return
         if store.get('type') == 'lvm' and fmt == 'qcow2' and str(store.get('snapshot-as-volume-chain', 0)) != '1':
             raise die('snapshot-as-volume-chain option need to be enabled to use qcow2 format')
         if fmt not in valid:

@@ -14,6 +14,7 @@ from fakepve.routing import die
 from fakepve.storage import _is_file
 
 from . import drives as d, options as o
+from .storage_types import NAME_DIR_FORMATS
 
 
 class VolumesMixin:
@@ -46,6 +47,9 @@ class VolumesMixin:
         if _is_file(store):
             fmt = asked or fmt or 'qcow2'
             name = '{0}/vm-{0}-cloudinit.{1}'.format(vmid, fmt)
+            if fmt not in NAME_DIR_FORMATS:
+                # Plugin.pm alloc_image: parse_name_dir takes no other extension (storage_types `_qm_alloc`)
+                raise die("unable to parse volume filename '{0}'".format(name.split('/', 1)[1]))
         elif chain:
             fmt = asked or fmt or 'qcow2'
             name = 'vm-{0}-cloudinit{1}'.format(vmid, '.qcow2' if fmt == 'qcow2' else '')

@@ -107,3 +107,52 @@ def test_a_qcow2_disk_moved_to_plain_lvm_becomes_raw(sim):
     status = run(sim, 'POST', Q + '/110/move_disk', {'disk': 'scsi1', 'storage': 'chain'})
     assert status['exitstatus'] == 'OK'
     assert disk(config(sim, 110), 'scsi1') == 'chain:vm-110-disk-0.qcow2'
+
+
+# Every format qemu-server's drive schema allows (QemuServer/Drive.pm `format`).
+SCHEMA_FORMATS = ('raw', 'qcow', 'qed', 'qcow2', 'vmdk', 'cloop')
+
+
+def new_disk_outcome(kind, fmt):
+    """What PVE makes of a new disk `<storage>:1,format=<fmt>` of VM 102: API2/Qemu.pm create_disks hands the
+    format to Storage.pm vdisk_alloc as it is, with no check of the storage's formats; the plugin's
+    alloc_image decides. Returns the volume name, or the error."""
+    if kind in ('dir', 'nfs', 'cifs'):
+        # Plugin.pm alloc_image: find_free_diskname names it `.<fmt>`, parse_name_dir accepts raw, qcow2,
+        # vmdk (and subvol) only
+        if fmt in ('raw', 'qcow2', 'vmdk'):
+            return '102/vm-102-disk-0.' + fmt
+        return "unable to parse volume filename 'vm-102-disk-0.{0}'".format(fmt)
+    if kind == 'rbd':
+        return 'vm-102-disk-0'  # RBDPlugin.pm alloc_image ignores the format: an RBD image is raw
+    if kind == 'chain' and fmt == 'qcow2':
+        return 'vm-102-disk-0.qcow2'
+    if kind == 'lvm' and fmt == 'qcow2':
+        return 'snapshot-as-volume-chain option need to be enabled to use qcow2 format'
+    # LVMPlugin.pm alloc_lvm_image, LvmThinPlugin.pm and ZFSPoolPlugin.pm alloc_image
+    return 'vm-102-disk-0' if fmt == 'raw' else "unsupported format '{0}'".format(fmt)
+
+
+@pytest.mark.parametrize('fmt', SCHEMA_FORMATS)
+@pytest.mark.parametrize('storage, kind', [
+    ('dirs', 'dir'), ('nfs-qcow', 'nfs'), ('smb', 'cifs'), ('ceph', 'rbd'), ('zfs-thick', 'zfspool'),
+    ('lvm-thick', 'lvm'), ('thin', 'lvmthin'), ('chain', 'chain'),
+])
+def test_a_new_disk_in_each_schema_format_on_each_storage_type(sim, storage, kind, fmt):
+    want = new_disk_outcome(kind, fmt)
+    status = run(sim, 'POST', Q, {'vmid': 102, 'scsi0': '{0}:1,format={1}'.format(storage, fmt)})
+    if want.startswith(('102/', 'vm-')):
+        assert status['exitstatus'] == 'OK'
+        assert disk(config(sim, 102)) == storage + ':' + want
+    else:
+        assert status['exitstatus'] == 'unable to create VM 102 - ' + want
+        assert [v for v, item in volumes(sim, storage).items() if item.get('vmid') == 102] == []
+
+
+@pytest.mark.parametrize('fmt', ('qed', 'cloop'))
+def test_a_cloud_init_drive_named_with_an_extension_parse_name_dir_refuses(sim, fmt):
+    # Qemu.pm create_disks → Cloudinit.pm: `vm-<vmid>-cloudinit.<fmt>` on a storage with a path;
+    # Plugin.pm alloc_image → parse_name_dir dies on it
+    status = run(sim, 'POST', Q, {'vmid': 102, 'ide2': 'dirs:cloudinit,format=' + fmt})
+    assert status['exitstatus'] == "unable to create VM 102 - unable to parse volume filename " \
+        "'vm-102-cloudinit.{0}'".format(fmt)

@@ -503,8 +503,8 @@ fn a_new_disk_in_a_format_its_storage_does_not_make_is_refused_before_its_space(
         "scsi.scsi1: unable to create VM 230 - snapshot-as-volume-chain option need to be enabled to use qcow2 format"
     );
     assert!(!calls(&api).iter().any(|c| c.contains("/status")));
-    assert!(pf.new_volume("thin", Some("raw"), 1, "format", "").is_ok());
-    assert_eq!(text(pf.new_volume("thin", Some("vmdk"), 1, "format", "")), "format: unsupported format 'vmdk'");
+    assert!(pf.new_volume("thin", None, Some("raw"), 1, "format", "").is_ok());
+    assert_eq!(text(pf.new_volume("thin", None, Some("vmdk"), 1, "format", "")), "format: unsupported format 'vmdk'");
     // a storage storage.cfg does not show is left to the storage check
-    assert!(pf.new_volume("gone", Some("qcow2"), 1, "format", "").is_ok());
+    assert!(pf.new_volume("gone", None, Some("qcow2"), 1, "format", "").is_ok());
 }

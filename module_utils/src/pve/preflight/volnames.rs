@@ -49,14 +49,16 @@ impl Preflight<'_> {
         }
     }
 
-    /// A new volume of `bytes` on `storage` in `format` (`None`: storage.cfg's default), as
-    /// Qemu.pm `create_disks` hands it to Storage.pm `vdisk_alloc`: the storage's plugin refuses
-    /// a format it cannot make or a sized subvolume (`StorageConfig::refuses_new_volume`, §42.1,
-    /// §57.3), after `during`, as `option`'s error. A storage storage.cfg does not show is left
-    /// to `storage`'s check.
+    /// A new volume of `bytes` on `storage` in `format` (`None`: storage.cfg's default), named
+    /// `volid` as predicted (`None`: not known), as Qemu.pm `create_disks` hands it to Storage.pm
+    /// `vdisk_alloc`: the storage's plugin refuses a format it cannot make, a file name
+    /// `parse_name_dir` cannot parse or a sized subvolume (`StorageConfig::refuses_new_volume`,
+    /// §42.1, §57.3), after `during`, as `option`'s error. A storage storage.cfg does not show is
+    /// left to `storage`'s check.
     pub fn new_volume(
         &self,
         storage: &str,
+        volid: Option<&str>,
         format: Option<&str>,
         bytes: u64,
         option: &str,
@@ -64,7 +66,9 @@ impl Preflight<'_> {
     ) -> Result<()> {
         let storages = self.storages()?;
         let scfg = storages.iter().find(|s| s.storage == storage);
-        match scfg.and_then(|s| s.refuses_new_volume(format, bytes)) {
+        match scfg.and_then(|s| {
+            s.refuses_new_volume(format, bytes, volid.and_then(|v| v.split_once(':')).map(|(_, name)| name))
+        }) {
             Some(why) => Err(refuse(option, format!("{during}{why}"))),
             None => Ok(()),
         }
@@ -120,10 +124,10 @@ mod tests {
         );
         assert!(pf.resizable("thin:vm-100-disk-0", "resizing scsi1").is_ok());
         assert_eq!(
-            text(pf.new_volume("files", None, 1 << 30, "storage", "")),
+            text(pf.new_volume("files", None, None, 1 << 30, "storage", "")),
             "storage: storage does not support subvol quotas"
         );
-        assert!(pf.new_volume("files", Some("raw"), 1 << 30, "format", "").is_ok());
+        assert!(pf.new_volume("files", None, Some("raw"), 1 << 30, "format", "").is_ok());
         // storage.cfg is read once
         assert_eq!(api.calls.borrow().len(), 1);
     }

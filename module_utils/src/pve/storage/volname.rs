@@ -95,12 +95,27 @@ impl StorageConfig {
     /// Why this storage's plugin refuses to allocate a new volume of `bytes` in `format` (the
     /// `format=` a new disk asks for; `None`: storage.cfg's default, `Plugin.pm` `get_formats`, as
     /// qemu-server `create_disks` takes it), in its words (§57.3): the format itself
-    /// (`refuses_format`, §42.1), or a sized subvolume, which only ZFS makes (with a quota):
-    /// `BTRFSPlugin.pm` `alloc_image` and `Plugin.pm` `alloc_image` (every other file storage).
-    pub fn refuses_new_volume(&self, format: Option<&str>, bytes: u64) -> Option<String> {
+    /// (`refuses_format`, §42.1), on a file storage the name `find_free_diskname` gives it
+    /// (`volname`, predicted: `<vmid>/vm-<vmid>-disk-<n>.<format>`), which `Plugin.pm`
+    /// `alloc_image` (BTRFSPlugin.pm's hands it every format but raw and subvol) parses with
+    /// `parse_name_dir` before it makes the file, so a format without one of its extensions
+    /// (qed, qcow, cloop) is refused there (§42.1), or a sized subvolume, which only ZFS makes
+    /// (with a quota): `BTRFSPlugin.pm` `alloc_image` and `Plugin.pm` `alloc_image` (every other
+    /// file storage).
+    pub fn refuses_new_volume(&self, format: Option<&str>, bytes: u64, volname: Option<&str>) -> Option<String> {
         let format = format.map_or_else(|| self.formats().1, str::to_string);
         if let Some(why) = self.refuses_format(&format) {
             return Some(why);
+        }
+        if FILE_TYPES.contains(&self.plugintype.as_str()) {
+            // the name as predicted; where its number is not known (a storage this user cannot
+            // list), PVE refuses all the same, and the words name the disk number as `<n>`
+            let suffix = format!(".{format}");
+            let known = volname.and_then(|v| v.rsplit('/').next()).filter(|f| f.ends_with(&suffix));
+            let file = known.map_or_else(|| format!("vm-<vmid>-disk-<n>{suffix}"), str::to_string);
+            if let Some(why) = name_dir_refusal(&file) {
+                return Some(why);
+            }
         }
         match self.plugintype.as_str() {
             _ if format != "subvol" || bytes == 0 => None,
@@ -180,20 +195,54 @@ mod tests {
             StorageConfig::from_json(&json!({"storage": "s", "type": kind, "format": format})).unwrap()
         };
         let quota = "storage does not support subvol quotas";
-        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 1 << 30).as_deref(), Some(quota));
-        assert_eq!(with("dir", "subvol").refuses_new_volume(Some("qcow2"), 1 << 30), None);
-        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 0), None);
+        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 1 << 30, None).as_deref(), Some(quota));
+        assert_eq!(with("dir", "subvol").refuses_new_volume(Some("qcow2"), 1 << 30, None), None);
+        assert_eq!(with("dir", "subvol").refuses_new_volume(None, 0, None), None);
         assert_eq!(
-            with("btrfs", "subvol").refuses_new_volume(None, 1 << 30).as_deref(),
+            with("btrfs", "subvol").refuses_new_volume(None, 1 << 30, None).as_deref(),
             Some("btrfs quotas are currently not supported, use an unsized subvolume or a raw file")
         );
-        assert_eq!(with("zfspool", "subvol").refuses_new_volume(None, 1 << 30), None);
-        assert_eq!(storage("dir").refuses_new_volume(Some("subvol"), 1).as_deref(), Some(quota));
+        assert_eq!(with("zfspool", "subvol").refuses_new_volume(None, 1 << 30, None), None);
+        assert_eq!(storage("dir").refuses_new_volume(Some("subvol"), 1, None).as_deref(), Some(quota));
         assert_eq!(
-            storage("lvmthin").refuses_new_volume(Some("qcow2"), 1).as_deref(),
+            storage("lvmthin").refuses_new_volume(Some("qcow2"), 1, None).as_deref(),
             Some("unsupported format 'qcow2'")
         );
-        assert_eq!(storage("lvmthin").refuses_new_volume(None, 1), None);
+        assert_eq!(storage("lvmthin").refuses_new_volume(None, 1, None), None);
+    }
+
+    #[test]
+    fn a_new_disk_in_each_schema_format_on_each_storage_type() {
+        // qemu-server Drive.pm's `format` enum; create_disks hands it to vdisk_alloc as it is
+        let formats = ["raw", "qcow", "qed", "qcow2", "vmdk", "cloop"];
+        let chain = StorageConfig::from_json(&json!({"storage": "s", "type": "lvm", "snapshot-as-volume-chain": 1}));
+        let kinds = ["dir", "nfs", "cifs", "btrfs", "rbd", "zfspool", "zfs", "lvm", "lvmthin", "chain"];
+        for kind in kinds {
+            let scfg = if kind == "chain" { chain.clone().unwrap() } else { storage(kind) };
+            for format in formats {
+                let file = format!("vm-100-disk-0.{format}");
+                let volname = format!("100/{file}");
+                let want = match kind {
+                    // Plugin.pm alloc_image: parse_name_dir of the name find_free_diskname gives
+                    "dir" | "nfs" | "cifs" | "btrfs" if ["qcow", "qed", "cloop"].contains(&format) => {
+                        Some(format!("unable to parse volume filename '{file}'"))
+                    }
+                    "dir" | "nfs" | "cifs" | "btrfs" | "rbd" => None,
+                    _ if format == "raw" => None,
+                    "chain" if format == "qcow2" => None,
+                    "lvm" if format == "qcow2" => {
+                        Some("snapshot-as-volume-chain option need to be enabled to use qcow2 format".into())
+                    }
+                    _ => Some(format!("unsupported format '{format}'")),
+                };
+                let got = scfg.refuses_new_volume(Some(format), 1 << 30, Some(&volname));
+                assert_eq!(got, want, "{kind} {format}");
+                // a name not known (a storage this user cannot list): the same refusal, its number unnamed
+                let unnamed = scfg.refuses_new_volume(Some(format), 1 << 30, Some("(known after apply)"));
+                let want = want.map(|w| w.replace("vm-100-disk-0", "vm-<vmid>-disk-<n>"));
+                assert_eq!(unnamed, want, "{kind} {format} unnamed");
+            }
+        }
     }
 
     #[test]

@@ -68,11 +68,40 @@ pub fn predict_volume(
 ) -> Option<String> {
     let scfg = storages.iter().find(|s| s.storage == storage)?;
     let format = scfg.new_volume_format(requested, source);
-    let by_format = scfg.numbers_by_format(&format).then_some(format.as_str());
+    Some(named(config, scfg, listed, vmid, &format))
+}
+
+/// The volume PVE will allocate on `storage` for a new disk of `vmid` (`predict_volume`): in the
+/// format `requested` as it is, else the storage's default (API2/Qemu.pm `create_disks` hands it
+/// to `vdisk_alloc` without the fallback of a copy; the plugin may refuse it: §42.1).
+pub fn predict_new_disk(
+    config: &VmConfig,
+    storages: &[StorageConfig],
+    listed: &BTreeMap<String, Option<u64>>,
+    storage: &str,
+    vmid: u64,
+    requested: Option<&str>,
+) -> Option<String> {
+    let scfg = storages.iter().find(|s| s.storage == storage)?;
+    let format = requested.map_or_else(|| scfg.formats().1, str::to_string);
+    Some(named(config, scfg, listed, vmid, &format))
+}
+
+/// The name `find_free_diskname` gives a new volume of `vmid` in `format` on `scfg`
+/// (`predict_volume`).
+fn named(
+    config: &VmConfig,
+    scfg: &StorageConfig,
+    listed: &BTreeMap<String, Option<u64>>,
+    vmid: u64,
+    format: &str,
+) -> String {
+    let storage = scfg.storage.as_str();
+    let by_format = scfg.numbers_by_format(format).then_some(format);
     let mut used = disk_numbers(config, storage, vmid, by_format);
     used.extend(numbers(listed.keys().map(String::as_str), storage, vmid, by_format));
-    let n = (0..).filter(|n| !used.contains(n)).nth(unallocated(config, storage))?;
-    Some(scfg.volume_name(vmid, n, &format))
+    let n = (0..).filter(|n| !used.contains(n)).nth(unallocated(config, storage)).unwrap_or(0);
+    scfg.volume_name(vmid, n, format)
 }
 
 /// The name a new volume of a template ends with: its base volume, `base-<vmid>-disk-<n>` for

@@ -157,12 +157,16 @@ pub(super) fn allocated_volumes(
             let volid = disk.volume?;
             let volume = Volume::parse(&volid)?;
             // the VM's own new volume; not a linked clone sharing its base's blocks, nor a CD-ROM
-            let cdrom = disk.media == "cdrom" && volume.kind != VolumeKind::CloudInit;
-            if volume.owner != Some(vmid) || volume.base.is_some() || cdrom {
+            let (format, new_disk) = (format_of(&key), requested_here(&key));
+            // a new disk's or cloud-init drive's file named in a format `parse_name_dir` cannot
+            // parse has no owner or kind to read: it is still this VM's, for its storage to refuse
+            // (`new_volume`, §42.1)
+            let unparsed = new_disk && volume.owner.is_none() && volume.volname.starts_with(&format!("{vmid}/"));
+            let cdrom = disk.media == "cdrom" && volume.kind != VolumeKind::CloudInit && !unparsed;
+            if (volume.owner != Some(vmid) && !unparsed) || volume.base.is_some() || cdrom {
                 return None;
             }
             let (storage, bytes) = (volume.storage.to_string(), disk.size_bytes?);
-            let (format, new_disk) = (format_of(&key), requested_here(&key));
             Some(NewVolume { storage, volid, bytes, option, during, format, new_disk })
         })
         .collect()
