@@ -124,3 +124,69 @@ def test_check_run_predicts_refusals_of_mapped_devices_and_restore_hints(ansible
     problems.update(run_batch(ansible, sim, seed, HINTED_ROWS, env=HINTED, writes_nothing=True))
     assert_rows_agree(summary, 'check-versus-real (issue 32, mappings and restore hints)', ROWS + HINTED_ROWS,
                       problems)
+
+
+# The canary's privileges and none on /mapping: the lists hide every mapping from this token.
+USERS['mapblind@pve'] = {'tokens': {'rows': '8e1a3c5f-mapblind-rows'}, 'acl': {'/': CANARY_PRIVILEGES}}
+MAPBLIND = {'PROXMOX_USER': 'mapblind@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '8e1a3c5f-mapblind-rows'}
+# (task name, the task's options, PVE's words for the mapping's missing entry) for a token that cannot see the mapping
+HIDDEN = [
+    ('hidden pci mapping: start', {'node': 'pve1', 'vmid': 790, 'state': 'started'},
+     "PCI device mapping not found for 'gpu'"),
+    ('hidden dir mapping: start', {'node': 'pve1', 'vmid': 792, 'state': 'started'}, 'No directory mapping for node pve1.'),
+    ('hidden usb mapping: migrate', {'node': 'pve2', 'vmid': 793, 'migrate': True},
+     "can't migrate to 'pve2': missing mapped devices usb0"),
+]
+
+
+def test_a_mapping_the_token_cannot_see_is_a_warning_naming_pve_s_refusal(ansible, sim, tmp_path):
+    """A mapping this token holds none of Mapping.Modify, Use or Audit on is left out of its list (API2/Cluster/Mapping/
+    *.pm `index`): whether the start or migration passes is not known, so the check run goes on and warns, in the
+    form every such warning has (`PVE may refuse it: <PVE's words>`, docs/pve-semantics.md §52), with the words PVE
+    gives for a mapping with no entry for the node (PCI.pm `parse_hostpci`, Dir.pm `find_on_current_node`,
+    QemuMigrate.pm `prepare`); here the mappings have none, and the real run fails with those words."""
+    seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, node_devices=NODE_DEVICES, users=USERS)
+    tasks = [{'name': name, 'delegate_to': 'localhost', 'ignore_errors': True, 'ferro.proxmox.proxmox_kvm': options}
+             for name, options, _ in HIDDEN]
+    play = [{'name': 'e2e', 'hosts': 'localhost', 'gather_facts': False, 'tasks': tasks}]
+    runs = {}
+    for mode in ('check', 'real'):
+        sim.reset(seed)
+        runs[mode] = ansible.run_playbook(play, check=mode == 'check', env=MAPBLIND)
+    for name, _, words in HIDDEN:
+        check, real = runs['check'].task(name)['result'], runs['real'].task(name)['result']
+        assert check.get('changed') is True and not check.get('failed'), (name, check)
+        assert any(w.endswith('PVE may refuse it: ' + words) for w in check.get('warnings') or ()), (name, check)
+        assert not real.get('changed') and words in str(real.get('msg')), (name, real)
+
+
+# The canary's privileges without VM.Backup (extractconfig's), with space on `local` only: a restore
+# as VM 777 of VM 777's backup (its own, which check_volume_access lets this user restore) whose config this user
+# cannot read.
+OWN_BACKUP = 'local:backup/vzdump-qemu-777-2026_12_01-00_00_00.vma.zst'
+OWN_BACKUPS = {OWN_BACKUP: BACKUPS[BACKUP].replace('100', '777')}
+USERS['unhinted@pve'] = {'tokens': {'rows': '2c4e6a8b-unhinted-rows'},
+                         'acl': {'/': [p for p in CANARY_PRIVILEGES if p not in ('VM.Backup', 'Datastore.AllocateSpace')],
+                                 '/storage/local': ['Datastore.AllocateSpace']}}
+UNHINTED = {'PROXMOX_USER': 'unhinted@pve', 'PROXMOX_TOKEN_ID': 'rows', 'PROXMOX_TOKEN_SECRET': '2c4e6a8b-unhinted-rows'}
+
+
+def test_a_restore_whose_hints_cannot_be_read_is_a_warning_naming_pve_s_refusal(ansible, sim, tmp_path):
+    """Without VM.Backup on the backup's VM this user cannot read the archive's config (VZDump.pm extractconfig), so
+    the storages the restore task allocates on are not known: the check run goes on and warns, naming (§52) the
+    refusal of `$parse_backup_hints` this user's privileges leave possible, here Datastore.AllocateSpace on a storage
+    it lacks it on; the real run is refused so on the archive's `vmdata`."""
+    seed = write_seed(tmp_path, 'mappings', VMS, mappings=MAPPINGS, users=USERS, vzdump_configs=OWN_BACKUPS)
+    task = {'name': 'restore', 'delegate_to': 'localhost', 'ignore_errors': True,
+            'ferro.proxmox.proxmox_kvm': {'node': 'pve1', 'vmid': 777, 'name': 'own-777', 'archive': OWN_BACKUP}}
+    play = [{'name': 'e2e', 'hosts': 'localhost', 'gather_facts': False, 'tasks': [task]}]
+    results = {}
+    for mode in ('check', 'real'):
+        sim.reset(seed)
+        results[mode] = ansible.run_playbook(play, check=mode == 'check', env=UNHINTED).task('restore')['result']
+    check, real = results['check'], results['real']
+    assert check.get('changed') is True and not check.get('failed'), check
+    words = 'PVE may refuse it: Permission check failed (/storage/(known after apply), Datastore.AllocateSpace)'
+    assert any('allocates on are not known' in w and w.endswith(words) for w in check.get('warnings') or ()), check
+    assert not real.get('changed'), real
+    assert 'Permission check failed (/storage/vmdata, Datastore.AllocateSpace)' in str(real.get('msg')), real

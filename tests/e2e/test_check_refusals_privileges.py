@@ -190,5 +190,7 @@ def test_a_tag_the_policy_may_refuse_is_a_warning_without_sys_audit(ansible, sim
         results[mode] = run.task('tags')['result']
     warnings = ' '.join(results['check'].get('warnings') or [])
     assert "the tag 'other' is not known" in warnings and 'Sys.Audit on /' in warnings, results['check']
+    # the warning names PVE's words for the refusal, which the real run gives
+    assert "PVE may refuse it: Permission check failed (/, Sys.Modify for modifying tag 'other')" in warnings, warnings
     assert results['check'].get('changed') is True and not results['check'].get('failed'), results['check']
     assert "Sys.Modify for modifying tag 'other'" in str(results['real'].get('msg')), results['real']

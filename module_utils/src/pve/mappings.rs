@@ -176,6 +176,31 @@ pub fn start_dirs(
     None
 }
 
+/// PVE's words when a start on `node` finds no entry of mapping `id` of `kind` for it: PCI.pm
+/// `parse_hostpci` and USB.pm `parse_usb_device` say the same of a mapping that does not exist;
+/// Dir.pm `find_on_current_node` tells the two apart, and a directory a config names (written
+/// with `Mapping.Use` on it, API2/Qemu.pm `check_dir_perm`) is taken to exist. A check run that cannot
+/// see the mapping names these words as the refusal PVE may give (§52).
+pub fn start_not_found(kind: &str, id: &str, node: &str) -> String {
+    match kind {
+        "pci" => format!("PCI device mapping not found for '{id}'"),
+        "usb" => format!("USB device mapping not found for '{id}'"),
+        _ => format!("No directory mapping for node {node}."),
+    }
+}
+
+/// PVE's words when mapping `id` of `kind` has no entry for `target` (QemuMigrate.pm `prepare`):
+/// each key of `config` that names it is missing there. A check run that cannot see the mapping
+/// names these words as the refusal PVE may give (§52).
+pub fn migrate_not_found(config: &BTreeMap<String, String>, kind: &str, id: &str, target: &str) -> String {
+    let keys: Vec<&str> = config
+        .iter()
+        .filter(|(k, v)| named(k, v).is_some_and(|(nk, nid)| nk == kind && nid == id))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    format!("can't migrate to '{target}': missing mapped devices {}", keys.join(", "))
+}
+
 /// QemuMigrate.pm `prepare` after the local devices (`migration::local_devices`): each mapped
 /// device with no entry for `target` (`check_local_resources`' `$missing_mappings_by_node`),
 /// then, for a running VM, each mapped device but a `live-migration-capable` PCI mapping, as

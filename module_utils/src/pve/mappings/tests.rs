@@ -148,3 +148,27 @@ fn an_entry_the_node_s_check_finds_invalid_refuses_the_start() {
         Some("PCI device mapping invalid (hardware probably changed): pci device '0000:05:00.0' not found")
     );
 }
+
+/// The words a check run names for a mapping it cannot see are those each rule gives, seen, for a
+/// mapping with no entry for the node: a start of each kind, and a migration with two keys naming it.
+#[test]
+fn hidden_mapping_words_are_the_rules_words_for_no_entry_on_the_node() {
+    let m = maps(&[
+        ("pci", "gpu", &["node=pve1,path=0000:01:00.0"], false),
+        ("usb", "keys", &["node=pve1,id=1234:5678"], false),
+        ("dir", "docs", &["node=pve1,path=/srv/docs"], false),
+    ]);
+    let pci = config(&[("hostpci0", "mapping=gpu")]);
+    assert_eq!(start_devices(&pci, "pve2", &m, &sees_all), Some(start_not_found("pci", "gpu", "pve2")));
+    let usb = config(&[("usb0", "mapping=keys")]);
+    assert_eq!(start_devices(&usb, "pve2", &m, &sees_all), Some(start_not_found("usb", "keys", "pve2")));
+    let dir = config(&[("virtiofs0", "dirid=docs")]);
+    assert_eq!(start_dirs(&dir, "pve2", &m, &sees_all), Some(start_not_found("dir", "docs", "pve2")));
+    assert_eq!(start_not_found("dir", "docs", "pve2"), "No directory mapping for node pve2.");
+    let two = config(&[("hostpci0", "mapping=gpu"), ("hostpci1", "mapping=gpu,pcie=1"), ("usb0", "host=1-2")]);
+    let words = migrate_not_found(&two, "pci", "gpu", "pve2");
+    assert_eq!(migrate(&two, "pve2", false, &m, &sees_all), Some(words.clone()));
+    assert_eq!(words, "can't migrate to 'pve2': missing mapped devices hostpci0, hostpci1");
+    // hidden, the list leaves the mapping out and the rules leave it to PVE
+    assert_eq!(migrate(&two, "pve2", false, &Mappings::new(), &sees_none), None);
+}

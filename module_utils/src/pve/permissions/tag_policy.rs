@@ -69,7 +69,8 @@ pub(super) fn refusal(p: &Privileges, old: &str, new: &str) -> Result<Option<Str
             p.unknown.borrow_mut().push(format!(
                 "whether Proxmox VE lets {} add or remove the tag '{tag}' is not known: it is not among the tags \
                  the datacenter allows this user (allowed-tags), and the rest of the tag policy (user-tag-access, \
-                 registered-tags) needs Sys.Audit on / to read",
+                 registered-tags) needs Sys.Audit on / to read; PVE may refuse it: Permission check failed \
+                 (/, Sys.Modify for modifying tag '{tag}')",
                 p.authid
             ));
         }

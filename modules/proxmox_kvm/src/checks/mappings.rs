@@ -18,14 +18,16 @@ const ACL: &str = "Please disable ACLs for virtiofs";
 
 impl Checks<'_> {
     /// Whether this user would see mapping `id` of `kind` if it existed; when not, the run warns
-    /// that what PVE decides from it is not known (`what`: the write it decides).
-    fn sees(&self, kind: &str, id: &str, what: &str) -> bool {
+    /// that what PVE decides from it is not known (`what`: the write it decides) and that PVE may
+    /// refuse it with `refusal`, its words for a mapping with no entry for the node (§52).
+    fn sees(&self, kind: &str, id: &str, what: &str, refusal: impl FnOnce() -> String) -> bool {
         let held = self.privileges.held(&format!("/mapping/{kind}/{id}"));
         let sees = held.is_ok_and(|h| SEE.iter().any(|p| h.contains(*p)));
         if !sees {
             self.privileges.not_known(format!(
-                "whether {kind} mapping '{id}' allows the {what} is not known: this user holds none of {} on /mapping/{kind}/{id}, which hides the mapping",
-                SEE.join(", ")
+                "whether {kind} mapping '{id}' allows the {what} is not known: this user holds none of {} on /mapping/{kind}/{id}, which hides the mapping; PVE may refuse it: {}",
+                SEE.join(", "),
+                refusal()
             ));
         }
         sees
@@ -56,7 +58,7 @@ impl Checks<'_> {
         facts.mappings = mappings::read(self.api, &effective, Some(&vm.node))?;
         for (kind, id) in named {
             let known = facts.mappings.contains_key(&(kind, id.clone())) || facts.hidden.contains(&(kind, id.clone()));
-            if !known && !self.sees(kind, &id, "start") {
+            if !known && !self.sees(kind, &id, "start", || mappings::start_not_found(kind, &id, &vm.node)) {
                 facts.hidden.push((kind, id));
             }
         }
@@ -93,6 +95,9 @@ impl Checks<'_> {
             return Ok(None);
         }
         let maps = mappings::read(self.api, &config.current, None)?;
-        Ok(mappings::migrate(&config.current, target, running, &maps, &|kind, id| self.sees(kind, id, "migration")))
+        let sees = |kind: &str, id: &str| {
+            self.sees(kind, id, "migration", || mappings::migrate_not_found(&config.current, kind, id, target))
+        };
+        Ok(mappings::migrate(&config.current, target, running, &maps, &sees))
     }
 }

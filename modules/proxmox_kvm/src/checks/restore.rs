@@ -37,8 +37,10 @@ impl Checks<'_> {
             // backup PVE cannot read fails the restore in its own words
             Err(e) => {
                 let why = format!("reading its config failed ({e})");
-                self.privileges
-                    .not_known(format!("the storages the restore of '{archive}' allocates on are not known: {why}"));
+                let refusal = self.unread_hints_refusal()?;
+                self.privileges.not_known(format!(
+                    "the storages the restore of '{archive}' allocates on are not known: {why}; PVE may refuse it: {refusal}"
+                ));
                 return Ok(());
             }
         };
@@ -53,6 +55,21 @@ impl Checks<'_> {
             self.privileges.require_for(&need, &described(write, vmid))?;
         }
         Ok(())
+    }
+
+    /// The words a restore whose hints could not be read may be refused in (`$parse_backup_hints`'
+    /// `$check_storage`, §52): `Datastore.AllocateSpace` on a hinted storage when this user lacks it
+    /// on one of the storages holding `images`, else the content check, which comes first.
+    fn unread_hints_refusal(&self) -> Result<String> {
+        let storages = self.preflight.storages()?;
+        let allocates = |sid: &str| {
+            self.privileges.held(&format!("/storage/{sid}")).is_ok_and(|h| h.contains("Datastore.AllocateSpace"))
+        };
+        Ok(if storages.iter().filter(|s| s.content.contains("images")).all(|s| allocates(&s.storage)) {
+            "Content type 'images' is not available on storage '(known after apply)'".into()
+        } else {
+            "Permission check failed (/storage/(known after apply), Datastore.AllocateSpace)".into()
+        })
     }
 
     /// Qemu.pm `assert_scsi_feature_compatibility` on each `scsiN` a create or config write sets,
