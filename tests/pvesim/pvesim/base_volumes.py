@@ -19,15 +19,17 @@ class BaseVolumesMixin:
     """`_qm_free` (fakepve's vdisk_free) refuses a base volume in use."""
 
     def _base_volume_in_use(self, volid):
-        """Storage.pm volume_is_base_and_used: a volume of the same storage has this one as its base (a
-        linked clone's `<base>/<name>` on rbd and zfspool, a qcow2 overlay's `linked_from` on file storages)."""
+        """Storage.pm volume_is_base_and_used: a volume the storage's `list_images` lists has this one as its
+        base (a linked clone's `<base>/<name>` on rbd and zfspool, a qcow2 overlay's `linked_from` on file
+        storages). It asks the listing, not the configs: a clone's file that is gone from a file storage
+        (Plugin.pm list_images globs the image directory) no longer holds the base."""
         sid, name = volume_ref(volid or '')
         store = self.storages.get(sid) if sid else None
         if store is None or not name.split('/')[-1].startswith('base-'):
             return False
         link = '{0}/{1}'.format(d.volume_owner(volid), name.split('/')[-1])
         return any(other != name and (vol.get('linked_from') == link or other.startswith(name + '/'))
-                   for other, vol in store.get('volumes', {}).items())
+                   for other, vol in self._volumes(sid).items())
 
     def _qm_free(self, volid):
         if self._base_volume_in_use(volid):
