@@ -12,22 +12,24 @@ delete into `unable to apply pending change <key> : <error>` and keeps the pendi
 from fakepve.qemu import volume_ref
 from fakepve.routing import die
 
-from . import drives as d
-
 
 class BaseVolumesMixin:
     """`_qm_free` (fakepve's vdisk_free) refuses a base volume in use."""
 
     def _base_volume_in_use(self, volid):
-        """Storage.pm volume_is_base_and_used: a volume of the same storage has this one as its base (a
-        linked clone's `<base>/<name>` on rbd and zfspool, a qcow2 overlay's `linked_from` on file storages)."""
+        """Storage.pm volume_is_base_and_used: a volume the storage's `list_images` lists names this one as
+        its base when the plugin's `parse_volname` takes it apart: `<base>/<name>` on rbd and zfspool,
+        `<base vmid>/<base file>/<vmid>/<file>` on file storages (Plugin.pm list_images names a qcow2
+        overlay after its backing file). It asks the listing, not the configs: a clone's file that is gone
+        from a file storage (list_images globs the image directory) no longer holds the base. A thin LVM
+        clone is a plain `vm-<vmid>-disk-<n>` (LvmThinPlugin.pm clone_image, a thin snapshot) whose
+        parse_volname names no base, so on lvmthin a base is never in use: PVE frees it, and the clone's
+        snapshot lives on."""
         sid, name = volume_ref(volid or '')
         store = self.storages.get(sid) if sid else None
         if store is None or not name.split('/')[-1].startswith('base-'):
             return False
-        link = '{0}/{1}'.format(d.volume_owner(volid), name.split('/')[-1])
-        return any(other != name and (vol.get('linked_from') == link or other.startswith(name + '/'))
-                   for other, vol in store.get('volumes', {}).items())
+        return any(other != name and other.startswith(name + '/') for other in self._volumes(sid))
 
     def _qm_free(self, volid):
         if self._base_volume_in_use(volid):

@@ -158,6 +158,9 @@ fn base_volumes_and_their_linked_clones() {
     let files: Vec<String> = vec!["local:9000/base-9000-disk-1.qcow2/101/vm-101-disk-0.qcow2".into()];
     assert!(base_in_use("local:9000/base-9000-disk-1.qcow2", &files));
     assert!(!base_in_use("local:101/vm-101-disk-0.qcow2", &files));
+    // LvmThinPlugin.pm: a thin clone is `vm-<id>-disk-<m>`, whose parse_volname names no base
+    let thin: Vec<String> = vec!["local-lvm:vm-201-disk-0".into(), "local-lvm:base-200-disk-0".into()];
+    assert!(!base_in_use("local-lvm:base-200-disk-0", &thin));
     assert_eq!(
         template_in_use("local-lvm:base-9000-disk-0"),
         "base volume 'local-lvm:base-9000-disk-0' is still in use by linked cloned"
