@@ -126,8 +126,11 @@ def test_a_task_refused_before_its_effect_is_no_change(ansible, sim, row):
     assert all(r.startswith(row.write + ' ') for r in refused), refused
     assert res['msg'].startswith(REFUSED + '; '.join(refused) + '; nothing was changed. '), res['msg']
     if refused[-1].endswith('ended: %s)' % row.exitstatus):
-        # PVE's task refused it
-        assert all('checksum mismatch' in r for r in refused[:-1]), refused
+        # PVE's task refused it; a try before it met a digest conflict, or the same lock timeout in a task
+        # that ended while the task's `timeout` still left time to send it again (§55: how many fit
+        # depends on the machine's speed, so any number may)
+        ended = 'ended: %s)' % row.exitstatus
+        assert all('checksum mismatch' in r or r.endswith(ended) for r in refused[:-1]), refused
         assert res['exitstatus'] == row.exitstatus, res
     else:
         # every try met a digest conflict, and the module's plan from the read after it met PVE's
