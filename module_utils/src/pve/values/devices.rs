@@ -146,6 +146,9 @@ pub fn host_ids(config: &BTreeMap<String, String>) -> Vec<&str> {
         .collect()
 }
 
+/// PCI.pm `parse_hostpci_devices`: a `pcie` device on a machine that is not q35.
+const Q35_NOT_ENABLED: &str = "q35 machine model is not enabled";
+
 /// What `parse_hostpci` makes of a `mapping` on the start's node: the `path` of each entry (one
 /// alternative each) or PVE's words, `None` when not known (`mappings::pci_on_node`).
 pub type Mapped<'f> = &'f dyn Fn(&str) -> Option<Result<Vec<String>, String>>;
@@ -174,9 +177,13 @@ pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped, pci: Option<&[
                 Some(id) => return Some(format!("no PCI device found for '{id}'")),
                 None => vec![host.to_string()],
             },
-            (None, Some(id)) => match mapped(id)? {
-                Ok(paths) => paths,
-                Err(words) => return Some(words),
+            (None, Some(id)) => match mapped(id) {
+                Some(Ok(paths)) => paths,
+                Some(Err(words)) => return Some(words),
+                // a mapping this user cannot read: PVE refuses with its words or, past them, with the
+                // `pcie` rule, which needs no path, so a `pcie` without q35 is refused either way
+                None if !q35 && on(value, "pcie") == Some(true) => return Some(Q35_NOT_ENABLED.into()),
+                None => return None,
             },
         };
         let mdev = prop(value, "mdev", None).is_some();
@@ -189,7 +196,7 @@ pub fn hostpci(config: &BTreeMap<String, String>, mapped: Mapped, pci: Option<&[
             return None;
         }
         if !q35 && on(value, "pcie") == Some(true) {
-            return Some("q35 machine model is not enabled".into());
+            return Some(Q35_NOT_ENABLED.into());
         }
         if on(value, "legacy-igd") != Some(true) {
             continue;

@@ -149,6 +149,14 @@ fn a_legacy_igd_mapping_with_several_devices_on_the_node_is_refused_in_its_place
     // each device in its turn: hostpci0's refusal before hostpci1's mapping
     let first = cfg(&[("hostpci0", "01:00.0,pcie=1"), ("hostpci1", "mapping=gpu")]);
     assert_eq!(hostpci(&first, &gone, None).as_deref(), Some("q35 machine model is not enabled"));
+    // a mapping this user cannot read: a `pcie` device without q35 is refused whatever the mapping holds
+    // (differential seed 43: DIFF_ONLY=1725); without `pcie`, or on q35, not known
+    let hidden = |_: &str| None;
+    let pcie = cfg(&[("hostpci0", "mapping=gpu,pcie=1")]);
+    assert_eq!(hostpci(&pcie, &hidden, None).as_deref(), Some("q35 machine model is not enabled"));
+    assert_eq!(hostpci(&cfg(&[("hostpci0", "mapping=gpu")]), &hidden, None), None);
+    let q35 = cfg(&[("hostpci0", "mapping=gpu,pcie=1"), ("machine", "q35")]);
+    assert_eq!(hostpci(&q35, &hidden, None), None);
 }
 
 #[test]
