@@ -7,14 +7,17 @@ then, from the same state, for real. Any disagreement (runner.py lists them: out
 a returned value, a write in the check run, a change the real run did not report) fails the test.
 
 The regression cases (regressions/*.json, shrunk reproducers of disagreements found before) are
-replayed first, one test each. Then DIFF_SCENARIOS scenarios (default DEFAULT_SCENARIOS, about a
-minute on a two-core machine) from DIFF_SEED (default 32); scenario i of seed S is drawn from its
-own generator, so `DIFF_SEED=S DIFF_ONLY=i` replays it alone. A disagreement is shrunk
-(runner.shrink) and written to DIFF_REGRESSIONS (default regressions/) as a new case, at most
-DIFF_SHRINK (default 8) per run, one per kind of disagreement. The summary line says how many
-scenarios ran and how many disagreed: `differential: N scenarios, D disagreements (seed S)`, then how many real
-runs PVE (pvesim) refused with the words of each census row in `ROWS` (docs/refusals.md), so a run shows which
-predicted refusals the generator reached.
+replayed first, one test each. Then DIFF_SCENARIOS scenarios (default DEFAULT_SCENARIOS) from
+DIFF_SEED (default 32); scenario i of seed S is drawn from its own generator, so `DIFF_SEED=S
+DIFF_ONLY=i` replays it alone. The scenarios are dealt into SHARES tests (scenario i to share
+i % SHARES), which pytest-xdist runs side by side, each worker with its own pvesim: a scenario
+mostly waits (two binaries started, pvesim's tasks), so the shares overlap their waits. A
+disagreement is shrunk (runner.shrink) and written to DIFF_REGRESSIONS (default regressions/) as a
+new case, at most DIFF_SHRINK (default 8) per share, one per kind of disagreement. The summary line
+(conftest.py adds the shares up) says how many scenarios ran and how many disagreed: `differential:
+N scenarios, D disagreements (seed S)`, then how many real runs PVE (pvesim) refused with the words
+of each census row in `ROWS` (docs/refusals.md), so a run shows which predicted refusals the
+generator reached.
 `make test-differential` runs 2,000 (DIFF_SCENARIOS).
 """
 
@@ -35,9 +38,12 @@ from runner import describe, shrink, signature
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REGRESSIONS = os.environ.get('DIFF_REGRESSIONS') or os.path.join(HERE, 'regressions')
-# about a minute in make test: since the generator draws pinned machines, mappings and gone volumes
-# (2026-12-06), 9 scenarios a second on an idle 2-core machine, 2 to 3 beside the e2e suite
+# make test's budget: since the generator draws pinned machines, mappings and gone volumes
+# (2026-12-06), 9 scenarios a second on an idle 2-core machine in one share, 2 to 3 beside the e2e suite
 DEFAULT_SCENARIOS = 400
+# the tests the scenarios are dealt into: as many as make test's pytest-xdist workers, so that each
+# waits beside the others (a run without -n runs them one after the other, the same scenarios)
+SHARES = 4
 SCENARIOS = int(os.environ.get('DIFF_SCENARIOS') or DEFAULT_SCENARIOS)
 SEED = int(os.environ.get('DIFF_SEED') or 32)
 ONLY = os.environ.get('DIFF_ONLY')
@@ -101,8 +107,10 @@ def write_regression(case, problems, found):
     return path
 
 
-def test_generated_scenarios_agree(runner, summary):
-    indices = [int(ONLY)] if ONLY is not None else range(SCENARIOS)
+@pytest.mark.parametrize('share', range(SHARES))
+def test_generated_scenarios_agree(runner, record_property, share):
+    indices = ([int(ONLY)] if int(ONLY) % SHARES == share else []) if ONLY is not None else \
+        range(share, SCENARIOS, SHARES)
     disagreements, written, kinds = [], [], set()
     hits = dict((row, 0) for row, _ in ROWS)
     started = time.monotonic()
@@ -120,10 +128,9 @@ def test_generated_scenarios_agree(runner, summary):
             kinds.add(kind)
             small, small_problems = shrink(runner, case, problems)
             written.append(write_regression(small, small_problems, 'DIFF_SEED=%d DIFF_ONLY=%d' % (SEED, index)))
-    elapsed = time.monotonic() - started
-    summary('differential: %d scenarios, %d disagreements (seed %d; %.1f s, %.1f scenarios/s)' % (
-        len(indices), len(disagreements), SEED, elapsed, len(indices) / max(elapsed, 1e-9)))
-    summary('differential: real runs refused by census row: %s' % ', '.join('%s %d' % hit for hit in hits.items()))
+    # conftest.py adds the shares up into the summary lines
+    record_property('differential', {'scenarios': len(indices), 'disagreements': len(disagreements), 'seed': SEED,
+                                     'started': started, 'ended': time.monotonic(), 'hits': hits})
     assert not disagreements, '%d of %d scenarios disagree (seed %d); shrunk reproducers written: %s\n%s' % (
         len(disagreements), len(indices), SEED, ', '.join(written) or 'none',
         '\n'.join('- DIFF_ONLY=%d %s %s:\n    %s' % (i, t['module'], json.dumps(t['args'], sort_keys=True),
