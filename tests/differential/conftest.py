@@ -1,6 +1,7 @@
 """Fixtures of the differential test: pvesim through its own pytest plugin (`pvesim_session`, `summary`),
 with a short time scale so that a start, a stop or a clone's task ends in milliseconds."""
 
+import collections
 import os
 import re
 import sys
@@ -39,9 +40,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_terminal_summary(terminalreporter):
     """The summary lines of the generated scenarios, its shares added up (test_differential.py)."""
-    shares = [value for reports in terminalreporter.stats.values() for report in reports
-              if getattr(report, 'when', None) == 'call'
-              for key, value in getattr(report, 'user_properties', ()) if key == 'differential']
+    from pvesim.pytest_plugin import recorded   # here: imported at the top, pytest could not rewrite its asserts
+    shares = recorded(terminalreporter, 'differential')
     if not shares:
         return
     scenarios = sum(share['scenarios'] for share in shares)
@@ -49,10 +49,9 @@ def pytest_terminal_summary(terminalreporter):
     # the shares ran side by side: the run took from the first start to the last end (one clock
     # for every worker of the machine, CLOCK_MONOTONIC)
     elapsed = max(share['ended'] for share in shares) - min(share['started'] for share in shares)
-    hits = {}
+    hits = collections.Counter()
     for share in shares:
-        for row, count in share['hits'].items():
-            hits[row] = hits.get(row, 0) + count
+        hits.update(share['hits'])
     terminalreporter.section('differential')
     terminalreporter.write_line('differential: %d scenarios, %d disagreements (seed %d; %d shares; %.1f s, %.1f '
                                 'scenarios/s)' % (scenarios, disagreements, shares[0]['seed'], len(shares), elapsed,

@@ -75,10 +75,16 @@ def summary(request):
     return lambda line: request.node.user_properties.append(('summary', line))
 
 
+def recorded(terminalreporter, key):
+    """The values the run's tests recorded under `key` in their user properties (`summary`'s lines,
+    `record_property`), from every pytest-xdist worker."""
+    return [value for reports in terminalreporter.stats.values() for report in reports
+            if getattr(report, 'when', None) == 'call'
+            for name, value in getattr(report, 'user_properties', ()) if name == key]
+
+
 def pytest_terminal_summary(terminalreporter):
-    lines = [value for reports in terminalreporter.stats.values() for report in reports
-             if getattr(report, 'when', None) == 'call'
-             for key, value in getattr(report, 'user_properties', ()) if key == 'summary']
+    lines = recorded(terminalreporter, 'summary')
     if lines:
         terminalreporter.section('what the tests counted')
         for line in lines:
