@@ -94,14 +94,13 @@ test: test-prepare
 TEST_BUILT := -o venv -o build -o collection -o install -o upstream-venv
 
 # pvesim's own suite first and not niced: a few of its tests read a task while it runs (0.05 of
-# its time), which a niced client on a busy machine may miss; then the rest, niced, two at a time:
-# while the e2e suite runs they only take the CPU it leaves, and when it ends first (it does on 2
-# cores) the two keep both cores busy instead of one (bench/README.md, "Where make test's time
-# goes"). Cargo's three share a lock on target/, so they alternate with the Python checks.
+# its time), which a niced client on a busy machine may miss; then the rest, niced, one at a time
+# (two at a time ended 35 s sooner, but starved the e2e suite's timing-sensitive tests: bench/README.md,
+# "Where make test's time goes")
 test-beside-e2e:
 	$(MAKE) --no-print-directory -j1 $(TEST_BUILT) test-pvesim-suite
-	nice -n 10 $(MAKE) --no-print-directory -j2 --output-sync=recurse $(TEST_BUILT) lint-rust test-meta test-rust \
-	  test-differential-short test-pvesim-cargo test-matrix-edges sanity lint test-collection changelog-lint
+	nice -n 10 $(MAKE) --no-print-directory -j1 $(TEST_BUILT) lint-rust test-rust test-meta test-pvesim-cargo \
+	  test-differential-short test-matrix-edges lint sanity test-collection changelog-lint
 
 ## test-prepare: the two preparation lines of make test side by side: the release build, the environments
 test-prepare:
